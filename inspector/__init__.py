@@ -1,0 +1,8 @@
+"""TFLite Quantization Inspector."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("tflite-inspector")
+except PackageNotFoundError:  # running from a source tree that was not installed
+    __version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from inspector.cli import main
+
+sys.exit(main())

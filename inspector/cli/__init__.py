@@ -1,0 +1,73 @@
+"""Command line front end: `tflite-inspector [gui|info|compare|requantize|suggest|report] ...`.
+
+Exit codes for every subcommand: 0 success, 2 bad input (one line on stderr naming the file
+and the problem), 1 a threshold was crossed (gates for CI pipelines).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from inspector import __version__
+from inspector.core.errors import InspectorError
+
+EXIT_OK = 0
+EXIT_THRESHOLD = 1
+EXIT_BAD_INPUT = 2
+
+# Each subcommand module exposes `add_parser(subparsers)` and `run(args) -> int`.
+_SUBCOMMANDS = ("gui", "info", "compare", "requantize", "suggest", "report")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 already; keep it to one line
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def _modules():
+    import importlib
+
+    mods = {}
+    for name in _SUBCOMMANDS:
+        try:
+            mods[name] = importlib.import_module(f"inspector.cli.{name}_cmd")
+        except ModuleNotFoundError as e:
+            if e.name != f"inspector.cli.{name}_cmd":
+                raise
+    return mods
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tflite-inspector", description="Compare a float .tflite with its quantized twin.")
+    p.add_argument("--version", action="version", version=f"tflite-inspector {__version__}")
+    p.add_argument("--self-test", action="store_true", help="open the bundled example, run a short check, exit 0 if all works")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+    for mod in _modules().values():
+        mod.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    mods = _modules()
+    # Default subcommand is the GUI: `tflite-inspector [FLOAT] [QUANT]`.
+    if not argv or (argv[0] not in mods and not argv[0].startswith("-")):
+        argv = ["gui", *argv]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.self_test:
+        from inspector.selftest import run_self_test
+
+        return run_self_test()
+    if args.command is None:
+        args = parser.parse_args(["gui"])
+    try:
+        return int(mods[args.command].run(args) or 0)
+    except InspectorError as e:
+        print(f"tflite-inspector {args.command}: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,175 @@
+"""Streaming error statistics of a float reference x against a dequantized tensor y.
+
+One definition everywhere (GUI, CLI, reports, tests), see DESIGN.md section 3. Sums are
+accumulated in float64 sample by sample, so memory does not grow with the number of samples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+METRIC_KEYS = ("mse", "sqnr_db", "max_abs", "mean_error", "cosine", "rmse_over_scale", "clip_rate", "range_use")
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    mse: float
+    sqnr_db: float  # +inf when y == x exactly; -inf when x is all zeros and y is not
+    max_abs: float
+    mean_error: float  # mean(x - y): the bias
+    cosine: float | None  # None when x or y is all zeros
+    rmse_over_scale: float | None  # None when y is not a quantized tensor
+    clip_rate: float | None  # share of x outside the representable range; None when not quantized
+    range_use: float | None  # (max x - min x) / (hi - lo); None when not quantized
+    count: int  # number of elements accumulated
+    per_channel_sqnr_db: tuple[float, ...] | None = None
+
+    @property
+    def rmse(self) -> float:
+        return math.sqrt(self.mse)
+
+    def to_json(self) -> dict:
+        """JSON-ready dict with the contract keys; infinities become None."""
+        out = {k: _finite(getattr(self, k)) for k in METRIC_KEYS}
+        out["count"] = self.count
+        if self.per_channel_sqnr_db is not None:
+            out["per_channel_sqnr_db"] = [_finite(v) for v in self.per_channel_sqnr_db]
+        return out
+
+    @classmethod
+    def from_json(cls, d: dict) -> Metrics:
+        kw = {}
+        for f in fields(cls):
+            v = d.get(f.name)
+            if f.name == "sqnr_db" and v is None:
+                v = math.inf
+            if f.name == "per_channel_sqnr_db" and v is not None:
+                v = tuple(math.inf if c is None else c for c in v)
+            kw[f.name] = v
+        return cls(**kw)
+
+
+def _finite(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def sqnr_db(signal_energy: float, noise_energy: float) -> float:
+    if noise_energy == 0.0:
+        return math.inf
+    if signal_energy == 0.0:
+        return -math.inf
+    return 10.0 * math.log10(signal_energy / noise_energy)
+
+
+class TensorStats:
+    """Accumulates Metrics for one tensor pair over many samples.
+
+    scale/lo/hi describe the quantized tensor y (None for a float tensor). For per-channel
+    quantization pass arrays of length C and `quant_axis`; they are broadcast along that axis.
+    `channel_axis` (e.g. -1 for NHWC conv outputs) turns on per-channel SQNR.
+    """
+
+    def __init__(
+        self,
+        scale: float | np.ndarray | None = None,
+        lo: float | np.ndarray | None = None,
+        hi: float | np.ndarray | None = None,
+        quant_axis: int | None = None,
+        channel_axis: int | None = None,
+    ) -> None:
+        self.scale, self.lo, self.hi = scale, lo, hi
+        self.quant_axis = quant_axis
+        self.channel_axis = channel_axis
+        self.n = 0
+        self.sx2 = self.se2 = self.sy2 = self.sxy = self.se = self.se2_over_s2 = 0.0
+        self.max_abs = 0.0
+        self.clipped = 0
+        self.xmin, self.xmax = math.inf, -math.inf
+        self.ch_sx2: np.ndarray | None = None
+        self.ch_se2: np.ndarray | None = None
+
+    def _bcast(self, v, ndim: int):
+        a = np.asarray(v, np.float64)
+        if a.ndim == 0 or self.quant_axis is None:
+            return a.reshape(()) if a.size == 1 else a
+        shape = [1] * ndim
+        shape[self.quant_axis] = a.size
+        return a.reshape(shape)
+
+    def update(self, x: np.ndarray, y: np.ndarray) -> None:
+        x = np.asarray(x, np.float64)
+        y = np.asarray(y, np.float64)
+        if x.shape != y.shape:
+            raise ValueError(f"shape mismatch: float {x.shape} vs quantized {y.shape}")
+        if x.size == 0:
+            return
+        e = x - y
+        e2 = e * e
+        self.n += x.size
+        self.sx2 += float(np.sum(x * x))
+        self.sy2 += float(np.sum(y * y))
+        self.sxy += float(np.sum(x * y))
+        self.se += float(np.sum(e))
+        self.se2 += float(np.sum(e2))
+        self.max_abs = max(self.max_abs, float(np.max(np.abs(e))))
+        self.xmin = min(self.xmin, float(np.min(x)))
+        self.xmax = max(self.xmax, float(np.max(x)))
+        if self.scale is not None:
+            s = self._bcast(self.scale, x.ndim)
+            self.se2_over_s2 += float(np.sum(e2 / (s * s)))
+        if self.lo is not None and self.hi is not None:
+            lo, hi = self._bcast(self.lo, x.ndim), self._bcast(self.hi, x.ndim)
+            self.clipped += int(np.count_nonzero((x < lo) | (x > hi)))
+        if self.channel_axis is not None and x.ndim:
+            axes = tuple(i for i in range(x.ndim) if i != self.channel_axis % x.ndim)
+            cx2, ce2 = np.sum(x * x, axis=axes), np.sum(e2, axis=axes)
+            if self.ch_sx2 is None:
+                self.ch_sx2, self.ch_se2 = cx2, ce2
+            else:
+                self.ch_sx2 = self.ch_sx2 + cx2
+                self.ch_se2 = self.ch_se2 + ce2
+
+    def merge(self, other: TensorStats) -> None:
+        """Add another accumulator's sums (e.g. from a worker process)."""
+        for k in ("n", "sx2", "se2", "sy2", "sxy", "se", "se2_over_s2", "clipped"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        self.max_abs = max(self.max_abs, other.max_abs)
+        self.xmin, self.xmax = min(self.xmin, other.xmin), max(self.xmax, other.xmax)
+        if other.ch_sx2 is not None:
+            self.ch_sx2 = other.ch_sx2 if self.ch_sx2 is None else self.ch_sx2 + other.ch_sx2
+            self.ch_se2 = other.ch_se2 if self.ch_se2 is None else self.ch_se2 + other.ch_se2
+
+    def result(self) -> Metrics:
+        n = max(self.n, 1)
+        denom = math.sqrt(self.sx2 * self.sy2)
+        rng_use = None
+        if self.lo is not None and self.hi is not None and self.n:
+            width = float(np.max(self.hi) - np.min(self.lo))
+            rng_use = (self.xmax - self.xmin) / width if width > 0 else None
+        per_ch = None
+        if self.ch_sx2 is not None:
+            per_ch = tuple(sqnr_db(float(a), float(b)) for a, b in zip(self.ch_sx2, self.ch_se2, strict=True))
+        return Metrics(
+            mse=self.se2 / n,
+            sqnr_db=sqnr_db(self.sx2, self.se2),
+            max_abs=self.max_abs,
+            mean_error=self.se / n,
+            cosine=(self.sxy / denom) if denom > 0 else None,
+            rmse_over_scale=math.sqrt(self.se2_over_s2 / n) if self.scale is not None else None,
+            clip_rate=(self.clipped / n) if self.lo is not None else None,
+            range_use=rng_use,
+            count=self.n,
+            per_channel_sqnr_db=per_ch,
+        )
+
+
+def compute_metrics(x: np.ndarray, y: np.ndarray, **kwargs) -> Metrics:
+    """One-shot Metrics of a single pair (same arguments as TensorStats)."""
+    st = TensorStats(**kwargs)
+    st.update(x, y)
+    return st.result()

@@ -1,0 +1,376 @@
+"""Read a .tflite file into immutable dataclasses.
+
+The file is memory-mapped and parsed with the `tflite` flatbuffer package; tensor data are
+numpy views over the map (zero copy), so opening a large model costs time in the number of
+tensors and ops, not in its size in bytes.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import tflite
+
+from inspector.core.dtypes import TYPE_NAMES, numpy_dtype_name
+from inspector.core.errors import ModelFormatError
+from inspector.core.op_options import op_options
+from inspector.core.validate import validate_flatbuffer
+
+_BUILTIN_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+
+
+@dataclass(frozen=True, slots=True)
+class Quantization:
+    """Affine quantization r = scale * (q - zero_point), per tensor or per channel."""
+
+    scales: tuple[float, ...]
+    zero_points: tuple[int, ...]
+    quantized_dimension: int = 0
+
+    @property
+    def per_channel(self) -> bool:
+        return len(self.scales) > 1
+
+    @property
+    def num_channels(self) -> int:
+        return len(self.scales)
+
+    def to_json(self) -> dict:
+        return {
+            "scales": list(self.scales),
+            "zero_points": list(self.zero_points),
+            "quantized_dimension": self.quantized_dimension,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Sparsity:
+    """Sparse tensor layout (values behind DENSIFY); data holds only the stored values."""
+
+    traversal_order: tuple[int, ...]
+    block_map: tuple[int, ...]
+    num_dims: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tensor:
+    subgraph: int
+    index: int
+    name: str
+    dtype: str  # numpy name ("int8", "float32", ...) or "int4", "string", "resource", ...
+    shape: tuple[int, ...]
+    shape_signature: tuple[int, ...]
+    buffer: int
+    buffer_size: int  # bytes of constant data, 0 for activations
+    is_variable: bool
+    quantization: Quantization | None
+    sparsity: Sparsity | None = None
+    # Calibration min/max recorded in the file, if any (rare: leftover from conversion).
+    min_max: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+
+    @property
+    def is_constant(self) -> bool:
+        return self.buffer_size > 0
+
+    @property
+    def is_quantized(self) -> bool:
+        return self.quantization is not None
+
+    @property
+    def is_dynamic(self) -> bool:
+        return any(d < 0 for d in self.shape_signature)
+
+    @property
+    def num_elements(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    subgraph: int
+    index: int  # position in execution order within its subgraph
+    type: str  # builtin name ("CONV_2D") or custom code
+    is_custom: bool
+    version: int
+    inputs: tuple[int, ...]  # -1 marks an omitted optional input
+    outputs: tuple[int, ...]
+    intermediates: tuple[int, ...]
+    options: dict = field(hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    key: str
+    subgraph: int
+    inputs: dict[str, int] = field(hash=False)
+    outputs: dict[str, int] = field(hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Subgraph:
+    index: int
+    name: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    tensors: tuple[Tensor, ...]
+    ops: tuple[Op, ...]
+
+    def tensor_by_name(self, name: str) -> Tensor | None:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        return None
+
+    def producers(self) -> dict[int, Op]:
+        """Tensor index -> op that writes it."""
+        return {o: op for op in self.ops for o in op.outputs if o >= 0}
+
+    def consumers(self) -> dict[int, list[Op]]:
+        out: dict[int, list[Op]] = {}
+        for op in self.ops:
+            for i in op.inputs:
+                if i >= 0:
+                    out.setdefault(i, []).append(op)
+        return out
+
+
+class Model:
+    """An opened .tflite file. Keep it alive while tensor views are in use (they map the file)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        p = Path(path)
+        try:
+            self.size_bytes = p.stat().st_size
+            with open(p, "rb") as f:
+                if self.size_bytes == 0:
+                    raise ModelFormatError("the file is empty", self.path)
+                self._mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise ModelFormatError(f"cannot read the file ({e.strerror or e})", self.path) from e
+        validate_flatbuffer(self._mm, self.path)
+        try:
+            self._fb = tflite.Model.GetRootAs(self._mm, 0)
+            self._parse()
+        except ModelFormatError:
+            raise
+        except Exception as e:  # flatbuffer accessors raise struct/index errors on bad offsets
+            raise ModelFormatError(f"malformed TFLite flatbuffer ({type(e).__name__}: {e})", self.path) from e
+
+    # ------------------------------------------------------------------ parsing
+    def _parse(self) -> None:
+        fb = self._fb
+        self.version = fb.Version()
+        self.description = (fb.Description() or b"").decode("utf-8", "replace")
+        codes = []
+        for i in range(fb.OperatorCodesLength()):
+            oc = fb.OperatorCodes(i)
+            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+            if code == tflite.BuiltinOperator.CUSTOM:
+                name = (oc.CustomCode() or b"").decode("utf-8", "replace") or "CUSTOM"
+                codes.append((name, True, oc.Version()))
+            else:
+                codes.append((_BUILTIN_NAMES.get(code, f"BUILTIN_{code}"), False, oc.Version()))
+        self._codes = codes
+        self._buffer_sizes = [self._buffer_extent(i)[1] for i in range(fb.BuffersLength())]
+        self.subgraphs: tuple[Subgraph, ...] = tuple(
+            self._parse_subgraph(i) for i in range(fb.SubgraphsLength())
+        )
+        self.signatures: tuple[Signature, ...] = tuple(
+            self._parse_signature(fb.SignatureDefs(i)) for i in range(fb.SignatureDefsLength())
+        )
+        self.metadata: dict[str, int] = {}
+        for i in range(fb.MetadataLength()):
+            md = fb.Metadata(i)
+            self.metadata[(md.Name() or b"").decode("utf-8", "replace")] = md.Buffer()
+
+    def _buffer_extent(self, index: int) -> tuple[int, int]:
+        """(file offset, size) of a buffer's data; (0, 0) when it has none."""
+        buf = self._fb.Buffers(index)
+        off = buf.Offset()
+        if off > 1:  # data stored after the flatbuffer (models > 2 GB)
+            return off, buf.Size()
+        n = buf.DataLength()
+        if n == 0:
+            return 0, 0
+        o = buf._tab.Offset(4)
+        start = buf._tab.Vector(o)
+        return start, n
+
+    def _parse_subgraph(self, si: int) -> Subgraph:
+        sg = self._fb.Subgraphs(si)
+        tensors = tuple(self._parse_tensor(si, i, sg.Tensors(i)) for i in range(sg.TensorsLength()))
+        ops = []
+        for i in range(sg.OperatorsLength()):
+            op = sg.Operators(i)
+            ci = op.OpcodeIndex()
+            if not 0 <= ci < len(self._codes):
+                raise ModelFormatError(f"op {i} of subgraph {si} names opcode {ci}, which does not exist", self.path)
+            name, custom, ver = self._codes[ci]
+            ops.append(
+                Op(
+                    subgraph=si,
+                    index=i,
+                    type=name,
+                    is_custom=custom,
+                    version=ver,
+                    inputs=tuple(int(x) for x in _ints(op.InputsAsNumpy())),
+                    outputs=tuple(int(x) for x in _ints(op.OutputsAsNumpy())),
+                    intermediates=tuple(int(x) for x in _ints(op.IntermediatesAsNumpy())),
+                    options=op_options(op),
+                )
+            )
+        return Subgraph(
+            index=si,
+            name=(sg.Name() or b"").decode("utf-8", "replace"),
+            inputs=tuple(int(x) for x in _ints(sg.InputsAsNumpy())),
+            outputs=tuple(int(x) for x in _ints(sg.OutputsAsNumpy())),
+            tensors=tensors,
+            ops=tuple(ops),
+        )
+
+    def _parse_tensor(self, si: int, ti: int, t: tflite.Tensor) -> Tensor:
+        ttype = t.Type()
+        q = t.Quantization()
+        quant = None
+        min_max = None
+        if q is not None:
+            scales = _floats(q.ScaleAsNumpy())
+            if scales:
+                zps = _ints(q.ZeroPointAsNumpy())
+                if len(zps) < len(scales):  # zero_point omitted means 0
+                    zps = list(zps) + [0] * (len(scales) - len(zps))
+                quant = Quantization(tuple(scales), tuple(int(z) for z in zps), int(q.QuantizedDimension()))
+            mins, maxs = _floats(q.MinAsNumpy()), _floats(q.MaxAsNumpy())
+            if mins and maxs:
+                min_max = (tuple(mins), tuple(maxs))
+        sp = t.Sparsity()
+        sparsity = None
+        if sp is not None:
+            sparsity = Sparsity(
+                traversal_order=tuple(int(x) for x in _ints(sp.TraversalOrderAsNumpy())),
+                block_map=tuple(int(x) for x in _ints(sp.BlockMapAsNumpy())),
+                num_dims=int(sp.DimMetadataLength()),
+            )
+        shape = tuple(int(x) for x in _ints(t.ShapeAsNumpy()))
+        sig = tuple(int(x) for x in _ints(t.ShapeSignatureAsNumpy())) or shape
+        b = t.Buffer()
+        if not 0 <= b < len(self._buffer_sizes):
+            raise ModelFormatError(f"tensor {ti} of subgraph {si} names buffer {b}, which does not exist", self.path)
+        return Tensor(
+            subgraph=si,
+            index=ti,
+            name=(t.Name() or b"").decode("utf-8", "replace"),
+            dtype=numpy_dtype_name(ttype),
+            shape=shape,
+            shape_signature=sig,
+            buffer=b,
+            buffer_size=self._buffer_sizes[b],
+            is_variable=bool(t.IsVariable()),
+            quantization=quant,
+            sparsity=sparsity,
+            min_max=min_max,
+        )
+
+    def _parse_signature(self, s: tflite.SignatureDef) -> Signature:
+        def tmap(n: int, get) -> dict[str, int]:
+            return {(get(i).Name() or b"").decode(): int(get(i).TensorIndex()) for i in range(n)}
+
+        return Signature(
+            key=(s.SignatureKey() or b"").decode(),
+            subgraph=int(s.SubgraphIndex()),
+            inputs=tmap(s.InputsLength(), s.Inputs),
+            outputs=tmap(s.OutputsLength(), s.Outputs),
+        )
+
+    # ------------------------------------------------------------------ data access
+    @property
+    def main(self) -> Subgraph:
+        return self.subgraphs[0]
+
+    def tensor(self, index: int, subgraph: int = 0) -> Tensor:
+        return self.subgraphs[subgraph].tensors[index]
+
+    def buffer_bytes(self, buffer: int) -> np.ndarray:
+        """Raw bytes of a buffer as a uint8 view over the mapped file (no copy)."""
+        start, size = self._buffer_extent(buffer)
+        if size == 0:
+            return np.empty(0, np.uint8)
+        if start + size > self.size_bytes:
+            raise ModelFormatError(f"buffer {buffer} runs past the end of the file", self.path)
+        return np.frombuffer(self._mm, dtype=np.uint8, count=size, offset=start)
+
+    def tensor_data(self, tensor: Tensor) -> np.ndarray | None:
+        """Stored values of a constant tensor, shaped like the tensor.
+
+        A view over the file except for int4 (unpacked, two values per byte, low nibble first)
+        and sparse tensors (returned flat: only the stored values).
+        """
+        if not tensor.is_constant or tensor.dtype in ("string", "resource", "variant"):
+            return None
+        raw = self.buffer_bytes(tensor.buffer)
+        if tensor.dtype == "int4":
+            vals = _unpack_int4(raw)
+            n = tensor.num_elements if tensor.sparsity is None else vals.size
+            return vals[:n].reshape(tensor.shape if tensor.sparsity is None else (n,))
+        dt = np.dtype(tensor.dtype)
+        if raw.size % dt.itemsize:
+            raise ModelFormatError(
+                f"tensor '{tensor.name}' has {raw.size} bytes, not a whole number of {tensor.dtype}", self.path
+            )
+        arr = raw.view(dt)
+        if tensor.sparsity is not None:
+            return arr
+        if arr.size != tensor.num_elements:
+            raise ModelFormatError(
+                f"tensor '{tensor.name}' has shape {list(tensor.shape)} ({tensor.num_elements} values) "
+                f"but its buffer holds {arr.size}",
+                self.path,
+            )
+        return arr.reshape(tensor.shape)
+
+    def metadata_bytes(self, name: str) -> bytes | None:
+        b = self.metadata.get(name)
+        return None if b is None else self.buffer_bytes(b).tobytes()
+
+    def op_code_names(self) -> list[str]:
+        return [c[0] for c in self._codes]
+
+    def close(self) -> None:
+        try:
+            self._mm.close()
+        except BufferError:  # views still alive; the map closes when they go
+            pass
+
+    def __repr__(self) -> str:
+        return f"Model({self.path!r}, {len(self.subgraphs)} subgraphs)"
+
+
+def load_model(path: str | os.PathLike[str]) -> Model:
+    return Model(path)
+
+
+def _ints(a) -> list[int] | np.ndarray:
+    return [] if isinstance(a, int) else a
+
+
+def _floats(a) -> list[float]:
+    return [] if isinstance(a, int) else [float(x) for x in a]
+
+
+def _unpack_int4(raw: np.ndarray) -> np.ndarray:
+    lo = (raw & 0x0F).astype(np.int8)
+    hi = (raw >> 4).astype(np.int8)
+    lo = np.where(lo > 7, lo - 16, lo)
+    hi = np.where(hi > 7, hi - 16, hi)
+    out = np.empty(raw.size * 2, np.int8)
+    out[0::2] = lo
+    out[1::2] = hi
+    return out
+
+
+__all__ = ["Model", "Op", "Quantization", "Signature", "Sparsity", "Subgraph", "Tensor", "TYPE_NAMES", "load_model"]
