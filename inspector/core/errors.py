@@ -26,3 +26,7 @@ class RuntimeFailure(InspectorError):
 
 class PairingError(InspectorError):
     """A float/quantized pair that does not correspond."""
+
+
+class Cancelled(Exception):
+    """The user cancelled a long operation; not an error to report."""
