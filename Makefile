@@ -32,6 +32,10 @@ lint: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(PY) tests/perf/run_all.py
 
+# The bundle is built in its own clean venv (build/pkg-venv) so TensorFlow stays out of it.
+package:
+	bash packaging/build.sh
+
 examples: $(VENV)/.installed-dev
 	$(PY) resources/examples/make_examples.py
 
