@@ -1,0 +1,349 @@
+"""What the weight histogram shows: a constant tensor of model A against its twin in model B.
+
+Both sides are turned into float64 values (dequantized when quantized, a dtype cast for
+float16/float32) and compared with the one metric definition of `inspector.core.metrics`.
+Histogram bins are chosen so the quantization grid shows: for a per-tensor (or a single
+channel's) grid of step S, each grid step is split into an odd number of sub-bins with a grid
+point at the centre of the middle one, so dequantized values are spikes one step apart while
+float values spread between them. Per-channel tensors use uniform bins centred on zero.
+
+Large tensors are processed in column chunks (memory bounded); beyond `max_elements` a
+deterministic strided subsample keeps every channel and the result says how many were used.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from inspector.core.dtypes import INT_LIMITS
+from inspector.core.metrics import Metrics, TensorStats
+from inspector.core.model import Model, Op, Quantization, Subgraph, Tensor
+
+MAX_BINS = 4096
+SUB_BINS = 5  # bins per grid step (odd: a grid point sits at the middle bin's centre)
+UNIFORM_BINS = 256
+MAX_ELEMENTS = 16_000_000
+CHUNK_ELEMENTS = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class WeightSource:
+    """One side of a comparison: the values stored in the file and how to read them."""
+
+    name: str
+    dtype: str  # storage dtype: "int8", "int4", "float16", "float32", ...
+    values: np.ndarray  # stored values (integers when quantized), shaped like the tensor
+    quantization: Quantization | None
+    label: str = ""
+
+    @property
+    def is_quantized(self) -> bool:
+        return self.quantization is not None and self.dtype in INT_LIMITS
+
+    @classmethod
+    def from_tensor(cls, model: Model, tensor: Tensor, label: str = "") -> WeightSource | None:
+        """None for tensors without constant numeric data (activations, strings)."""
+        data = model.tensor_data(tensor)
+        if data is None or data.dtype.kind not in "iuf":
+            return None
+        q = tensor.quantization if tensor.dtype in INT_LIMITS else None
+        return cls(tensor.name, tensor.dtype, data, q, label)
+
+    def describe(self) -> str:
+        if self.is_quantized:
+            kind = "per-channel " if self.quantization.per_channel else ""  # type: ignore[union-attr]
+            return f"{self.label} dequantized {kind}{self.dtype}".strip()
+        return f"{self.label} {self.dtype}".strip()
+
+
+@dataclass(frozen=True)
+class WeightAnalysis:
+    """Everything the weight histogram and the per-channel error plot render."""
+
+    a: WeightSource | None
+    b: WeightSource | None
+    edges: np.ndarray  # bin edges shared by both histograms (len n + 1)
+    a_counts: np.ndarray | None  # counts of A's float values per bin
+    b_counts: np.ndarray | None
+    grid_step: float | None  # quantization step S when bins are aligned to the grid
+    bins_per_step: int  # sub-bins per grid step (> 1: the grid is visible when zoomed)
+    clip_lo: float | None  # representable float range of the quantized side (union over channels)
+    clip_hi: float | None
+    quant: Quantization | None  # of the quantized side (B preferred)
+    quant_dtype: str | None
+    channel: int | None  # selected channel, or None for the whole tensor
+    channel_lo: np.ndarray | None  # representable range per channel
+    channel_hi: np.ndarray | None
+    metrics: Metrics | None  # B against A, over the analysed elements
+    per_channel_sqnr_db: np.ndarray | None  # per channel of the quantized dimension
+    per_channel_max_abs: np.ndarray | None
+    total_elements: int
+    used_elements: int  # < total_elements when subsampled
+    notes: tuple[str, ...] = ()
+
+    @property
+    def sampled(self) -> bool:
+        return self.used_elements < self.total_elements
+
+    @property
+    def centers(self) -> np.ndarray:
+        return 0.5 * (self.edges[:-1] + self.edges[1:])
+
+    @property
+    def num_channels(self) -> int:
+        return self.quant.num_channels if self.quant is not None else 1
+
+
+def float_values(src: WeightSource) -> np.ndarray:
+    """All values of a source as float64 (dequantized r = S * (q - Z) along the quantized axis)."""
+    return _rows_to_tensor(_dequant_rows(src, _as_rows(src.values, _axis(src.quantization, src.values.ndim))), src)
+
+
+def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
+    """The op's weight tensor: its first constant input of rank >= 2 (else first constant input)."""
+    consts = [i for i in op.inputs if i >= 0 and sg.tensors[i].is_constant]
+    for i in consts:
+        if len(sg.tensors[i].shape) >= 2:
+            return i
+    return consts[0] if consts else None
+
+
+def analyze_tensors(
+    model_a: Model | None,
+    tensor_a: Tensor | None,
+    model_b: Model | None,
+    tensor_b: Tensor | None,
+    channel: int | None = None,
+    max_elements: int = MAX_ELEMENTS,
+) -> WeightAnalysis | None:
+    """Analysis of a tensor pair (either side may be missing); None when neither has data."""
+    a = WeightSource.from_tensor(model_a, tensor_a, "A") if model_a and tensor_a else None
+    b = WeightSource.from_tensor(model_b, tensor_b, "B") if model_b and tensor_b else None
+    if a is None and b is None:
+        return None
+    return analyze_weights(a, b, channel=channel, max_elements=max_elements)
+
+
+def analyze_weights(
+    a: WeightSource | None,
+    b: WeightSource | None,
+    channel: int | None = None,
+    max_elements: int = MAX_ELEMENTS,
+) -> WeightAnalysis:
+    """Histograms, clipping range and errors of B against A (A is the float reference)."""
+    if a is None and b is None:
+        raise ValueError("analyze_weights needs at least one side")
+    notes: list[str] = []
+    qsrc = b if b is not None and b.is_quantized else a if a is not None and a.is_quantized else None
+    q = qsrc.quantization if qsrc else None
+    compare = a is not None and b is not None
+    if compare and a.values.shape != b.values.shape:  # type: ignore[union-attr]
+        notes.append(f"shapes differ (A {list(a.values.shape)}, B {list(b.values.shape)}): no error metrics")  # type: ignore[union-attr]
+        compare = False
+    ref = qsrc or b or a
+    axis = _axis(q, ref.values.ndim)  # type: ignore[union-attr]
+    if channel is not None and axis is None:
+        channel = None
+    if channel is not None and not 0 <= channel < q.num_channels:  # type: ignore[union-attr]
+        raise ValueError(f"channel {channel} out of range (tensor has {q.num_channels} channels)")  # type: ignore[union-attr]
+    ref_shape = ref.values.shape  # type: ignore[union-attr]
+    pa, pb = _processable(a, axis, ref_shape), _processable(b, axis, ref_shape)
+    rows_a, rows_b = _rows(pa, axis, ref_shape, channel), _rows(pb, axis, ref_shape, channel)
+    total = (rows_b if rows_b is not None else rows_a).size  # type: ignore[union-attr]
+    step = max(1, math.ceil(total / max_elements))
+    if step > 1:
+        notes.append(f"large tensor: every {step}th value per channel analysed ({total:,} values in all)")
+    cq = _channel_quant(q, channel)
+    ranges = [_value_range(s, r, channel, step) for s, r in ((pa, rows_a), (pb, rows_b)) if s is not None]
+    edges, grid, sub = _edges([r for r in ranges if r is not None], cq)
+    a_counts = b_counts = metrics = per_sqnr = per_max = None
+    used = 0
+    if compare:
+        stats = _stats(cq, qsrc, b)
+        ch_max = np.zeros(rows_a.shape[0])  # type: ignore[union-attr]
+        a_counts, b_counts = np.zeros(len(edges) - 1, np.int64), np.zeros(len(edges) - 1, np.int64)
+        for cols in _chunks(rows_a.shape[1], rows_a.shape[0], step):  # type: ignore[union-attr]
+            xa = _dequant_rows(pa, rows_a[:, cols], channel)  # type: ignore[index]
+            xb = _dequant_rows(pb, rows_b[:, cols], channel)  # type: ignore[index]
+            used += xa.size
+            a_counts += _hist(xa, edges)
+            b_counts += _hist(xb, edges)
+            stats.update(xa, xb)
+            if xa.size:
+                ch_max = np.maximum(ch_max, np.max(np.abs(xa - xb), axis=1))
+        metrics = stats.result()
+        if q is not None and q.per_channel and channel is None:
+            per_sqnr = np.asarray(metrics.per_channel_sqnr_db, np.float64)
+            per_max = ch_max
+    else:
+        if pa is not None:
+            a_counts, used = _hist_side(pa, rows_a, channel, edges, step)
+        if pb is not None:
+            b_counts, used = _hist_side(pb, rows_b, channel, edges, step)
+    lo_c = hi_c = None
+    clip_lo = clip_hi = None
+    if q is not None and qsrc is not None:
+        lo_c, hi_c = _rep_range(q, qsrc.dtype)
+        sel = slice(None) if channel is None else slice(channel, channel + 1)
+        clip_lo, clip_hi = float(lo_c[sel].min()), float(hi_c[sel].max())
+    if a is not None and b is None:
+        notes.append("model A alone: no counterpart to compare with")
+    elif b is not None and a is None:
+        notes.append("model B alone: no float counterpart to compare with")
+    if qsrc is None and b is not None and b.dtype == "float16":
+        notes.append("float16 weights: dequantized by a dtype cast")
+    return WeightAnalysis(
+        a=a, b=b, edges=edges, a_counts=a_counts, b_counts=b_counts,
+        grid_step=grid, bins_per_step=sub, clip_lo=clip_lo, clip_hi=clip_hi,
+        quant=q, quant_dtype=qsrc.dtype if qsrc else None, channel=channel,
+        channel_lo=lo_c, channel_hi=hi_c, metrics=metrics,
+        per_channel_sqnr_db=per_sqnr, per_channel_max_abs=per_max,
+        total_elements=total, used_elements=used, notes=tuple(notes),
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- helpers
+def _axis(q: Quantization | None, ndim: int) -> int | None:
+    if q is None or not q.per_channel or ndim == 0:
+        return None
+    return q.quantized_dimension
+
+
+def _as_rows(v: np.ndarray, axis: int | None) -> np.ndarray:
+    """(C, M) view/copy: channels of the quantized axis as rows (C = 1 without one)."""
+    if axis is None:
+        return v.reshape(1, -1)
+    return np.moveaxis(v, axis, 0).reshape(v.shape[axis], -1)
+
+
+def _rows_to_tensor(rows: np.ndarray, src: WeightSource) -> np.ndarray:
+    axis = _axis(src.quantization, src.values.ndim)
+    if axis is None:
+        return rows.reshape(src.values.shape)
+    moved = list(src.values.shape)
+    moved.insert(0, moved.pop(axis))
+    return np.moveaxis(rows.reshape(moved), 0, axis)
+
+
+def _layout(src: WeightSource, axis: int | None, ref_shape: tuple[int, ...]) -> int | None:
+    """The channel axis a side is laid out along: the reference's, when the shapes agree."""
+    return axis if src.values.shape == ref_shape else None
+
+
+def _processable(src: WeightSource | None, axis: int | None, ref_shape: tuple[int, ...]) -> WeightSource | None:
+    """A per-channel side quantized along another axis is dequantized up front (rare: mixed schemes)."""
+    if src is None:
+        return None
+    own = _axis(src.quantization, src.values.ndim) if src.is_quantized else None
+    if own is not None and own != _layout(src, axis, ref_shape):
+        return WeightSource(src.name, "float64", float_values(src), None, src.label)
+    return src
+
+
+def _rows(src: WeightSource | None, axis: int | None, ref_shape: tuple[int, ...], channel: int | None):
+    if src is None:
+        return None
+    lay = _layout(src, axis, ref_shape)
+    rows = _as_rows(src.values, lay)
+    if channel is not None and lay is not None:
+        rows = rows[channel : channel + 1]
+    return rows
+
+
+def _channel_quant(q: Quantization | None, channel: int | None) -> Quantization | None:
+    if q is None or channel is None or not q.per_channel:
+        return q
+    return Quantization((q.scales[channel],), (q.zero_points[channel],), 0)
+
+
+def _dequant_rows(src: WeightSource | None, rows: np.ndarray, channel: int | None = None) -> np.ndarray:
+    if src is None:
+        raise ValueError("no source")
+    x = rows.astype(np.float64)
+    if not src.is_quantized:
+        return x
+    q = _channel_quant(src.quantization, channel)
+    s = np.asarray(q.scales, np.float64)[:, None]  # type: ignore[union-attr]
+    z = np.asarray(q.zero_points, np.float64)[:, None]  # type: ignore[union-attr]
+    if s.shape[0] != x.shape[0]:  # per-tensor params over a 1-row layout
+        s, z = s[:1], z[:1]
+    return (x - z) * s
+
+
+def _rep_range(q: Quantization, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    qmin, qmax = INT_LIMITS[dtype]
+    s, z = np.asarray(q.scales, np.float64), np.asarray(q.zero_points, np.float64)
+    return s * (qmin - z), s * (qmax - z)
+
+
+def _chunks(ncols: int, nrows: int, step: int):
+    per = max(1, CHUNK_ELEMENTS // max(nrows, 1)) * step
+    for start in range(0, ncols, per):
+        yield slice(start, min(ncols, start + per), step)
+
+
+def _value_range(src: WeightSource, rows: np.ndarray, channel: int | None, step: int):
+    """(min, max) of a side's float values, from the stored extremes per row (cheap for ints)."""
+    if rows.size == 0:
+        return None
+    r = rows[:, ::step]
+    if src.is_quantized:
+        lo = _dequant_rows(src, r.min(axis=1, keepdims=True), channel)
+        hi = _dequant_rows(src, r.max(axis=1, keepdims=True), channel)
+        return float(np.min(np.minimum(lo, hi))), float(np.max(np.maximum(lo, hi)))
+    fin = r[np.isfinite(r)]
+    return (float(fin.min()), float(fin.max())) if fin.size else None
+
+
+def _edges(ranges: list[tuple[float, float]], cq: Quantization | None) -> tuple[np.ndarray, float | None, int]:
+    """Bin edges, the grid step they are aligned to (or None) and sub-bins per grid step."""
+    lo = min((r[0] for r in ranges), default=0.0)
+    hi = max((r[1] for r in ranges), default=0.0)
+    if cq is not None and not cq.per_channel and cq.scales[0] > 0:
+        s, z = float(cq.scales[0]), float(cq.zero_points[0])
+        q_lo, q_hi = math.floor(lo / s + z) - 1, math.ceil(hi / s + z) + 1
+        levels = q_hi - q_lo + 1
+        e0 = s * (q_lo - z) - 0.5 * s
+        for sub in (SUB_BINS, 3, 1):
+            if levels * sub <= MAX_BINS:
+                return e0 + (s / sub) * np.arange(levels * sub + 1), s, sub
+        group = math.ceil(levels / MAX_BINS)  # grid too fine to show: whole steps per bin
+        return e0 + group * s * np.arange(math.ceil(levels / group) + 1), s, 1
+    if hi <= lo:  # a constant tensor (e.g. all-zero bias): give the bins some width
+        pad = max(abs(lo) * 0.01, float(min(cq.scales)) if cq is not None else 0.0, 1e-6)
+        lo, hi = lo - pad, hi + pad
+    if cq is not None and cq.per_channel:
+        w = float(np.median(cq.scales)) / SUB_BINS
+        if w <= 0 or (hi - lo) / w > MAX_BINS:
+            w = max(hi - lo, 1e-12) / MAX_BINS
+        k0, k1 = math.floor(lo / w - 0.5), math.ceil(hi / w + 0.5)
+        return (np.arange(k0, k1 + 1) + 0.5) * w, None, 1
+    return np.linspace(lo, hi, UNIFORM_BINS + 1), None, 1
+
+
+def _hist_side(src, rows, channel, edges, step) -> tuple[np.ndarray, int]:
+    counts = np.zeros(len(edges) - 1, np.int64)
+    used = 0
+    for cols in _chunks(rows.shape[1], rows.shape[0], step):
+        x = _dequant_rows(src, rows[:, cols], channel)
+        counts += _hist(x, edges)
+        used += x.size
+    return counts, used
+
+
+def _hist(x: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    v = x.ravel()
+    if not np.all(np.isfinite(v)):
+        v = v[np.isfinite(v)]
+    return np.histogram(v, bins=len(edges) - 1, range=(float(edges[0]), float(edges[-1])))[0]
+
+
+def _stats(cq: Quantization | None, qsrc: WeightSource | None, b: WeightSource | None) -> TensorStats:
+    if cq is None or qsrc is None or qsrc is not b:
+        return TensorStats(channel_axis=0)
+    lo, hi = _rep_range(cq, qsrc.dtype)
+    s = np.asarray(cq.scales, np.float64)
+    return TensorStats(scale=s, lo=lo, hi=hi, quant_axis=0, channel_axis=0)
