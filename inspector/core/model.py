@@ -278,10 +278,10 @@ class Model:
 
     def _parse_signature(self, s: tflite.SignatureDef) -> Signature:
         def tmap(n: int, get) -> dict[str, int]:
-            return {(get(i).Name() or b"").decode(): int(get(i).TensorIndex()) for i in range(n)}
+            return {(get(i).Name() or b"").decode("utf-8", "replace"): int(get(i).TensorIndex()) for i in range(n)}
 
         return Signature(
-            key=(s.SignatureKey() or b"").decode(),
+            key=(s.SignatureKey() or b"").decode("utf-8", "replace"),
             subgraph=int(s.SubgraphIndex()),
             inputs=tmap(s.InputsLength(), s.Inputs),
             outputs=tmap(s.OutputsLength(), s.Outputs),
@@ -310,8 +310,8 @@ class Model:
         A view over the file except for int4 (unpacked, two values per byte, low nibble first)
         and sparse tensors (returned flat: only the stored values).
         """
-        if not tensor.is_constant or tensor.dtype in ("string", "resource", "variant"):
-            return None
+        if not tensor.is_constant or tensor.dtype in ("string", "resource", "variant", "bfloat16"):
+            return None  # no numpy view for these types
         raw = self.buffer_bytes(tensor.buffer)
         if tensor.dtype == "int4":
             vals = _unpack_int4(raw)
