@@ -209,6 +209,9 @@ class _ModelCheck:
                 d.array(0, "B", "custom")
         if scales.size == 0:
             return
+        bad = scales[~np.isfinite(scales) | (scales < 0)]
+        if bad.size:
+            raise self.fail(f"{where} has an invalid quantization scale ({float(bad[0])})")
         if zps.size > scales.size:
             raise self.fail(f"{where} has {scales.size} scales but {zps.size} zero points")
         qdim = q.scalar(6, "i", "quantized_dimension")

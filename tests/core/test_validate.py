@@ -311,3 +311,11 @@ def test_longer_cycle(tmp_path):
     assert rejected(tmp_path, _call_chain(4, back_to=1)) == (
         "op 0 of subgraph 3 (CALL_ONCE) calls subgraph 1: the subgraphs 1 -> 2 -> 3 -> 1 form a cycle"
     )
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -0.5])
+def test_invalid_scale(tmp_path, int8, value):
+    def bad(m):
+        m.subgraphs[0].tensors[15].quantization.scale = [value]
+
+    assert rejected(tmp_path, edit_model(int8, bad)) == f"tensor 15 of subgraph 0 has an invalid quantization scale ({value})"
