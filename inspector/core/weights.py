@@ -83,6 +83,11 @@ class WeightAnalysis:
     total_elements: int
     used_elements: int  # < total_elements when subsampled
     notes: tuple[str, ...] = ()
+    # The same counts in coarser bins (whole grid steps per bin) for the zoomed-out view, where
+    # grid-resolved bins would be mostly empty spikes.
+    coarse_edges: np.ndarray | None = None
+    a_coarse: np.ndarray | None = None
+    b_coarse: np.ndarray | None = None
 
     @property
     def sampled(self) -> bool:
@@ -195,7 +200,10 @@ def analyze_weights(
         notes.append("model B alone: no float counterpart to compare with")
     if qsrc is None and b is not None and b.dtype == "float16":
         notes.append("float16 weights: dequantized by a dtype cast")
+    group = _coarse_group(len(edges) - 1, sub, used)
+    coarse_edges = edges[0] + (edges[1] - edges[0]) * group * np.arange(math.ceil((len(edges) - 1) / group) + 1)
     return WeightAnalysis(
+        coarse_edges=coarse_edges, a_coarse=_coarsen(a_counts, group), b_coarse=_coarsen(b_counts, group),
         a=a, b=b, edges=edges, a_counts=a_counts, b_counts=b_counts,
         grid_step=grid, bins_per_step=sub, clip_lo=clip_lo, clip_hi=clip_hi,
         quant=q, quant_dtype=qsrc.dtype if qsrc else None, channel=channel,
@@ -322,6 +330,20 @@ def _edges(ranges: list[tuple[float, float]], cq: Quantization | None) -> tuple[
         k0, k1 = math.floor(lo / w - 0.5), math.ceil(hi / w + 0.5)
         return (np.arange(k0, k1 + 1) + 0.5) * w, None, 1
     return np.linspace(lo, hi, UNIFORM_BINS + 1), None, 1
+
+
+def _coarse_group(nbins: int, sub: int, n: int) -> int:
+    """Fine bins per coarse bin: a whole number of grid steps, about 2·(2·n^(1/3)) bins in all."""
+    target = int(np.clip(4 * max(n, 1) ** (1 / 3), 16, 160))
+    steps = max(1, math.ceil(nbins / sub / target))
+    return steps * sub
+
+
+def _coarsen(counts: np.ndarray | None, group: int) -> np.ndarray | None:
+    if counts is None:
+        return None
+    pad = (-len(counts)) % group
+    return np.concatenate([counts, np.zeros(pad, counts.dtype)]).reshape(-1, group).sum(axis=1)
 
 
 def _hist_side(src, rows, channel, edges, step) -> tuple[np.ndarray, int]:

@@ -1,0 +1,79 @@
+"""Start the desktop app: `run_app(float_path, quant_path)`; `render_self_test` for --self-test."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication
+
+from inspector.paths import app_icon
+
+ORGANIZATION = "tflite-inspector"
+APPLICATION = "TFLite Quantization Inspector"
+
+
+def make_app(argv: list[str] | None = None) -> QApplication:
+    """The QApplication (created once), following the system palette, with the app icon."""
+    app = QApplication.instance()
+    if app is None:
+        QCoreApplication.setOrganizationName(ORGANIZATION)
+        QCoreApplication.setApplicationName(APPLICATION)
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+    import pyqtgraph as pg
+
+    pg.setConfigOptions(antialias=True)
+    icon = app_icon()
+    if icon.exists():
+        app.setWindowIcon(QIcon(str(icon)))
+    return app  # type: ignore[return-value]
+
+
+def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None):
+    from inspector.gui.main_window import MainWindow
+
+    win = MainWindow(settings=settings)
+    if float_path:
+        win.open_model("A", float_path)
+    if quant_path:
+        win.open_model("B", quant_path)
+    return win
+
+
+def run_app(float_path: str | None = None, quant_path: str | None = None) -> int:
+    """Open the main window (with the given models, if any) and run until it closes."""
+    app = make_app()
+    win = create_window(float_path, quant_path)
+    win.show()
+    code = app.exec()
+    from PySide6.QtCore import QThreadPool
+
+    QThreadPool.globalInstance().waitForDone(5000)
+    return int(code)
+
+
+def render_self_test(float_path: str, quant_path: str) -> tuple[int, int]:
+    """Open both models, select the first layer with weights, render offscreen; (width, height)."""
+    make_app()
+    from inspector.gui.main_window import MainWindow
+
+    with tempfile.TemporaryDirectory() as d:  # never touch the user's settings
+        settings = QSettings(str(Path(d) / "selftest.ini"), QSettings.Format.IniFormat)
+        win = MainWindow(settings=settings)
+        for slot, path in (("A", float_path), ("B", quant_path)):
+            w = win.open_model(slot, path, background=False)
+            if w.error:
+                raise RuntimeError(w.error)
+        c = win.controller
+        op = next(op.index for op in c.subgraph("B").ops if op.type in ("CONV_2D", "FULLY_CONNECTED"))
+        c.select_op("B", op)
+        if c.weights is None or c.weights.metrics is None:
+            raise RuntimeError("no weight comparison for the first conv layer")
+        win.resize(1400, 900)
+        img = win.grab()
+        win.close()
+        del settings
+    return img.width(), img.height()

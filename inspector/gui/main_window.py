@@ -1,0 +1,233 @@
+"""Main window: model A and model B side by side above a tab area for the analysis views.
+
+Later features add their views with `add_tab(title, widget)` and listen to the controller's
+`selection_changed` / `models_changed`; long work goes through `controller.run_task()`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector import __version__
+from inspector.gui.controller import SLOTS, Controller, Selection
+from inspector.gui.recent import RecentFiles
+from inspector.gui.views.model_pane import ModelPane, tflite_paths
+from inspector.gui.views.per_channel_view import PerChannelView
+from inspector.gui.views.status import ErrorBanner, TaskIndicator
+from inspector.gui.views.weight_histogram import WeightHistogramView
+from inspector.gui.workers import Worker
+
+APP_TITLE = "TFLite Quantization Inspector"
+FILE_FILTER = "TFLite models (*.tflite);;All files (*)"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, controller: Controller | None = None, settings: QSettings | None = None) -> None:
+        super().__init__()
+        self.controller = controller or Controller(self)
+        self.settings = settings if settings is not None else QSettings()
+        self.recent = RecentFiles(self.settings)
+        self.setAcceptDrops(True)
+        self.resize(1400, 900)
+
+        self.panes = {s: ModelPane(s) for s in SLOTS}
+        self.banner = ErrorBanner()
+        self._banner_slot: str | None = None
+        self.weights_view = WeightHistogramView()
+        self.per_channel_view = PerChannelView()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.add_tab("Weights", self.weights_view)
+        self.add_tab("Per-channel quantization", self.per_channel_view)
+
+        self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
+        for p in self.panes.values():
+            self.pane_splitter.addWidget(p)
+        self.main_splitter = QSplitter(Qt.Orientation.Vertical)
+        self.main_splitter.addWidget(self.pane_splitter)
+        self.main_splitter.addWidget(self.tabs)
+        self.main_splitter.setSizes([430, 470])
+        central = QWidget()
+        lay = QVBoxLayout(central)
+        lay.setContentsMargins(4, 4, 4, 0)
+        lay.addWidget(self.banner)
+        lay.addWidget(self.main_splitter, 1)
+        self.setCentralWidget(central)
+        self.tasks = TaskIndicator()
+        self.statusBar().addPermanentWidget(self.tasks)
+
+        self._build_menus()
+        self._connect()
+        self._update_title()
+        self._restore_state()
+
+    # ------------------------------------------------------------------ extension points
+    def add_tab(self, title: str, widget: QWidget) -> int:
+        """Add an analysis view (layer error plot, activations, audit...) to the tab area."""
+        return self.tabs.addTab(widget, title)
+
+    # ------------------------------------------------------------------ intents
+    def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker:
+        return self.controller.open_model(slot, path, background=background)
+
+    def open_files(self, paths: list[str], slot: str | None = None) -> list[Worker]:
+        """First file -> slot (default: A, or B when only A is loaded), second -> the other."""
+        if not paths:
+            return []
+        if slot is None:
+            slot = "B" if len(paths) == 1 and self.controller.models["A"] is not None else "A"
+        order = [slot, "B" if slot == "A" else "A"]
+        return [self.open_model(s, p) for s, p in zip(order, paths[:2], strict=False)]
+
+    def choose_file(self, slot: str) -> None:
+        what = "float model (A)" if slot == "A" else "quantized model (B)"
+        path, _ = QFileDialog.getOpenFileName(self, f"Open {what}", self.recent.last_dir, FILE_FILTER)
+        if path:
+            self.open_model(slot, path)
+
+    def show_error(self, text: str, slot: str | None = None) -> None:
+        self._banner_slot = slot
+        self.banner.show_message(text)
+        self.statusBar().showMessage(text, 10000)
+
+    def show_about(self) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Information, f"About {APP_TITLE}",
+                          f"<b>{APP_TITLE}</b> {__version__}<br><br>Compare a float TensorFlow Lite / LiteRT "
+                          "model with its quantized twin: quantization parameters, weights and errors.", parent=self)  # fmt: skip
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.open()  # window-modal, does not block the event loop
+        self._about = box
+        return box
+
+    # ------------------------------------------------------------------ wiring
+    def _build_menus(self) -> None:
+        m = self.menuBar().addMenu("&File")
+        self.act_open_a = self._action(m, "Open &float model (A)…", QKeySequence("Ctrl+O"), lambda: self.choose_file("A"))
+        self.act_open_b = self._action(m, "Open &quantized model (B)…", QKeySequence("Ctrl+Shift+O"), lambda: self.choose_file("B"))
+        self.recent_menu = m.addMenu("Open &recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent)
+        self._fill_recent()
+        m.addSeparator()
+        self._action(m, "Close model A", None, lambda: self.controller.close_model("A"))
+        self._action(m, "Close model B", None, lambda: self.controller.close_model("B"))
+        m.addSeparator()
+        self.act_quit = self._action(m, "&Quit", QKeySequence("Ctrl+Q"), self.close)
+        h = self.menuBar().addMenu("&Help")
+        self.act_about = self._action(h, "&About", QKeySequence("F1"), self.show_about)
+
+    def _action(self, menu, text, shortcut, slot) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(shortcut)
+        a.triggered.connect(slot)
+        menu.addAction(a)
+        return a
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        entries = self.recent.entries()
+        for slot, path in entries:
+            label = "float (A)" if slot == "A" else "quantized (B)"
+            act = self.recent_menu.addAction(f"{Path(path).name} — {label}")
+            act.setToolTip(path)
+            act.setStatusTip(path)
+            act.triggered.connect(lambda _=False, s=slot, p=path: self.open_model(s, p))
+        if entries:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", self.recent.clear)
+        self.recent_menu.setEnabled(bool(entries))
+
+    def _connect(self) -> None:
+        c = self.controller
+        for pane in self.panes.values():
+            pane.op_activated.connect(c.select_op)
+            pane.tensor_activated.connect(c.select_tensor)
+            pane.files_dropped.connect(lambda slot, paths: self.open_files(paths, slot))
+            pane.close_requested.connect(c.close_model)
+        c.loading.connect(lambda slot, path: self.panes[slot].set_loading(path))
+        c.model_changed.connect(self._model_changed)
+        c.load_failed.connect(self._load_failed)
+        c.selection_changed.connect(self._selection_changed)
+        c.weights_changed.connect(self.weights_view.set_analysis)
+        c.quantization_changed.connect(self._quantization_changed)
+        c.task_started.connect(self.tasks.track)
+        c.error.connect(self.show_error)
+        self.weights_view.channel_requested.connect(c.set_channel)
+
+    def _model_changed(self, slot: str) -> None:
+        c = self.controller
+        model = c.models[slot]
+        self.panes[slot].set_model(model, lambda i, s=slot: c.counterpart_op(s, i))
+        other = "B" if slot == "A" else "A"
+        self.panes[other].refresh_pairs(lambda i, s=other: c.counterpart_op(s, i))
+        if model is not None:
+            self.recent.add(slot, model.path)
+            if self._banner_slot == slot:
+                self.banner.hide()
+            self.statusBar().showMessage(f"Opened {model.path} as {slot}", 5000)
+        if c.pairing_note:
+            self.statusBar().showMessage(c.pairing_note, 10000)
+        self._update_title()
+
+    def _load_failed(self, slot: str, path: str, message: str) -> None:
+        self.panes[slot].set_model(self.controller.models[slot], lambda i: self.controller.counterpart_op(slot, i))
+        self.show_error(f"Could not open model {slot}: {message}", slot)
+
+    def _selection_changed(self, sel: Selection) -> None:
+        for slot, pane in self.panes.items():
+            pane.show_selection(sel.op(slot), sel.tensor(slot))
+
+    def _quantization_changed(self, info) -> None:
+        label, tensor = info if info is not None else ("", None)
+        self.per_channel_view.set_tensor(tensor, label)
+
+    def _update_title(self) -> None:
+        names = [Path(m.path).name if m else "—" for m in self.controller.models.values()]
+        self.setWindowTitle(APP_TITLE if names == ["—", "—"] else f"{names[0]} ↔ {names[1]} — {APP_TITLE}")
+
+    # ------------------------------------------------------------------ window state
+    def _restore_state(self) -> None:
+        for key, fn in (
+            ("window/geometry", self.restoreGeometry),
+            ("window/state", self.restoreState),
+            ("window/main_splitter", self.main_splitter.restoreState),
+            ("window/pane_splitter", self.pane_splitter.restoreState),
+        ):
+            v = self.settings.value(key)
+            if isinstance(v, QByteArray | bytes) and len(v):
+                fn(QByteArray(v))
+
+    def save_state(self) -> None:
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.setValue("window/main_splitter", self.main_splitter.saveState())
+        self.settings.setValue("window/pane_splitter", self.pane_splitter.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, e) -> None:
+        self.save_state()
+        self.tasks.cancel_all()
+        super().closeEvent(e)
+
+    # ------------------------------------------------------------------ drag and drop onto the window
+    def dragEnterEvent(self, e) -> None:
+        if tflite_paths(e.mimeData()):
+            e.acceptProposedAction()
+
+    def dropEvent(self, e) -> None:
+        paths = tflite_paths(e.mimeData())
+        if paths:
+            e.acceptProposedAction()
+            self.open_files(paths)

@@ -1,0 +1,207 @@
+"""One model's pane: a header, the op/layer list in execution order, and the tensor table.
+
+The pane accepts dropped .tflite files (they open in this pane's slot) and shows a hint while
+empty. It only renders and forwards intents; the controller decides what is selected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.model import Model, Subgraph
+from inspector.gui.views.tensor_table import TensorTable
+
+OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair")
+SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
+
+
+def tflite_paths(mime) -> list[str]:
+    """Local .tflite files in a drag-and-drop payload."""
+    if not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile().lower().endswith(".tflite")]
+
+
+class OpListModel(QAbstractTableModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.subgraph: Subgraph | None = None
+        self.counterpart = lambda _i: None  # op index -> index in the other model, or None
+
+    def set_subgraph(self, sg: Subgraph | None, counterpart=None) -> None:
+        self.beginResetModel()
+        self.subgraph = sg
+        self.counterpart = counterpart or (lambda _i: None)
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() or self.subgraph is None else len(self.subgraph.ops)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(OP_COLUMNS)
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or self.subgraph is None:
+            return None
+        sg, op, c = self.subgraph, self.subgraph.ops[index.row()], index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if c == 0:
+                return str(op.index)
+            if c == 1:
+                return op.type + (" (custom)" if op.is_custom else "")
+            if c == 2:
+                outs = [sg.tensors[o].name for o in op.outputs if o >= 0]
+                return outs[0] if outs else ""
+            if c == 3:
+                act = op.options.get("fused_activation_function")
+                return "" if act in (None, "NONE") else str(act)
+            if c == 4:
+                other = self.counterpart(op.index)
+                return "—" if other is None else f"↔ {other}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            ins = ", ".join(sg.tensors[i].name if i >= 0 else "(none)" for i in op.inputs)
+            outs = ", ".join(sg.tensors[o].name for o in op.outputs if o >= 0)
+            return f"{op.type} v{op.version}\ninputs: {ins}\noutputs: {outs}"
+        return None
+
+    def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return OP_COLUMNS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == 4:
+            return "Index of the matching op in the other model"
+        return None
+
+
+class ModelPane(QWidget):
+    op_activated = Signal(str, int)  # slot, op index
+    tensor_activated = Signal(str, int)  # slot, tensor index
+    files_dropped = Signal(str, list)  # slot, paths
+    close_requested = Signal(str)
+
+    def __init__(self, slot: str, parent=None) -> None:
+        super().__init__(parent)
+        self.slot = slot
+        self.setAcceptDrops(True)
+        self.title = QLabel(f"<b>{SLOT_TITLES[slot]}</b>")
+        self.info = QLabel()
+        self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.close_button = QToolButton(text="✕", toolTip=f"Close model {slot}", autoRaise=True)
+        self.close_button.clicked.connect(lambda: self.close_requested.emit(self.slot))
+        self.close_button.hide()
+        head = QHBoxLayout()
+        head.addWidget(self.title)
+        head.addWidget(self.info, 1)
+        head.addWidget(self.close_button)
+
+        self.ops = OpListModel(self)
+        self.op_view = QTableView()
+        self.op_view.setModel(self.ops)
+        self.op_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.op_view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.op_view.verticalHeader().hide()
+        self.op_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        self.op_view.setAlternatingRowColors(True)
+        self.op_view.setWordWrap(False)
+        self.op_view.horizontalHeader().setStretchLastSection(False)
+        self.op_view.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        for col, width in ((0, 36), (1, 150), (3, 80), (4, 50)):
+            self.op_view.setColumnWidth(col, width)
+        self.tensors = TensorTable()
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.op_view)
+        split.addWidget(self.tensors)
+        split.setSizes([300, 400])
+        self.splitter = split
+
+        self.placeholder = QLabel(
+            f"No model in {slot}.\n\nDrop a .tflite file here, or use File › "
+            + ("Open float… (Ctrl+O)" if slot == "A" else "Open quantized… (Ctrl+Shift+O)")
+        )
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(split)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(head)
+        lay.addWidget(self.stack, 1)
+
+        self._quiet = False
+        self.op_view.selectionModel().currentRowChanged.connect(self._op_changed)
+        self.tensors.tensor_activated.connect(lambda i: self.tensor_activated.emit(self.slot, i))
+
+    # ------------------------------------------------------------------ rendering
+    def set_model(self, model: Model | None, counterpart=None) -> None:
+        sg = model.main if model is not None else None
+        self.ops.set_subgraph(sg, counterpart)
+        self.tensors.set_subgraph(sg)
+        self.stack.setCurrentIndex(0 if model is None else 1)
+        self.close_button.setVisible(model is not None)
+        if model is None:
+            self.info.setText("")
+            self.info.setToolTip("")
+            return
+        extra = f", showing subgraph 0 of {len(model.subgraphs)}" if len(model.subgraphs) > 1 else ""
+        self.info.setText(
+            f"{Path(model.path).name} — {model.size_bytes / 1024:,.0f} KiB, "
+            f"{len(sg.ops)} ops, {len(sg.tensors)} tensors{extra}"  # type: ignore[union-attr]
+        )
+        self.info.setToolTip(model.path)
+
+    def refresh_pairs(self, counterpart) -> None:
+        """Re-render the Pair column after the other model changed."""
+        self.ops.beginResetModel()
+        self.ops.counterpart = counterpart or (lambda _i: None)
+        self.ops.endResetModel()
+
+    def set_loading(self, path: str) -> None:
+        self.info.setText(f"opening {Path(path).name}…")
+
+    def show_selection(self, op: int | None, tensor: int | None) -> None:
+        self._quiet = True
+        try:
+            sm = self.op_view.selectionModel()
+            if op is None:
+                sm.clearSelection()
+                sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
+            else:
+                idx = self.ops.index(op, 0)
+                sm.setCurrentIndex(idx, sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
+                self.op_view.scrollTo(idx)
+        finally:
+            self._quiet = False
+        self.tensors.select_tensor(tensor)
+
+    def selected_op(self) -> int | None:
+        rows = self.op_view.selectionModel().selectedRows()
+        return rows[0].row() if rows else None
+
+    def _op_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if not self._quiet and cur.isValid():
+            self.op_activated.emit(self.slot, cur.row())
+
+    # ------------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, e) -> None:
+        if tflite_paths(e.mimeData()):
+            e.acceptProposedAction()
+
+    def dropEvent(self, e) -> None:
+        paths = tflite_paths(e.mimeData())
+        if paths:
+            e.acceptProposedAction()
+            self.files_dropped.emit(self.slot, paths)

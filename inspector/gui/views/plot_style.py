@@ -1,0 +1,47 @@
+"""Plot colours that follow the application palette (light or dark) and stay readable."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+COLOR_A = "#2f7ed8"  # float reference (A)
+COLOR_B = "#f28c28"  # quantized / dequantized (B)
+COLOR_CLIP = "#d62728"
+COLOR_SECOND = "#2ca02c"
+
+
+def is_dark() -> bool:
+    pal = QApplication.palette()
+    return pal.color(QPalette.ColorRole.Base).lightness() < 128
+
+
+def text_color() -> QColor:
+    return QApplication.palette().color(QPalette.ColorRole.Text)
+
+
+def base_color() -> str:
+    return QApplication.palette().color(QPalette.ColorRole.Base).name()
+
+
+def brush(color: str, alpha: int) -> QColor:
+    c = QColor(color)
+    c.setAlpha(alpha)
+    return c
+
+
+def style_plot(widget: pg.PlotWidget | pg.GraphicsLayoutWidget, plots: list[pg.PlotItem] | None = None) -> None:
+    """Background = palette base, axes and text = palette text colour, light grid."""
+    pal = QApplication.palette()
+    bg = pal.color(QPalette.ColorRole.Base)
+    fg = pal.color(QPalette.ColorRole.Text)
+    widget.setBackground(bg)
+    items = plots if plots is not None else [widget.getPlotItem()]  # type: ignore[union-attr]
+    for p in items:
+        for name in ("left", "bottom", "right", "top"):
+            ax = p.getAxis(name)
+            ax.setPen(pg.mkPen(fg))
+            ax.setTextPen(pg.mkPen(fg))
+        p.showGrid(x=True, y=True, alpha=0.15)
+        p.titleLabel.setText(p.titleLabel.text, color=fg.name())

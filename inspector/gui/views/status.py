@@ -1,0 +1,98 @@
+"""Error banner (names the file and the problem) and the status-bar task indicator."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QToolButton,
+    QWidget,
+)
+
+from inspector.gui.workers import Worker
+
+
+class ErrorBanner(QFrame):
+    """A dismissable message strip at the top of the window: never modal, never silent."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setObjectName("errorBanner")
+        self.setStyleSheet(
+            "#errorBanner { background: #fde2e1; border: 1px solid #d62728; border-radius: 4px; }"
+            "#errorBanner QLabel { color: #5c0b0b; }"
+        )
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QToolButton(text="✕", autoRaise=True, toolTip="Dismiss")
+        close.clicked.connect(self.hide)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 4, 4, 4)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(close)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        self.label.setText(text)
+        self.show()
+
+    @property
+    def text(self) -> str:
+        return self.label.text()
+
+
+class TaskIndicator(QWidget):
+    """Progress bar and Cancel for the running background task(s), in the status bar."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.label = QLabel()
+        self.bar = QProgressBar()
+        self.bar.setMaximumWidth(160)
+        self.bar.setTextVisible(False)
+        self.cancel_button = QPushButton("Cancel")
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.label)
+        lay.addWidget(self.bar)
+        lay.addWidget(self.cancel_button)
+        self.cancel_button.clicked.connect(self.cancel_all)
+        self.tasks: dict[Worker, str] = {}
+        self.hide()
+
+    def track(self, worker: Worker, text: str) -> None:
+        if worker.is_done:
+            return
+        self.tasks[worker] = text
+        worker.progress.connect(lambda f, t: self._progress(worker, f, t))
+        worker.done.connect(lambda: self._done(worker))
+        self._render(text, -1.0)
+
+    def cancel_all(self) -> None:
+        for w in list(self.tasks):
+            w.cancel()
+
+    def _progress(self, worker: Worker, fraction: float, text: str) -> None:
+        if worker in self.tasks:
+            self._render(text or self.tasks[worker], fraction)
+
+    def _done(self, worker: Worker) -> None:
+        self.tasks.pop(worker, None)
+        if not self.tasks:
+            self.hide()
+        else:
+            self._render(next(iter(self.tasks.values())), -1.0)
+
+    def _render(self, text: str, fraction: float) -> None:
+        self.label.setText(text + "…")
+        if fraction < 0:
+            self.bar.setRange(0, 0)  # busy
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(1000 * fraction))
+        self.show()

@@ -1,0 +1,246 @@
+"""Tensor table of one model: name, dtype, shape, scale, zero-point, channels, range.
+
+A QAbstractTableModel whose rows are formatted lazily (and cached), so a model with tens of
+thousands of tensors opens at once; sorting uses numeric keys, filtering matches the tensor
+name or the type of an op that reads or writes it.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.model import Subgraph, Tensor
+from inspector.core.quant import tensor_range
+
+COLUMNS = ("#", "Name", "Dtype", "Shape", "Scale", "Zero pt", "Chan.", "Range")
+TOOLTIPS = {
+    "Scale": "Quantization scale S (per-channel tensors: smallest … largest)",
+    "Zero pt": "Quantization zero-point Z (per-channel tensors: smallest … largest)",
+    "Chan.": "Number of quantization channels (1 = per-tensor)",
+    "Range": "Representable float range [S·(qmin−Z), S·(qmax−Z)], union over channels",
+}
+KINDS = ("All tensors", "Constants", "Activations", "Quantized", "Per-channel")
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def _num(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def _spread(values, fmt=_num) -> str:
+    lo, hi = min(values), max(values)
+    return fmt(lo) if lo == hi else f"{fmt(lo)} … {fmt(hi)}"
+
+
+def format_row(t: Tensor) -> tuple[tuple[str, ...], tuple]:
+    """Display strings and sort keys of one tensor (no computation beyond formatting)."""
+    q = t.quantization
+    rng = tensor_range(t)
+    shape = "×".join(str(d) if d >= 0 else "?" for d in t.shape_signature) if t.shape_signature else "scalar"
+    text = (
+        str(t.index),
+        t.name,
+        t.dtype,
+        f"[{shape}]",
+        _spread(q.scales) if q else "",
+        _spread(q.zero_points, str) if q else "",
+        str(q.num_channels) if q else "",
+        f"[{_num(rng[0])}, {_num(rng[1])}]" if rng else "",
+    )
+    keys = (
+        t.index,
+        t.name.lower(),
+        t.dtype,
+        t.num_elements,
+        min(q.scales) if q else math.inf,
+        min(q.zero_points) if q else math.inf,
+        q.num_channels if q else 0,
+        (rng[1] - rng[0]) if rng else math.inf,
+    )
+    return text, keys
+
+
+class TensorTableModel(QAbstractTableModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.subgraph: Subgraph | None = None
+        self._rows: dict[int, tuple[tuple[str, ...], tuple]] = {}
+        self._ops_text: list[str] = []
+
+    def set_subgraph(self, sg: Subgraph | None) -> None:
+        self.beginResetModel()
+        self.subgraph, self._rows = sg, {}
+        self._ops_text = []
+        if sg is not None:
+            touching: list[set[str]] = [set() for _ in sg.tensors]
+            for op in sg.ops:
+                for i in (*op.inputs, *op.outputs):
+                    if 0 <= i < len(touching):
+                        touching[i].add(op.type.lower())
+            self._ops_text = [" ".join(sorted(s)) for s in touching]
+        self.endResetModel()
+
+    def row(self, r: int) -> tuple[tuple[str, ...], tuple]:
+        hit = self._rows.get(r)
+        if hit is None:
+            hit = self._rows[r] = format_row(self.subgraph.tensors[r])  # type: ignore[union-attr]
+        return hit
+
+    def ops_text(self, r: int) -> str:
+        return self._ops_text[r]
+
+    def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt signature)
+        return 0 if parent.isValid() or self.subgraph is None else len(self.subgraph.tensors)
+
+    def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or self.subgraph is None:
+            return None
+        r, c = index.row(), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.row(r)[0][c]
+        if role == SORT_ROLE:
+            return self.row(r)[1][c]
+        if role == Qt.ItemDataRole.ToolTipRole and c == 1:
+            t = self.subgraph.tensors[r]
+            kind = "constant" if t.is_constant else "variable" if t.is_variable else "activation"
+            return f"{t.name}\n{kind}, {t.num_elements:,} values; ops: {self._ops_text[r] or '—'}"
+        if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 6):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return TOOLTIPS.get(COLUMNS[section])
+        return None
+
+
+class TensorFilter(QSortFilterProxyModel):
+    """Rows whose name or op type contains the text, of the chosen kind; numeric sorting."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.text = ""
+        self.kind = KINDS[0]
+        self.setSortRole(SORT_ROLE)
+
+    def set_filter(self, text: str | None = None, kind: str | None = None) -> None:
+        if text is not None:
+            self.text = text.strip().lower()
+        if kind is not None:
+            self.kind = kind
+        self.invalidateFilter()
+
+    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
+        src: TensorTableModel = self.sourceModel()  # type: ignore[assignment]
+        if src.subgraph is None:
+            return False
+        t = src.subgraph.tensors[row]
+        kind_ok = {
+            "Constants": t.is_constant,
+            "Activations": not t.is_constant,
+            "Quantized": t.quantization is not None,
+            "Per-channel": t.quantization is not None and t.quantization.per_channel,
+        }.get(self.kind, True)
+        return kind_ok and (not self.text or self.text in t.name.lower() or self.text in src.ops_text(row))
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
+        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
+        try:
+            return a < b
+        except TypeError:
+            return str(a) < str(b)
+
+
+class TensorTable(QWidget):
+    """Filter box + kind selector + the table. Emits the tensor index the user picked."""
+
+    tensor_activated = Signal(int)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.model = TensorTableModel(self)
+        self.proxy = TensorFilter(self)
+        self.proxy.setSourceModel(self.model)
+        self.filter_edit = QLineEdit(placeholderText="Filter tensors by name or op type (e.g. conv, bias)")
+        self.filter_edit.setClearButtonEnabled(True)
+        self.kind_combo = QComboBox()
+        self.kind_combo.addItems(KINDS)
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().hide()
+        self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        h = self.view.horizontalHeader()
+        h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        h.setStretchLastSection(True)
+        for col, width in enumerate((36, 170, 56, 92, 84, 56, 46, 140)):
+            self.view.setColumnWidth(col, width)
+        top = QHBoxLayout()
+        top.setContentsMargins(0, 0, 0, 0)
+        top.addWidget(self.filter_edit, 1)
+        top.addWidget(self.kind_combo)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(top)
+        lay.addWidget(self.view)
+        self.filter_edit.textChanged.connect(lambda s: self.proxy.set_filter(text=s))
+        self.kind_combo.currentTextChanged.connect(lambda k: self.proxy.set_filter(kind=k))
+        self.view.selectionModel().currentRowChanged.connect(self._current_changed)
+        self._quiet = False
+
+    def set_subgraph(self, sg: Subgraph | None) -> None:
+        self.model.set_subgraph(sg)
+
+    def visible_tensors(self) -> list[int]:
+        """Tensor indices in the table's current order (after filter and sort)."""
+        return [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]
+
+    def selected_tensor(self) -> int | None:
+        idx = self.view.selectionModel().currentIndex()
+        return self.proxy.mapToSource(idx).row() if idx.isValid() else None
+
+    def select_tensor(self, index: int | None) -> None:
+        """Show a selection made elsewhere, without emitting tensor_activated."""
+        self._quiet = True
+        try:
+            sm = self.view.selectionModel()
+            if index is None:
+                sm.clearSelection()
+                sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
+                return
+            pidx = self.proxy.mapFromSource(self.model.index(index, 0))
+            if not pidx.isValid():  # filtered out
+                sm.clearSelection()
+                return
+            sm.setCurrentIndex(pidx, sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
+            self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.EnsureVisible)
+        finally:
+            self._quiet = False
+
+    def _current_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
+        if not self._quiet and cur.isValid():
+            self.tensor_activated.emit(self.proxy.mapToSource(cur).row())

@@ -1,0 +1,305 @@
+"""Weight histogram: float (A) and dequantized (B) values overlaid, clip range, errors.
+
+Renders an `inspector.core.weights.WeightAnalysis`; computes nothing. Bins come aligned to
+the quantization grid, so "Zoom to grid" shows the dequantized values as spikes one step S
+apart with the float values spread between them. Below: SQNR and max |error| per channel;
+clicking a channel shows that channel alone.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.weights import WeightAnalysis
+from inspector.gui.views.plot_style import (
+    COLOR_A,
+    COLOR_B,
+    COLOR_CLIP,
+    COLOR_SECOND,
+    base_color,
+    brush,
+    style_plot,
+    text_color,
+)
+
+FINE_BINS_VISIBLE = 400  # show grid-resolved bins when at most this many are in view
+EMPTY_TEXT = "Select a layer with weights, or a constant tensor, to see its weight histogram."
+
+
+def _fmt(v: float | None, unit: str = "") -> str:
+    if v is None:
+        return "—"
+    if math.isinf(v):
+        return ("∞" if v > 0 else "−∞") + unit
+    return f"{v:.4g}{unit}"
+
+
+def summary_text(w: WeightAnalysis) -> str:
+    """The label beside the plot: errors with units, grid step, clip range, sample size."""
+    parts = []
+    if w.metrics is not None:
+        m = w.metrics
+        steps = f" = {m.max_abs / w.grid_step:.2f} grid steps" if w.grid_step else ""
+        parts.append(f"<b>SQNR {_fmt(m.sqnr_db, ' dB')}</b>")
+        parts.append(f"max |error| {_fmt(m.max_abs)}{steps}")
+        if m.rmse_over_scale is not None:
+            parts.append(f"RMSE/scale {m.rmse_over_scale:.3f} (rounding alone ≈ 0.289)")
+        if m.clip_rate is not None:
+            parts.append(f"clipped {100 * m.clip_rate:.2f} %")
+    if w.grid_step is not None:
+        parts.append(f"grid step S = {w.grid_step:.4g}")
+    elif w.quant is not None and w.quant.per_channel:
+        parts.append("each channel has its own grid: pick a channel to see it")
+    if w.clip_lo is not None:
+        parts.append(f"representable [{w.clip_lo:.4g}, {w.clip_hi:.4g}]")
+    n = f"{w.used_elements:,} of {w.total_elements:,} values" if w.sampled else f"{w.total_elements:,} values"
+    parts.append(n)
+    return " · ".join(parts)
+
+
+class WeightHistogramView(QWidget):
+    channel_requested = Signal(object)  # int channel or None for all
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.analysis: WeightAnalysis | None = None
+        self.title = QLabel()
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = QLabel(EMPTY_TEXT)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.channel_combo = QComboBox()
+        self.channel_combo.setMinimumContentsLength(18)
+        self.channel_combo.setToolTip("Show all channels, or one channel with its own quantization grid")
+        self.zoom_button = QPushButton("Zoom to grid")
+        self.zoom_button.setToolTip("Zoom to a few quantization steps around zero")
+        self.fit_button = QPushButton("Fit")
+        self.log_check = QCheckBox("log count")
+        self.detail_label = QLabel()
+        self.fine: bool | None = None
+        bar = QHBoxLayout()
+        bar.addWidget(self.title, 1)
+        bar.addWidget(self.detail_label)
+        bar.addWidget(QLabel("Channel:"))
+        bar.addWidget(self.channel_combo)
+        bar.addWidget(self.zoom_button)
+        bar.addWidget(self.fit_button)
+        bar.addWidget(self.log_check)
+
+        self.plot = pg.PlotWidget()
+        p = self.plot.getPlotItem()
+        p.setLabel("bottom", "weight value")
+        p.setLabel("left", "count")
+        self.legend = p.addLegend(offset=(-70, 36), labelTextColor=text_color(), brush=brush(base_color(), 200))
+        self.region = pg.LinearRegionItem(movable=False, brush=brush(COLOR_CLIP, 18), pen=pg.mkPen(None))
+        self.region.setZValue(-10)
+        self.curve_a = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen(COLOR_A, width=1.5), brush=brush(COLOR_A, 70), name="A float")
+        self.curve_b = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen(COLOR_B, width=1.5), brush=brush(COLOR_B, 90), name="B dequantized")
+        opts = {"position": 0.97, "color": COLOR_CLIP, "movable": False}
+        dash = pg.mkPen(COLOR_CLIP, width=1.5, style=Qt.PenStyle.DashLine)
+        self.clip_lines = (
+            pg.InfiniteLine(angle=90, pen=dash, label="clip lo", labelOpts=opts),
+            pg.InfiniteLine(angle=90, pen=dash, label="clip hi", labelOpts=opts),
+        )
+        for it in (self.region, self.curve_a, self.curve_b, *self.clip_lines):
+            p.addItem(it)
+        self.empty_text = pg.TextItem(EMPTY_TEXT, anchor=(0.5, 0.5))
+        p.addItem(self.empty_text)
+
+        self.channel_plot = pg.GraphicsLayoutWidget()
+        self.sqnr_plot = self.channel_plot.addPlot(title="SQNR by channel (dB)")
+        self.sqnr_plot.setLabel("bottom", "channel")
+        self.maxerr_plot = self.channel_plot.addPlot(title="max |error| by channel")
+        self.maxerr_plot.setLabel("bottom", "channel")
+        self.sqnr_points = pg.PlotDataItem(pen=pg.mkPen(COLOR_B, width=1), symbol="o", symbolSize=6, symbolBrush=COLOR_B, symbolPen=None)
+        self.sqnr_plot.addItem(self.sqnr_points)
+        self.sqnr_plot.setLabel("left", "dB")
+        self.maxerr_plot.setLabel("left", "|error|")
+        self.maxerr_points = pg.PlotDataItem(pen=pg.mkPen(COLOR_SECOND, width=1), symbol="o", symbolSize=6, symbolBrush=COLOR_SECOND, symbolPen=None)
+        self.half_step = pg.PlotDataItem(pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DotLine), name="S/2")
+        self.maxerr_plot.addItem(self.half_step)
+        self.maxerr_plot.addItem(self.maxerr_points)
+        for item in (self.maxerr_points, self.sqnr_points):
+            item.sigPointsClicked.connect(lambda _i, pts, _ev: self._pick_channel(pts))
+        p.sigXRangeChanged.connect(self._update_detail)
+        style_plot(self.plot)
+        style_plot(self.channel_plot, [self.sqnr_plot, self.maxerr_plot])
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.plot)
+        split.addWidget(self.channel_plot)
+        split.setSizes([380, 220])
+        lay = QVBoxLayout(self)
+        lay.addLayout(bar)
+        lay.addWidget(self.summary)
+        lay.addWidget(split, 1)
+
+        self.channel_combo.currentIndexChanged.connect(self._combo_changed)
+        self.zoom_button.clicked.connect(self.zoom_to_grid)
+        self.fit_button.clicked.connect(lambda: self.plot.getPlotItem().autoRange())
+        self.log_check.toggled.connect(self._set_log)
+        self.set_analysis(None)
+
+    # ------------------------------------------------------------------ rendering
+    def set_analysis(self, w: WeightAnalysis | None) -> None:
+        self.analysis = w
+        has = w is not None
+        self.empty_text.setVisible(not has)
+        for it in (self.zoom_button, self.fit_button, self.channel_combo, self.log_check):
+            it.setEnabled(has)
+        self._fill_channels(w)
+        self.fine = None
+        if w is None:
+            self.detail_label.setText("")
+            self.title.setText("")
+            self.summary.setText(EMPTY_TEXT)
+            for c in (self.curve_a, self.curve_b, self.maxerr_points, self.half_step):
+                c.setData([], [])
+            self.sqnr_points.setData([], [])
+            self.region.hide()
+            for ln in self.clip_lines:
+                ln.hide()
+            self.channel_plot.hide()
+            return
+        src = w.b or w.a
+        ch = f", channel {w.channel}" if w.channel is not None else ""
+        self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]
+        notes = "".join(f"<br><i>{n}</i>" for n in w.notes)
+        self.summary.setText(summary_text(w) + notes)
+        self.fine = None  # decided by _update_detail for the visible range
+        self.legend.clear()
+        if w.a_counts is not None and w.a is not None:
+            self.legend.addItem(self.curve_a, w.a.describe())
+        if w.b_counts is not None and w.b is not None:
+            self.legend.addItem(self.curve_b, w.b.describe())
+        if w.clip_lo is not None:
+            self.region.setRegion((w.clip_lo, w.clip_hi))
+            self.region.show()
+            for ln, v in zip(self.clip_lines, (w.clip_lo, w.clip_hi), strict=True):
+                ln.setValue(v)
+                ln.show()
+        else:
+            self.region.hide()
+            for ln in self.clip_lines:
+                ln.hide()
+        self._fill_channel_plot(w)
+        self._fit_x(w)
+        self._update_detail()
+
+    def _update_detail(self, *_args) -> None:
+        """Grid-resolved bins when zoomed in (a few hundred bins visible), coarse bins otherwise."""
+        w = self.analysis
+        if w is None:
+            return
+        x0, x1 = self.plot.getPlotItem().viewRange()[0]
+        visible_bins = (x1 - x0) / float(w.edges[1] - w.edges[0])
+        fine = w.coarse_edges is None or visible_bins <= FINE_BINS_VISIBLE
+        if fine == self.fine:
+            return
+        self.fine = fine
+        edges = w.edges if fine else w.coarse_edges
+        for curve, counts, side in (
+            (self.curve_a, w.a_counts if fine else w.a_coarse, w.a),
+            (self.curve_b, w.b_counts if fine else w.b_coarse, w.b),
+        ):
+            if counts is None or side is None:
+                curve.setData([], [])
+                curve.hide()
+            else:
+                curve.setData(edges, counts.astype(np.float64), stepMode="center", fillLevel=0)
+                curve.show()
+        self.detail_label.setText("bins: grid-resolved" if fine else "bins: coarse (zoom in for the grid)")
+
+    def _fit_x(self, w: WeightAnalysis) -> None:
+        """Fit the data (not the clip lines, which may lie far out for biases)."""
+        counts = [c for c in (w.a_counts, w.b_counts) if c is not None]
+        occupied = np.nonzero(np.sum(counts, axis=0))[0]
+        if occupied.size == 0:
+            return
+        lo, hi = w.edges[occupied[0]], w.edges[occupied[-1] + 1]
+        p = self.plot.getPlotItem()
+        p.setXRange(lo, hi, padding=0.05)
+        p.enableAutoRange(axis="y")
+
+    def _fill_channel_plot(self, w: WeightAnalysis) -> None:
+        if w.per_channel_sqnr_db is None:
+            self.channel_plot.hide()
+            return
+        self.channel_plot.show()
+        x = np.arange(len(w.per_channel_sqnr_db))
+        finite = np.where(np.isfinite(w.per_channel_sqnr_db), w.per_channel_sqnr_db, np.nan)
+        self.sqnr_points.setData(x, finite)
+        self.maxerr_points.setData(x, w.per_channel_max_abs)
+        if w.quant is not None and w.quant.per_channel:
+            self.half_step.setData(x, 0.5 * np.asarray(w.quant.scales))
+        self.sqnr_plot.autoRange()
+        self.maxerr_plot.autoRange()
+
+    def _fill_channels(self, w: WeightAnalysis | None) -> None:
+        self.channel_combo.blockSignals(True)
+        self.channel_combo.clear()
+        self.channel_combo.addItem("all channels", None)
+        if w is not None and w.quant is not None and w.quant.per_channel:
+            for c, s in enumerate(w.quant.scales):
+                self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
+            self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
+        self.channel_combo.setEnabled(self.channel_combo.count() > 1)
+        self.channel_combo.blockSignals(False)
+
+    # ------------------------------------------------------------------ interaction
+    def zoom_to_grid(self, steps: float = 16) -> None:
+        """Zoom the x axis to about `steps` quantization steps around the densest bin."""
+        w = self.analysis
+        if w is None:
+            return
+        step = w.grid_step
+        if step is None and w.quant is not None:
+            step = float(np.median(w.quant.scales))
+        if step is None:
+            step = float(w.edges[-1] - w.edges[0]) / 40
+        coarse = [c for c in (w.a_coarse, w.b_coarse) if c is not None]
+        centre = 0.0
+        occupied = np.nonzero(np.sum(coarse, axis=0))[0] if coarse else np.empty(0, int)
+        if occupied.size and w.coarse_edges is not None:
+            lo_x, hi_x = w.coarse_edges[occupied[0]], w.coarse_edges[occupied[-1] + 1]
+            if not lo_x <= 0.0 <= hi_x:  # weights usually peak at zero; else use the densest bin
+                k = int(np.argmax(np.sum(coarse, axis=0)))
+                centre = 0.5 * float(w.coarse_edges[k] + w.coarse_edges[k + 1])
+        if w.grid_step is not None:  # put a grid point in the middle
+            z = w.quant.zero_points[w.channel or 0] if w.quant is not None else 0
+            centre = (round(centre / step + z) - z) * step
+        x0, x1 = centre - steps / 2 * step, centre + steps / 2 * step
+        p = self.plot.getPlotItem()
+        p.setXRange(x0, x1, padding=0)
+        lo, hi = np.searchsorted(w.edges, [x0, x1])
+        counts = [c[max(lo - 1, 0) : hi] for c in (w.a_counts, w.b_counts) if c is not None]
+        top = max((float(c.max()) for c in counts if c.size), default=1.0)
+        if self.log_check.isChecked():
+            p.setYRange(0, math.log10(max(top, 1)) * 1.05)
+        else:
+            p.setYRange(0, top * 1.05)
+
+    def _set_log(self, on: bool) -> None:
+        self.plot.getPlotItem().setLogMode(y=on)
+        self.plot.getPlotItem().enableAutoRange(axis="y")
+
+    def _combo_changed(self, i: int) -> None:
+        self.channel_requested.emit(self.channel_combo.itemData(i))
+
+    def _pick_channel(self, points) -> None:
+        if len(points):
+            self.channel_requested.emit(int(round(points[0].pos().x())))

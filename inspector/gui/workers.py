@@ -1,0 +1,124 @@
+"""Run a callable off the GUI thread: progress, cancel, result or a user-facing error.
+
+The callable receives a `Progress` and may call it as `progress(fraction, text)` (fraction in
+[0, 1], or None for "busy"); every call is also a cancellation point that raises `Cancelled`
+once `Worker.cancel()` was called. `InspectorError`s become `failed(message)`; any other
+exception becomes `failed("internal error: ...")` with the traceback logged, never a crash.
+
+    w = Worker(load_model, path)
+    w.finished.connect(on_model); w.failed.connect(show_error)
+    w.start()
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from inspector.core.errors import Cancelled, InspectorError
+
+log = logging.getLogger(__name__)
+
+
+class Progress:
+    """Handed to the work function: report progress, and learn about cancellation."""
+
+    def __init__(self, worker: Worker) -> None:
+        self._worker = worker
+
+    def __call__(self, fraction: float | None = None, text: str = "") -> None:
+        if self._worker.is_cancelled:
+            raise Cancelled()
+        self._worker.progress.emit(-1.0 if fraction is None else float(fraction), text)
+
+    @property
+    def cancelled(self) -> bool:
+        return self._worker.is_cancelled
+
+
+class _Runnable(QRunnable):
+    def __init__(self, worker: Worker) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._worker = worker
+
+    def run(self) -> None:
+        self._worker._run()
+
+
+class Worker(QObject):
+    """One unit of background work. Signals arrive on the GUI thread (queued connections)."""
+
+    progress = Signal(float, str)  # fraction in [0, 1] or -1 for busy, text
+    finished = Signal(object)  # the callable's return value
+    failed = Signal(str)  # a message fit for the user (names the file and the problem)
+    cancelled = Signal()
+    done = Signal()  # after exactly one of finished / failed / cancelled
+
+    _alive: set[Worker] = set()  # keeps running workers referenced until they are done
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, wants_progress: bool = False, **kwargs: Any) -> None:
+        super().__init__()
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+        self._wants_progress = wants_progress
+        self._cancel = threading.Event()
+        self._finished_event = threading.Event()
+        self.result: Any = None
+        self.error: str | None = None
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def is_done(self) -> bool:
+        return self._finished_event.is_set()
+
+    def cancel(self) -> None:
+        """Ask the work to stop at its next progress call (its result is then discarded)."""
+        self._cancel.set()
+
+    def start(self, pool: QThreadPool | None = None) -> Worker:
+        Worker._alive.add(self)
+        self.done.connect(lambda: Worker._alive.discard(self))
+        (pool or QThreadPool.globalInstance()).start(_Runnable(self))
+        return self
+
+    def run_here(self) -> Worker:
+        """Run synchronously on the calling thread (small jobs, tests, self-test)."""
+        self._run()
+        return self
+
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Block until the work has run (signals may still be queued for the GUI thread)."""
+        return self._finished_event.wait(timeout_s)
+
+    def _run(self) -> None:
+        try:
+            if self._wants_progress:
+                out = self._fn(*self._args, progress=Progress(self), **self._kwargs)
+            else:
+                out = self._fn(*self._args, **self._kwargs)
+            if self.is_cancelled:
+                raise Cancelled()
+        except Cancelled:
+            self._finished_event.set()
+            self.cancelled.emit()
+        except InspectorError as e:
+            self.error = str(e)
+            self._finished_event.set()
+            self.failed.emit(self.error)
+        except Exception as e:  # a bug, not bad input: report it, keep the app alive
+            log.exception("background task failed")
+            self.error = f"internal error: {type(e).__name__}: {e}"
+            self._finished_event.set()
+            self.failed.emit(self.error)
+        else:
+            self.result = out
+            self._finished_event.set()
+            self.finished.emit(out)
+        self.done.emit()
