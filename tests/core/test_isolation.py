@@ -1,0 +1,157 @@
+"""Worker-process isolation: crashes, kills, hangs and errors become clean exceptions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import isolation_helpers as h
+import numpy as np
+import pytest
+
+from inspector.core.errors import Cancelled, InputError, RuntimeFailure
+from inspector.core.isolation import WorkerProcess, run_isolated
+from inspector.core.runtime_probe import probe_model
+
+
+@pytest.fixture(scope="module")
+def worker():
+    w = WorkerProcess(grace=0.5)
+    yield w
+    w.close()
+
+
+def test_result_and_reuse(worker):
+    assert worker.run(h.echo, {"a": [1, 2]}) == {"a": [1, 2]}
+    first = worker.run(h.pid)
+    assert first != os.getpid()
+    assert worker.run(h.pid) == first  # a healthy worker is reused
+
+
+def test_segfault_is_reported_and_next_call_gets_a_fresh_worker(worker):
+    before = worker.run(h.pid)
+    starts = worker.starts
+    with pytest.raises(RuntimeFailure) as ei:
+        worker.run(h.segfault, step="running samples", models=("float.tflite", "int8.tflite"))
+    assert str(ei.value) == (
+        "the LiteRT runtime crashed (signal SIGSEGV: segmentation fault) while running models "
+        "float.tflite and int8.tflite, step 'running samples'"
+    )
+    assert ei.value.reason == "SIGSEGV" and ei.value.step == "running samples"
+    after = worker.run(h.pid)
+    assert after != before and worker.starts == starts + 1
+
+
+def test_abort(worker):
+    with pytest.raises(RuntimeFailure, match=r"aborted \(signal SIGABRT\) while running model m.tflite, step 'calibrating'"):
+        worker.run(h.abort, step="calibrating", models=("m.tflite",))
+    assert worker.run(h.echo, 5) == 5
+
+
+def test_sigkill_from_outside_mid_run(worker):
+    seen = []
+
+    def on_progress(done, total, message):
+        seen.append(message)
+        os.kill(int(message.split()[1]), signal.SIGKILL)  # like the kernel's OOM killer
+
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeFailure) as ei:
+        worker.run(h.wait_for_kill, progress=on_progress, step="running samples", models=("big.tflite",))
+    assert "was killed (signal SIGKILL; the system may have run out of memory) while running model big.tflite" in str(ei.value)
+    assert len(seen) == 1 and time.monotonic() - t0 < 10
+    assert worker.run(h.echo, "alive") == "alive"
+
+
+def test_hang_past_timeout(worker):
+    t0 = time.monotonic()
+    with pytest.raises(RuntimeFailure) as ei:
+        worker.run(h.hang, timeout=0.7, step="requantize validation", models=("q.tflite",))
+    elapsed = time.monotonic() - t0
+    assert 0.7 <= elapsed < 5
+    assert str(ei.value) == (
+        "the worker did not finish step 'requantize validation' within 0.7 s while running model q.tflite (hung?); it was stopped"
+    )
+    assert worker.run(h.echo, 1) == 1
+
+
+def test_inspector_error_keeps_type_message_and_path(worker):
+    with pytest.raises(InputError) as ei:
+        worker.run(h.bad_input, "/data/inputs.npz")
+    assert type(ei.value) is InputError
+    assert ei.value.path == "/data/inputs.npz"
+    assert ei.value.message == "the .npz file has no array named 'image' (found: x, y)"
+    assert worker.run(h.echo, 2) == 2  # an ordinary error does not cost the worker
+
+
+def test_other_exception_is_one_line_with_details(worker):
+    with pytest.raises(RuntimeFailure) as ei:
+        worker.run(h.value_error, step="running samples", models=("a.tflite",))
+    assert str(ei.value) == "something broke (step 'running samples' while running model a.tflite)"
+    assert "Traceback" in ei.value.details and "value_error" in ei.value.details
+
+
+def test_unpicklable_result(worker):
+    with pytest.raises(RuntimeFailure, match="the result could not be sent back"):
+        worker.run(h.unpicklable)
+
+
+def test_progress_in_order_and_result(worker):
+    got = []
+    assert worker.run(h.count, 20, 0.0, progress=lambda d, t, m: got.append((d, t, m))) == 210
+    assert got == [(i, 20, f"step {i}") for i in range(1, 21)]
+
+
+def test_cooperative_cancel_keeps_worker(worker):
+    got = []
+    pid = worker.run(h.pid)
+    with pytest.raises(Cancelled):
+        worker.run(h.count, 1000, 0.01, progress=lambda d, t, m: got.append(d), cancel=lambda: len(got) >= 5)
+    assert 5 <= len(got) < 50
+    assert got == list(range(1, len(got) + 1))
+    assert worker.run(h.pid) == pid  # it stopped by itself: no restart needed
+
+
+def test_cancel_of_uncooperative_work_terminates_after_grace(worker):
+    flag = threading.Event()
+    threading.Timer(0.3, flag.set).start()
+    starts = worker.starts
+    t0 = time.monotonic()
+    with pytest.raises(Cancelled):
+        worker.run(h.hang, cancel=flag.is_set)
+    assert 0.3 + worker.grace <= time.monotonic() - t0 < 5
+    assert worker.run(h.echo, 3) == 3 and worker.starts == starts + 1
+
+
+def test_out_of_memory_with_limit():
+    w = WorkerProcess(memory_limit=1 << 30)
+    try:
+        assert w.run(h.allocate, 10_000_000) == 10_000_000
+        with pytest.raises(RuntimeFailure) as ei:
+            w.run(h.allocate, 4 << 30, step="running samples", models=("big.tflite",))
+        assert str(ei.value) == "the worker ran out of memory in step 'running samples' while running model big.tflite"
+        assert ei.value.reason == "memory"
+    finally:
+        w.close()
+
+
+def test_arrays_come_back_intact(worker):
+    a = worker.run(h.array, (8, 32, 32, 16))
+    np.testing.assert_array_equal(a, np.arange(8 * 32 * 32 * 16, dtype=np.float32).reshape(8, 32, 32, 16))
+
+
+def test_custom_op_model_fails_cleanly_naming_the_op(fixture_path, worker):
+    path = str(fixture_path("custom_op"))
+    with pytest.raises(RuntimeFailure) as ei:
+        worker.run(probe_model, path, step="checking the model runs", models=(path,))
+    assert ei.value.path == path
+    assert ei.value.message == "the model uses the custom op 'MyCustomSoftmax' (op 12), which the LiteRT runtime does not provide"
+    ok = worker.run(probe_model, str(fixture_path("int8")))
+    assert ok["inputs"][0]["shape"] == [1, 32, 32, 3] and ok["outputs"][0]["shape"] == [1, 10]
+
+
+def test_run_isolated_default_worker():
+    assert run_isolated(h.count, 3, 0.0) == 6
+    assert run_isolated(h.pid) != os.getpid()
