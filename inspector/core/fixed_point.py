@@ -81,9 +81,19 @@ def _rounding_divide_by_pot(x: np.ndarray, exponent: int) -> np.ndarray:
     return (x >> exponent) + (remainder > threshold)
 
 
-def multiply_by_quantized_multiplier(x: np.ndarray | int, m0: int, shift: int) -> np.ndarray:
-    """Integer rescale of int32 accumulators x by (M0, shift), double-rounding TFLite build."""
+def multiply_by_quantized_multiplier(
+    x: np.ndarray | int, m0: int, shift: int, single_rounding: bool = False
+) -> np.ndarray:
+    """Integer rescale of int32 accumulators x by (M0, shift) (tensorflow/lite/kernels/internal/common.h).
+
+    Default: the double-rounding build (SRDHM, then RoundingDivideByPOT: halves away from zero,
+    rounded twice). `single_rounding=True`: TFLITE_SINGLE_ROUNDING builds, one 64-bit product
+    rounded once with halves toward +inf, which is what the ai-edge-litert wheels do.
+    """
     a = np.asarray(x, np.int64)
+    if single_rounding:
+        total = 31 - shift
+        return (a * np.int64(m0) + (np.int64(1) << (total - 1))) >> total
     left = max(shift, 0)
     right = max(-shift, 0)
     shifted = np.clip(a * (1 << left), INT32_MIN, INT32_MAX)

@@ -103,3 +103,13 @@ def test_integer_rescale_matches_exact_rounding_within_one():
                  * (1 if a >= 0 else -1) for a in acc[:500]]  # fmt: skip
         assert np.max(np.abs(got[:500] - np.asarray(exact))) <= 1
         assert np.max(np.abs(got - acc * m)) <= 1 + abs(m) * 2**-20 * 2**24
+
+
+def test_single_rounding_rescale_is_one_rounding_half_up():
+    rng = np.random.default_rng(3)
+    acc = rng.integers(-(2**22), 2**22, 2000)
+    for m in (0.0123, 0.4999, 0.000731):
+        m0, shift = quantize_multiplier(m, single_rounding=True)
+        got = multiply_by_quantized_multiplier(acc, m0, shift, single_rounding=True)
+        exact = [math.floor(Fraction(int(a)) * m0 / Fraction(2) ** (31 - shift) + Fraction(1, 2)) for a in acc]
+        assert got.tolist() == exact

@@ -1,0 +1,351 @@
+"""The integer arithmetic behind one op of a quantized model, as the TFLite kernels do it.
+
+For the op math panel and reports: which kernel path runs (see `kernel_path`), every
+quantized tensor's parameters and representable float range, and the rescaling the kernel
+derives from them, with (M0, shift) from `fixed_point.quantize_multiplier`:
+
+- CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED / TRANSPOSE_CONV / BATCH_MATMUL: per output
+  channel M = S1*S2[c]/S3 computed in double from the float32 scales
+  (tflite::PopulateConvolutionQuantizationParams, tensorflow/lite/kernels/kernel_util.cc);
+- ADD / SUB: left_shift 20 (8-bit) or 15 (16-bit), twice_max_input_scale = 2*max(S_in1, S_in2),
+  real_input_multiplier = S_in/twice_max, real_output_multiplier = twice_max/((1<<left_shift)*S_out)
+  (tensorflow/lite/kernels/add.cc Prepare, sub.cc PrepareGeneralSubOp); int16 ADD with power-of-two
+  scales and zero zero-points (pot_scale_int16) uses plain shifts instead;
+- MUL: M = S1*S2/S3 (tensorflow/lite/kernels/mul.cc Prepare);
+- other int ops that rescale (QUANTIZE int->int, MEAN, ...): M = S_in/S_out.
+Fused activations become a clamp in the quantized domain (CalculateActivationRangeQuantized).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from inspector.core import opmath_text
+from inspector.core.dtypes import INT_LIMITS
+from inspector.core.fixed_point import quantize_multiplier
+from inspector.core.kernel_path import PATH_LABELS, classify, input_at, is_quantized_int, roles
+from inspector.core.model import Model, Op, Subgraph, Tensor
+from inspector.core.quant import representable_range
+
+
+@dataclass(frozen=True)
+class TensorQuant:
+    role: str  # "input", "weights", "bias", "output", "input 1", ...
+    index: int
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    is_constant: bool
+    scales: tuple[float, ...] | None
+    zero_points: tuple[int, ...] | None
+    quantized_dimension: int | None
+    range_lo: tuple[float, ...] | None  # representable float range per channel
+    range_hi: tuple[float, ...] | None
+    observed: dict | None = None  # range_use / clip_rate / sqnr_db from a comparison run
+
+
+@dataclass(frozen=True)
+class Multiplier:
+    name: str
+    formula: str
+    real: float
+    m0: int
+    shift: int
+
+
+@dataclass(frozen=True)
+class ConvMath:
+    input_scale: float
+    input_zero_point: int
+    weight_scales: tuple[float, ...]
+    weight_zero_points: tuple[int, ...]
+    per_channel: bool
+    output_scale: float
+    output_zero_point: int
+    multipliers: tuple[float, ...]  # M[c] = S1*S2[c]/S3
+    m0: tuple[int, ...]
+    shifts: tuple[int, ...]
+    accumulator: str  # "int32" or "int64" (16x8)
+    bias_dtype: str | None
+    bias_scale_expected: tuple[float, ...]  # S1*S2[c]
+    bias_scale_actual: tuple[float, ...] | None
+    bias_scale_ratio: tuple[float, ...] | None  # actual / expected
+    clamp: tuple[int, int]  # fused activation as a quantized clamp
+
+
+@dataclass(frozen=True)
+class RescaleMath:
+    kind: str  # "add_sub", "add_sub_pot", "mul", "requantize", "same_scale", "fixed_output", "quantize", "dequantize"
+    left_shift: int | None
+    twice_max_input_scale: float | None
+    multipliers: tuple[Multiplier, ...]
+    pot_shifts: tuple[int, ...] | None  # int16 power-of-two ADD/SUB: input shifts
+    clamp: tuple[int, int] | None
+
+
+@dataclass(frozen=True)
+class HybridMath:
+    weight_scales: tuple[float, ...]
+    weight_zero_points: tuple[int, ...]
+    per_channel: bool
+    asymmetric_quantize_inputs: bool
+    input_dtype: str
+    output_dtype: str
+
+
+@dataclass(frozen=True)
+class OpMath:
+    subgraph: int
+    op_index: int
+    op_type: str
+    kernel_path: str
+    kernel_label: str
+    tensors: tuple[TensorQuant, ...]
+    conv: ConvMath | None
+    rescale: RescaleMath | None
+    hybrid: HybridMath | None
+    explanation: tuple[str, ...]
+
+    def tensor(self, role: str) -> TensorQuant | None:
+        return next((t for t in self.tensors if t.role == role), None)
+
+    def to_json(self) -> dict:
+        return _jsonable(asdict(self))
+
+
+def _jsonable(o):
+    if isinstance(o, dict):
+        return {k: _jsonable(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
+
+
+# ------------------------------------------------------------------ tensors
+def tensor_quant(t: Tensor, role: str, observed: dict | None = None) -> TensorQuant:
+    q = t.quantization
+    lo = hi = None
+    if q is not None and t.dtype in INT_LIMITS:
+        lo_a, hi_a = representable_range(q, t.dtype)
+        lo, hi = tuple(float(v) for v in lo_a), tuple(float(v) for v in hi_a)
+    return TensorQuant(
+        role=role, index=t.index, name=t.name, dtype=t.dtype, shape=t.shape, is_constant=t.is_constant,
+        scales=None if q is None else q.scales, zero_points=None if q is None else q.zero_points,
+        quantized_dimension=None if q is None else q.quantized_dimension,
+        range_lo=lo, range_hi=hi, observed=observed,
+    )  # fmt: skip
+
+
+def _op_tensors(sg: Subgraph, op: Op, observed) -> list[TensorQuant]:
+    r = roles(op)
+    names = {}
+    if r is not None:
+        names = {r.activation: "input", r.weights: "weights"}
+        if r.bias is not None:
+            names[r.bias] = "bias"
+        if op.type == "BATCH_MATMUL":
+            names = {0: "input", 1: "weights" if input_at(sg, op, 1) and input_at(sg, op, 1).is_constant else "input 2"}  # type: ignore[union-attr]
+    out: list[TensorQuant] = []
+    n_in = sum(1 for i in op.inputs if i >= 0)
+    for pos, ti in enumerate(op.inputs):
+        if ti < 0:
+            continue
+        role = names.get(pos, "input" if n_in == 1 else f"input {pos + 1}")
+        out.append(tensor_quant(sg.tensors[ti], role, observed(ti)))
+    for k, ti in enumerate(op.outputs):
+        if ti >= 0:
+            out.append(tensor_quant(sg.tensors[ti], "output" if len(op.outputs) == 1 else f"output {k + 1}", observed(ti)))
+    return out
+
+
+# ------------------------------------------------------------------ kernels
+def activation_clamp(op: Op, out: Tensor) -> tuple[int, int]:
+    """Output clamp of a fused activation in quantized units (CalculateActivationRangeQuantized)."""
+    qmin, qmax = INT_LIMITS[out.dtype]
+    q = out.quantization
+    if q is None:
+        return qmin, qmax
+    s, z = np.float32(q.scales[0]), q.zero_points[0]
+
+    def quant(f: float) -> int:  # zero_point + TfLiteRound(f / scale), in float32 like the kernel
+        v = float(np.float32(f) / s)
+        return z + int(math.copysign(math.floor(abs(v) + 0.5), v))
+
+    act = op.options.get("fused_activation_function", "NONE")
+    if act == "RELU":
+        return max(qmin, quant(0.0)), qmax
+    if act == "RELU6":
+        return max(qmin, quant(0.0)), min(qmax, quant(6.0))
+    if act == "RELU_N1_TO_1":
+        return max(qmin, quant(-1.0)), min(qmax, quant(1.0))
+    return qmin, qmax
+
+
+def _mult(name: str, formula: str, real: float) -> Multiplier:
+    m0, shift = quantize_multiplier(real)
+    return Multiplier(name, formula, float(real), m0, shift)
+
+
+def conv_math(sg: Subgraph, op: Op) -> ConvMath | None:
+    r = roles(op)
+    if r is None:
+        return None
+    a, w, out = input_at(sg, op, r.activation), input_at(sg, op, r.weights), sg.tensors[op.outputs[0]]
+    b = input_at(sg, op, r.bias)
+    if not (is_quantized_int(a) and is_quantized_int(w) and is_quantized_int(out)):
+        return None
+    s1, s3 = float(a.quantization.scales[0]), float(out.quantization.scales[0])  # type: ignore[union-attr]
+    s2 = np.asarray(w.quantization.scales, np.float64)  # type: ignore[union-attr]
+    m = s1 * s2 / s3  # double(S1) * double(S2[c]) / double(S3), as the kernel computes it
+    fixed = [quantize_multiplier(float(v)) for v in m]
+    expected = s1 * s2
+    actual = ratio = None
+    if b is not None and b.quantization is not None:
+        act = np.asarray(b.quantization.scales, np.float64)
+        exp_b = np.broadcast_to(expected, act.shape) if expected.size == 1 else expected
+        if act.size == exp_b.size or act.size == 1:
+            actual = tuple(float(v) for v in act)
+            ratio = tuple(float(v) for v in np.broadcast_to(act, exp_b.shape) / exp_b)
+    return ConvMath(
+        input_scale=s1, input_zero_point=a.quantization.zero_points[0],  # type: ignore[union-attr]
+        weight_scales=tuple(float(v) for v in s2), weight_zero_points=w.quantization.zero_points,  # type: ignore[union-attr]
+        per_channel=w.quantization.per_channel,  # type: ignore[union-attr]
+        output_scale=s3, output_zero_point=out.quantization.zero_points[0],  # type: ignore[union-attr]
+        multipliers=tuple(float(v) for v in m), m0=tuple(f[0] for f in fixed), shifts=tuple(f[1] for f in fixed),
+        accumulator="int64" if a.dtype == "int16" else "int32",
+        bias_dtype=None if b is None else b.dtype,
+        bias_scale_expected=tuple(float(v) for v in expected), bias_scale_actual=actual, bias_scale_ratio=ratio,
+        clamp=activation_clamp(op, out),
+    )  # fmt: skip
+
+
+SAME_SCALE_OPS = frozenset({
+    "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "MAX_POOL_2D", "AVERAGE_POOL_2D", "CONCATENATION",
+    "GATHER", "GATHER_ND", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "PAD", "PADV2", "SPACE_TO_DEPTH",
+    "DEPTH_TO_SPACE", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR",
+    "MAXIMUM", "MINIMUM", "PACK", "UNPACK", "TILE", "BROADCAST_TO", "REDUCE_MAX", "REDUCE_MIN",
+})  # fmt: skip
+
+
+def _fixed_output(op_type: str, in_dtype: str, out_dtype: str) -> tuple[float, int] | None:
+    """Output (scale, zero_point) a kernel requires (activations.cc Prepare); None when free."""
+    if op_type in ("LOGISTIC", "SOFTMAX") and out_dtype == "int8":
+        return 1 / 256, -128
+    if op_type == "SOFTMAX" and in_dtype == "int8" and out_dtype == "int16":
+        return 1 / 65536, -32768
+    if op_type in ("LOGISTIC", "SOFTMAX", "TANH") and out_dtype == "int16":
+        return 1 / 32768, 0
+    if op_type in ("TANH", "L2_NORMALIZATION") and out_dtype == "int8":
+        return 1 / 128, 0
+    if op_type == "LOG_SOFTMAX" and out_dtype == "int8":
+        return 16 / 256, 127
+    return None
+
+
+def fixed_output_params(op: Op, sg: Subgraph) -> tuple[float, int] | None:
+    ins = [sg.tensors[i] for i in op.inputs if i >= 0]
+    outs = [sg.tensors[o] for o in op.outputs if o >= 0]
+    if not ins or not outs:
+        return None
+    return _fixed_output(op.type, ins[0].dtype, outs[0].dtype)
+
+
+def rescale_math(sg: Subgraph, op: Op) -> RescaleMath | None:
+    ins = [sg.tensors[i] for i in op.inputs if i >= 0]
+    outs = [sg.tensors[o] for o in op.outputs if o >= 0]
+    if not outs:
+        return None
+    out = outs[0]
+    qins = [t for t in ins if is_quantized_int(t) and not (t.dtype == "int32")]
+    if op.type == "QUANTIZE" and ins and not is_quantized_int(ins[0]) and is_quantized_int(out):
+        return RescaleMath("quantize", None, None, (), None, None)
+    if op.type == "DEQUANTIZE":
+        return RescaleMath("dequantize", None, None, (), None, None)
+    if not is_quantized_int(out) or not qins:
+        return None
+    s_out = float(out.quantization.scales[0])  # type: ignore[union-attr]
+    clamp = activation_clamp(op, out) if out.dtype in INT_LIMITS else None
+    if op.type in ("ADD", "SUB") and len(qins) >= 2:
+        s1, s2 = float(qins[0].quantization.scales[0]), float(qins[1].quantization.scales[0])  # type: ignore[union-attr]
+        zs = [t.quantization.zero_points[0] for t in (qins[0], qins[1], out)]  # type: ignore[union-attr]
+        int16 = out.dtype == "int16"
+        pot = int16 and bool(op.options.get("pot_scale_int16", False)) and all(z == 0 for z in zs) and all(
+            _is_pot(s) for s in (s1, s2, s_out))
+        if pot:
+            shifts = tuple(round(math.log2(s)) - round(math.log2(s_out)) for s in (s1, s2))
+            return RescaleMath("add_sub_pot", None, None, (), shifts, clamp)
+        left = 15 if int16 else 20
+        twice = 2 * max(s1, s2)
+        mults = (
+            _mult("input 1", "S_in1 / (2·max(S_in1, S_in2))", s1 / twice),
+            _mult("input 2", "S_in2 / (2·max(S_in1, S_in2))", s2 / twice),
+            _mult("output", f"2·max(S_in1, S_in2) / (2^{left}·S_out)", twice / ((1 << left) * s_out)),
+        )
+        return RescaleMath("add_sub", left, twice, mults, None, clamp)
+    if op.type == "MUL" and len(qins) >= 2:
+        s1, s2 = float(qins[0].quantization.scales[0]), float(qins[1].quantization.scales[0])  # type: ignore[union-attr]
+        return RescaleMath("mul", None, None, (_mult("output", "S_in1·S_in2 / S_out", s1 * s2 / s_out),), None, clamp)
+    if fixed_output_params(op, sg) is not None:
+        return RescaleMath("fixed_output", None, None, (), None, clamp)
+    if op.type in SAME_SCALE_OPS:
+        return RescaleMath("same_scale", None, None, (), None, clamp)
+    s_in = float(qins[0].quantization.scales[0])  # type: ignore[union-attr]
+    return RescaleMath("requantize", None, None, (_mult("output", "S_in / S_out", s_in / s_out),), None, clamp)
+
+
+def _is_pot(s: float) -> bool:
+    return s > 0 and abs(math.log2(s) - round(math.log2(s))) < 1e-3  # CheckedLog2 tolerance
+
+
+def hybrid_math(sg: Subgraph, op: Op) -> HybridMath | None:
+    w = next((sg.tensors[i] for i in op.inputs if i >= 0 and sg.tensors[i].is_constant
+              and is_quantized_int(sg.tensors[i])), None)  # fmt: skip
+    if w is None:
+        return None
+    r = roles(op)
+    a = input_at(sg, op, r.activation) if r else next((sg.tensors[i] for i in op.inputs if i >= 0), None)
+    out = sg.tensors[op.outputs[0]]
+    q = w.quantization
+    return HybridMath(
+        weight_scales=q.scales, weight_zero_points=q.zero_points, per_channel=q.per_channel,  # type: ignore[union-attr]
+        asymmetric_quantize_inputs=bool(op.options.get("asymmetric_quantize_inputs", False)),
+        input_dtype=a.dtype if a is not None else "?", output_dtype=out.dtype,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ entry point
+def observed_lookup(comparison: dict | None, sg: Subgraph):
+    """tensor index -> {range_use, clip_rate, sqnr_db} from a compare JSON (issue-3 schema)."""
+    by_index: dict[int, dict] = {}
+    if comparison:
+        names = {t.name: t.index for t in sg.tensors}
+        for layer in comparison.get("layers", []):
+            key = layer.get("quant_tensor", layer.get("tensor_name"))
+            idx = key if isinstance(key, int) else names.get(key) if isinstance(key, str) else None
+            if idx is None and isinstance(layer.get("tensor_name"), str):
+                idx = names.get(layer["tensor_name"])
+            m = layer.get("metrics") or {}
+            if idx is not None:
+                by_index[idx] = {k: m.get(k) for k in ("range_use", "clip_rate", "sqnr_db")}
+    return lambda ti: by_index.get(ti)
+
+
+def op_math(model: Model, op_index: int, subgraph: int = 0, comparison: dict | None = None) -> OpMath:
+    """Everything the op math panel shows for op `op_index` of `subgraph`."""
+    sg = model.subgraphs[subgraph]
+    if not 0 <= op_index < len(sg.ops):
+        raise IndexError(f"op {op_index} does not exist (subgraph {subgraph} has {len(sg.ops)} ops)")
+    op = sg.ops[op_index]
+    path = classify(sg, op)
+    tensors = tuple(_op_tensors(sg, op, observed_lookup(comparison, sg)))
+    conv = conv_math(sg, op) if path.startswith("full_integer") else None
+    rescale = rescale_math(sg, op) if path.startswith("full_integer") and conv is None else None
+    hybrid = hybrid_math(sg, op) if path == "hybrid" else None
+    fixed = fixed_output_params(op, sg)
+    text = opmath_text.explain(op, path, tensors, conv, rescale, hybrid, fixed)
+    return OpMath(subgraph, op_index, op.type, path, PATH_LABELS[path], tensors, conv, rescale, hybrid, tuple(text))
