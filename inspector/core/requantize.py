@@ -110,7 +110,11 @@ def requantize(
 
     prep_model = fe.read(prep.data)
     specs = _input_specs(prep_model)
-    feeds = random_feeds(specs, num_samples, seed) if samples is None else to_feeds(samples, specs)
+    feeds = (
+        _random_feeds(original, specs, num_samples, seed)
+        if samples is None
+        else to_feeds(samples, specs)
+    )
     sig_key = (prep_model.signatureDefs[0].signatureKey or b"").decode()
 
     problem = run_check(prep.data, feeds[0], sig_key)
@@ -150,6 +154,15 @@ def requantize(
         num_samples=len(feeds),
         seed=seed if samples is None else None,
     )
+
+
+def _random_feeds(original: Any, specs: list[InputSpec], n: int, seed: int) -> list[dict]:
+    """The app's random samples (same as the comparison uses), else a local generator."""
+    try:
+        from inspector.core.inputs import random_source
+    except ImportError:
+        return random_feeds(specs, n, seed)
+    return to_feeds(list(random_source(original, None, n, seed)), specs)
 
 
 def _op_refs(original: Any, prep: PreparedModel) -> list[OpRef]:
