@@ -1,0 +1,243 @@
+"""Layerwise comparison of a float model and its quantized twin = pairing + runner + metrics.
+
+For each sample both models run (in two threads: the interpreter releases the GIL) as rewritten
+copies exposing every intermediate tensor; each matched layer's statistics are accumulated
+(`fast_stats`, split over two threads) and the views dropped, so memory stays flat however many
+samples run. Layers are the outputs of the quantized model's ops other than QUANTIZE/DEQUANTIZE,
+in execution order, that have a float counterpart; the rest is listed as unmatched.
+
+Accumulated error: both models end to end. Isolated error (`isolated=True`): see `isolated.py`.
+`compare_models` is a top-level function of picklable arguments, so it can run in a worker
+process; its result is picklable too.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from inspector.core.compare_plan import LayerJob, plan_layers
+from inspector.core.compare_result import (
+    ComparisonResult,
+    KeptValues,
+    LayerResult,
+    OutputResult,
+    PerSampleOutputs,
+)
+from inspector.core.errors import Cancelled, InputError
+from inspector.core.fast_stats import Workspace, accumulate, dequantized
+from inspector.core.inputs import feed, open_source
+from inspector.core.isolated import build_isolated_plan
+from inspector.core.model import load_model
+from inspector.core.pairing import pair_models
+from inspector.core.runner import RUNTIMES, ModelRunner, check_runtime
+
+KEEP_POINTS = 4096  # per kept tensor, over all samples
+PER_SAMPLE_OUTPUT_LIMIT = 1 << 16  # output elements per sample above which outputs are not kept
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    samples: int | None = 8  # None: every sample of the inputs file (8 random ones without a file)
+    seed: int = 0
+    inputs: str | None = None  # .npy / .npz / image folder; None = random
+    runtime: str = "optimized"  # "optimized" | "reference"
+    isolated: bool = False
+    keep_values: frozenset[int] = field(default_factory=frozenset)  # quant tensor indices
+    normalization: str | None = None  # image folders only, see image_inputs
+    threads: int = 2
+
+
+def compare_models(
+    float_path: str,
+    quant_path: str,
+    options: CompareOptions | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> ComparisonResult:
+    """Run both models over the samples and accumulate per-layer error statistics."""
+    opts = options or CompareOptions()
+    check_runtime(opts.runtime)
+    t0 = time.perf_counter()
+    fm, qm = load_model(float_path), load_model(quant_path)
+    pairing = pair_models(fm, qm)
+    plan = plan_layers(fm, qm, pairing)
+    source = open_source(fm, qm, opts.inputs, opts.samples, opts.seed, opts.normalization)
+    if source.count == 0:
+        raise InputError("no samples to run", opts.inputs)
+    frun = ModelRunner(fm, opts.runtime)
+    qrun = ModelRunner(qm, opts.runtime)
+    iso_plan = iso_run = None
+    if opts.isolated:
+        iso_plan = build_isolated_plan(fm, qm, pairing)
+        iso_run = ModelRunner(fm, opts.runtime, content=iso_plan.content, exposed=iso_plan.outputs)
+    iso_jobs = _isolated_jobs(plan.layers, iso_plan) if iso_plan else []
+    keep = {j.quant_tensor: _Keeper(j, source.count, opts.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
+    store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
+    per_f: list[tuple[np.ndarray, ...]] = []
+    per_q: list[tuple[np.ndarray, ...]] = []
+    labels, sources = [], []
+    all_jobs = [(j.stats, j.float_tensor, j.quant_tensor, j.quant) for j in plan.layers]
+    all_jobs += [(o.stats, o.float_tensor, o.quant_tensor, o.quant) for o in plan.outputs]
+    pool = ThreadPoolExecutor(max_workers=1) if opts.threads > 1 else None
+    groups = _split(all_jobs, fm, 2 if pool else 1)
+    iso_groups = _split(iso_jobs, fm, 2 if pool else 1)
+    workspaces = [Workspace(), Workspace()]
+    done = 0
+    try:
+        for sample in source:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            ffeed, qfeed = feed(fm, sample), feed(qm, sample)
+            if pool:
+                fut = pool.submit(frun.run, ffeed)
+                qv = qrun.run(qfeed)
+                fv = fut.result()
+                del fut
+            else:
+                fv, qv = frun.run(ffeed), qrun.run(qfeed)
+            _run_groups(pool, groups, fv, qv, workspaces)
+            if iso_run is not None:
+                iv = iso_run.run(iso_plan.feed(qv))
+                _run_groups(pool, iso_groups, iv, qv, workspaces)
+                del iv
+            for k in keep.values():
+                k.add(fv, qv)
+            if store_outputs:
+                per_f.append(tuple(np.array(fv[o.float_tensor], np.float32) for o in plan.outputs))
+                per_q.append(tuple(dequantized(qv[o.quant_tensor], o.quant).astype(np.float32) for o in plan.outputs))
+            labels.append(sample.label)
+            sources.append(sample.source)
+            del fv, qv, ffeed, qfeed
+            done += 1
+            if progress is not None:
+                progress(done, source.count)
+    finally:
+        if pool:
+            pool.shutdown()
+    layers = tuple(_layer_result(j, iso_plan) for j in plan.layers)
+    outputs = tuple(OutputResult(o.name, o.float_tensor, o.quant_tensor, o.stats.result()) for o in plan.outputs)
+    return ComparisonResult(
+        float_path=str(float_path),
+        quant_path=str(quant_path),
+        runtime=opts.runtime,
+        kernels=RUNTIMES[opts.runtime],
+        samples=done,
+        layers=layers,
+        unmatched=tuple(plan.unmatched),
+        outputs=outputs,
+        isolated=opts.isolated,
+        seed=opts.seed,
+        inputs=source.description,
+        labels=tuple(labels),
+        sources=tuple(sources),
+        class_names=source.class_names,
+        per_sample_outputs=PerSampleOutputs(tuple(o.name for o in plan.outputs), tuple(per_f), tuple(per_q))
+        if store_outputs
+        else None,
+        kept={t: k.result() for t, k in keep.items()},
+        elapsed_s=time.perf_counter() - t0,
+    )
+
+
+def _isolated_jobs(layers: list[LayerJob], iso_plan) -> list[tuple]:
+    jobs = []
+    for j in layers:
+        f_op = iso_plan.float_ops.get(j.op_index)
+        if f_op is None or j.iso_stats is None:
+            continue
+        jobs.append((j.iso_stats, j.float_tensor, j.quant_tensor, j.quant))
+    return jobs
+
+
+def _split(jobs: list[tuple], fm, n: int) -> list[list[tuple]]:
+    """Partition jobs into n groups of about equal element counts (largest first)."""
+    groups: list[list[tuple]] = [[] for _ in range(n)]
+    loads = [0] * n
+    for job in sorted(jobs, key=lambda jb: -fm.main.tensors[jb[1]].num_elements):
+        k = loads.index(min(loads))
+        groups[k].append(job)
+        loads[k] += fm.main.tensors[job[1]].num_elements
+    return groups
+
+
+def _run_group(group: list[tuple], xv: dict, qv: dict, ws: Workspace) -> None:
+    for stats, ft, qt, quant in group:
+        accumulate(stats, xv[ft], qv[qt], quant, ws)
+
+
+def _run_groups(pool, groups, xv, qv, workspaces) -> None:
+    if pool is None or len(groups) == 1:
+        for g in groups:
+            _run_group(g, xv, qv, workspaces[0])
+        return
+    fut = pool.submit(_run_group, groups[1], xv, qv, workspaces[1])
+    _run_group(groups[0], xv, qv, workspaces[0])
+    fut.result()
+
+
+def _layer_result(j: LayerJob, iso_plan) -> LayerResult:
+    st = j.stats
+    iso = None
+    note = None
+    if iso_plan is not None:
+        if j.op_index in iso_plan.float_ops and j.iso_stats is not None:
+            iso = j.iso_stats.result()
+        else:
+            note = iso_plan.notes.get(j.op_index, "no float op to run in isolation")
+    q = j.quant
+    return LayerResult(
+        op_index=j.op_index,
+        op_type=j.op_type,
+        tensor_name=j.tensor_name,
+        float_tensor=j.float_tensor,
+        quant_tensor=j.quant_tensor,
+        match=j.match,
+        metrics=st.result(),
+        isolated=iso,
+        isolated_note=note,
+        float_op_index=j.float_op_index,
+        dtype=j.dtype,
+        shape=j.shape,
+        scale=None if q is None else tuple(q.scales),
+        zero_point=None if q is None else tuple(q.zero_points),
+        quantized_dimension=None if q is None else q.quantized_dimension,
+        float_min=st.xmin if math.isfinite(st.xmin) else None,
+        float_max=st.xmax if math.isfinite(st.xmax) else None,
+    )
+
+
+class _Keeper:
+    """Keeps a seeded random subset of (float, dequantized) element pairs of one tensor."""
+
+    def __init__(self, job: LayerJob, samples: int, seed: int) -> None:
+        self.job = job
+        self.per_sample = max(1, -(-KEEP_POINTS // max(samples, 1)))
+        self.rng = np.random.default_rng([seed, job.quant_tensor])
+        self.xs: list[np.ndarray] = []
+        self.ys: list[np.ndarray] = []
+        self.total = 0
+
+    def add(self, fv: dict, qv: dict) -> None:
+        x = fv[self.job.float_tensor].reshape(-1)
+        q = qv[self.job.quant_tensor]
+        quant = self.job.quant
+        self.total += x.size
+        k = min(self.per_sample, x.size)
+        idx = np.sort(self.rng.choice(x.size, k, replace=False)) if k < x.size else np.arange(x.size)
+        if quant is not None and quant.per_channel:
+            y = dequantized(q, quant).reshape(-1)[idx]
+        else:
+            y = dequantized(q.reshape(-1)[idx], quant)
+        self.xs.append(np.asarray(x[idx], np.float32))
+        self.ys.append(np.asarray(y, np.float32))
+
+    def result(self) -> KeptValues:
+        x = np.concatenate(self.xs) if self.xs else np.empty(0, np.float32)
+        y = np.concatenate(self.ys) if self.ys else np.empty(0, np.float32)
+        return KeptValues(x[:KEEP_POINTS], y[:KEEP_POINTS], self.total)

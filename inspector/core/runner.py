@@ -1,0 +1,163 @@
+"""Run a model in the LiteRT interpreter and read back every intermediate tensor.
+
+The model is run as a rewritten copy in which every intermediate is also a graph output (see
+`model_rewrite`), so the chosen kernels run unchanged and each value is real:
+- "optimized": the default op resolver, with the XNNPACK delegate where it applies (what a
+  deployed model uses);
+- "reference": `OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES`, the builtin kernels alone.
+Optimized and builtin kernels can differ by a few quantization steps on int8 models, so every
+result records which runtime produced it.
+
+`ModelRunner.run` returns numpy *views* of the interpreter's buffers, valid until the next run:
+copy what you keep (the interpreter refuses to invoke while views are alive).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+
+import numpy as np
+
+from inspector.core.errors import Cancelled, RuntimeFailure
+from inspector.core.model import Model
+from inspector.core.model_rewrite import expose_intermediates
+
+RUNTIMES = {
+    "optimized": "LiteRT default kernels with the XNNPACK delegate",
+    "reference": "LiteRT builtin kernels without default delegates (BUILTIN_WITHOUT_DEFAULT_DELEGATES)",
+}
+
+
+def check_runtime(runtime: str) -> None:
+    if runtime not in RUNTIMES:
+        raise ValueError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIMES)}")
+
+
+def make_interpreter(
+    content: bytes,
+    model: Model,
+    runtime: str = "optimized",
+    num_threads: int | None = None,
+    preserve_all_tensors: bool = False,
+):
+    """An allocated LiteRT interpreter; refusals become RuntimeFailure naming model and op."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    check_runtime(runtime)
+    resolver = OpResolverType.AUTO if runtime == "optimized" else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
+    try:
+        it = Interpreter(
+            model_content=content,
+            num_threads=num_threads,
+            experimental_op_resolver_type=resolver,
+            experimental_preserve_all_tensors=preserve_all_tensors,
+        )
+        it.allocate_tensors()
+    except Exception as e:  # the wrapper raises RuntimeError/ValueError with the kernel's text
+        raise RuntimeFailure(_refusal_message(model, str(e)), model.path) from e
+    return it
+
+
+def _refusal_message(model: Model, text: str) -> str:
+    custom = sorted({op.type for sg in model.subgraphs for op in sg.ops if op.is_custom})
+    m = re.search(r"unresolved custom op:\s*([\w./-]+)", text, re.IGNORECASE)
+    if m or (custom and "custom" in text.lower()):
+        name = m.group(1) if m else custom[0]
+        ops = [f"op {op.index}" for op in model.main.ops if op.type == name]
+        where = f" ({', '.join(ops)})" if ops else ""
+        return f"the LiteRT runtime cannot run custom op '{name}'{where}: it is not built into LiteRT"
+    first = text.strip().splitlines()[0] if text.strip() else "unknown error"
+    m = re.search(r"Node number (\d+) \((\w+)\)", text)
+    if m:
+        return f"the LiteRT runtime refused op {m.group(1)} ({m.group(2)}): {first}"
+    return f"the LiteRT runtime refused the model: {first}"
+
+
+class ModelRunner:
+    """One interpreter over a rewritten copy of `model` that exposes every intermediate tensor."""
+
+    def __init__(
+        self,
+        model: Model,
+        runtime: str = "optimized",
+        num_threads: int | None = None,
+        content: bytes | None = None,
+        exposed: tuple[int, ...] | None = None,
+    ) -> None:
+        self.model = model
+        self.runtime = runtime
+        if content is None:
+            content, exposed = expose_intermediates(model.path)
+        self.exposed: tuple[int, ...] = tuple(exposed or ())
+        self.interpreter = make_interpreter(content, model, runtime, num_threads)
+        details = self.interpreter.get_input_details()
+        self.input_indices: tuple[int, ...] = tuple(int(d["index"]) for d in details)
+        self._shapes = {int(d["index"]): tuple(int(s) for s in d["shape"]) for d in details}
+
+    def run(self, feed: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """Invoke once; {tensor index: view} of the inputs and every exposed tensor."""
+        it = self.interpreter
+        resized = False
+        for idx, value in feed.items():
+            if self._shapes.get(idx) != tuple(value.shape):
+                it.resize_tensor_input(idx, list(value.shape), strict=False)
+                self._shapes[idx] = tuple(value.shape)
+                resized = True
+        if resized:
+            it.allocate_tensors()
+        try:
+            for idx, value in feed.items():
+                it.set_tensor(idx, value)
+            it.invoke()
+        except Exception as e:
+            raise RuntimeFailure(_refusal_message(self.model, str(e)), self.model.path) from e
+        out = {i: it.tensor(i)() for i in self.exposed}
+        for idx in feed:
+            out[idx] = it.tensor(idx)()
+        return out
+
+    def describe(self) -> str:
+        return RUNTIMES[self.runtime]
+
+
+def preserved_values(model: Model, feed: Mapping[int, np.ndarray], runtime: str = "reference") -> dict[int, np.ndarray]:
+    """Every tensor of the unmodified model via `experimental_preserve_all_tensors` (for checks).
+
+    The interpreter applies no default delegate in this mode, so use it with "reference".
+    """
+    with open(model.path, "rb") as f:
+        content = f.read()
+    it = make_interpreter(content, model, runtime, preserve_all_tensors=True)
+    for idx, value in feed.items():
+        it.set_tensor(idx, value)
+    it.invoke()
+    out = {}
+    for t in model.main.tensors:
+        if t.dtype in ("string", "resource", "variant"):
+            continue
+        try:
+            out[t.index] = np.array(it.get_tensor(t.index))
+        except ValueError:  # tensors without data (e.g. omitted)
+            continue
+    return out
+
+
+def iterate(
+    runner: ModelRunner,
+    feeds: Iterator[Mapping[int, np.ndarray]],
+    total: int | None = None,
+    progress: Callable[[int, int | None], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Iterator[dict[int, np.ndarray]]:
+    """Run sample after sample; yields views valid until the next step. Raises Cancelled."""
+    done = 0
+    for feed in feeds:
+        if cancel is not None and cancel():
+            raise Cancelled()
+        values = runner.run(feed)
+        yield values
+        del values
+        done += 1
+        if progress is not None:
+            progress(done, total)
