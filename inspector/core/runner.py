@@ -14,7 +14,12 @@ copy what you keep (the interpreter refuses to invoke while views are alive).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
+import tempfile
+import threading
 from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
@@ -22,6 +27,8 @@ import numpy as np
 from inspector.core.errors import Cancelled, RuntimeFailure
 from inspector.core.model import Model
 from inspector.core.model_rewrite import expose_intermediates
+
+_stderr_lock = threading.Lock()
 
 RUNTIMES = {
     "optimized": "LiteRT default kernels with the XNNPACK delegate",
@@ -46,24 +53,54 @@ def make_interpreter(
 
     check_runtime(runtime)
     resolver = OpResolverType.AUTO if runtime == "optimized" else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    try:
-        it = Interpreter(
-            model_content=content,
-            num_threads=num_threads,
-            experimental_op_resolver_type=resolver,
-            experimental_preserve_all_tensors=preserve_all_tensors,
-        )
-        it.allocate_tensors()
-    except Exception as e:  # the wrapper raises RuntimeError/ValueError with the kernel's text
-        raise RuntimeFailure(_refusal_message(model, str(e)), model.path) from e
+    with _captured_stderr() as captured:
+        try:
+            it = Interpreter(
+                model_content=content,
+                num_threads=num_threads,
+                experimental_op_resolver_type=resolver,
+                experimental_preserve_all_tensors=preserve_all_tensors,
+            )
+            it.allocate_tensors()
+            error = None
+        except Exception as e:  # the wrapper raises RuntimeError/ValueError with the kernel's text
+            error = e
+    if error is not None:
+        raise RuntimeFailure(_refusal_message(model, f"{error}\n{captured()}"), model.path) from error
     return it
+
+
+@contextlib.contextmanager
+def _captured_stderr():
+    """Capture what the C++ runtime writes to fd 2 ("Created XNNPACK delegate", kernel errors).
+
+    Yields a function returning the captured text. Falls back to no capture when fd 2 cannot
+    be redirected (e.g. no real stderr).
+    """
+    text: list[str] = []
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield lambda: ""
+        return
+    with tempfile.TemporaryFile() as tmp:
+        with _stderr_lock:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield lambda: "".join(text)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+        tmp.seek(0)
+        text.append(tmp.read().decode("utf-8", "replace"))
 
 
 def _refusal_message(model: Model, text: str) -> str:
     custom = sorted({op.type for sg in model.subgraphs for op in sg.ops if op.is_custom})
     m = re.search(r"unresolved custom op:\s*([\w./-]+)", text, re.IGNORECASE)
     if m or (custom and "custom" in text.lower()):
-        name = m.group(1) if m else custom[0]
+        name = m.group(1).rstrip(".") if m else custom[0]
         ops = [f"op {op.index}" for op in model.main.ops if op.type == name]
         where = f" ({', '.join(ops)})" if ops else ""
         return f"the LiteRT runtime cannot run custom op '{name}'{where}: it is not built into LiteRT"

@@ -1,0 +1,77 @@
+"""`tflite-inspector compare FLOAT QUANT`: layerwise error of a quantized model against its float twin.
+
+Prints a table (unless `--json -`), writes JSON/CSV atomically, and with `--fail-below-sqnr DB`
+exits 1 when any model output's SQNR is below DB (a release gate), naming the outputs and the
+worst layers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.compare_export import text_table, to_csv_text, worst_layers
+from inspector.core.errors import InputError
+from inspector.core.writing import atomic_write_text, write_json_output
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("compare", help="layerwise error of a quantized model against its float twin")
+    p.add_argument("float_model", metavar="FLOAT", help="float .tflite")
+    p.add_argument("quant_model", metavar="QUANT", help="quantized .tflite")
+    p.add_argument("--samples", type=int, help="number of samples (default: 8 random, or every sample of --inputs)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random samples and subsets (default 0)")
+    p.add_argument("--inputs", metavar="PATH", help=".npy / .npz file or a folder of images (default: random)")
+    p.add_argument(
+        "--normalization",
+        metavar="SPEC",
+        help="image folders: '-1,1', '0,1', '0,255' or 'mean=M,std=S' (default: model metadata, else -1,1)",
+    )
+    p.add_argument("--runtime", choices=("optimized", "reference"), default="optimized",
+                   help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
+    p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
+    p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")
+    p.add_argument("--csv", metavar="PATH", help="write one CSV row per layer to PATH")
+    p.add_argument("--fail-below-sqnr", type=float, metavar="DB", help="exit 1 when a model output's SQNR is below DB")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.samples is not None and args.samples < 1:
+        raise InputError(f"--samples must be at least 1, got {args.samples}")
+    opts = CompareOptions(
+        samples=args.samples,
+        seed=args.seed,
+        inputs=args.inputs,
+        runtime=args.runtime,
+        isolated=args.isolated,
+        normalization=args.normalization,
+    )
+    result = compare_models(args.float_model, args.quant_model, opts)
+    if args.json:
+        write_json_output(result.to_json(), args.json)
+    if args.csv:
+        atomic_write_text(args.csv, to_csv_text(result))
+    if args.json != "-":
+        print(text_table(result))
+    if args.fail_below_sqnr is not None:
+        return _gate(result, args.fail_below_sqnr)
+    return 0
+
+
+def _gate(result, threshold: float) -> int:
+    bad = [o for o in result.outputs if not math.isnan(o.metrics.sqnr_db) and o.metrics.sqnr_db < threshold]
+    if not bad:
+        return 0
+    for o in bad:
+        print(f"FAIL: output '{o.name}' SQNR {o.metrics.sqnr_db:.2f} dB is below {threshold:g} dB", file=sys.stderr)
+    worst = ", ".join(f"op {w.op_index} {w.op_type} '{w.tensor_name}' ({w.metrics.sqnr_db:.2f} dB)" for w in worst_layers(result))
+    print(f"worst layers (accumulated SQNR): {worst}", file=sys.stderr)
+    if result.isolated:
+        iso = worst_layers(result, isolated=True)
+        text = ", ".join(
+            f"op {w.op_index} {w.op_type} ({w.isolated.sqnr_db:.2f} dB)" for w in iso if w.isolated is not None
+        )
+        print(f"worst layers (isolated SQNR): {text}", file=sys.stderr)
+    return 1
