@@ -23,7 +23,23 @@ PLACEHOLDER_FOR_GREATER_OP_CODES = 127
 
 
 def read(data: bytes | bytearray) -> ModelT:
-    return fu.convert_bytearray_to_object(bytearray(data))
+    """Object model with every buffer's data inline.
+
+    litert-quantizer may store large constants after the flatbuffer (buffer offset/size, as
+    for >2 GB models); the object API leaves those buffers empty, and writing the object back
+    would drop the data ("Constant buffer 1 specified an out of range offset"). They are
+    loaded inline here, so `write` produces a self-contained flatbuffer.
+    """
+    raw = memoryview(bytes(data))
+    model = fu.convert_bytearray_to_object(bytearray(raw))
+    for buf in model.buffers or []:
+        if (buf.data is None or len(buf.data) == 0) and buf.offset > 1 and buf.size > 0:
+            end = int(buf.offset) + int(buf.size)
+            if end > len(raw):
+                raise ValueError(f"buffer data at {buf.offset}+{buf.size} lies beyond the end of the model")
+            buf.data = np.frombuffer(raw[int(buf.offset) : end], dtype=np.uint8).copy()
+            buf.offset, buf.size = 0, 0
+    return model
 
 
 def write(model: ModelT) -> bytes:

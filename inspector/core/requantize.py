@@ -237,10 +237,10 @@ def _quantize(
                 qsvs = q.calibrate(
                     {key: Watched(rows, report, cancelled, (0.1, 0.75))}, num_threads=1
                 )
-                if not qsvs:
+                if not qsvs:  # calibration recorded nothing: only control flow / float ops left
+                    why = "; ".join(n for n in prep.notes if n.startswith("kept float"))
                     raise QuantizerFailure(
-                        "nothing to quantize: every op the quantizer could calibrate is kept float",
-                        path,
+                        f"nothing left to quantize ({why or 'every op is kept float'})", path
                     )
             report(0.78, "quantizing")
             result = q.quantize(qsvs, enable_progress_report=False)
