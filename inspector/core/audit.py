@@ -14,6 +14,7 @@ from typing import Any
 from inspector.core import audit_rules
 from inspector.core.kernel_path import classify
 from inspector.core.model import Model, Subgraph
+from inspector.core.opmath import fixed_output_params
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 2, "warning": 1, "info": 0}
@@ -139,7 +140,15 @@ def _comparison(model: Model, comparison: dict) -> list[Finding]:
         ti = qt if isinstance(qt, int) else names.get(qt if isinstance(qt, str) else layer.get("tensor_name", ""))
         common = (layer.get("op_index"), layer.get("op_type"), ti, layer.get("tensor_name"))
         ru, cr = m.get("range_use"), m.get("clip_rate")
-        if ru is not None and ru < LOW_RANGE_USE:
+        op_i = layer.get("op_index")
+        fixed = fixed_output_params(sg.ops[op_i], sg) if isinstance(op_i, int) and 0 <= op_i < len(sg.ops) else None
+        if fixed is not None and ru is not None and ru < LOW_RANGE_USE:
+            out.append(Finding(
+                "info", "low-range-use", *common,
+                f"The float values use only {ru:.1%} of the output range, but {layer.get('op_type')} has a fixed output "
+                f"quantization (scale {fixed[0]:g}, zero-point {fixed[1]}) set by the kernel: calibration cannot change it.",
+                observed=ru, expected="fixed by the kernel"))  # fmt: skip
+        elif ru is not None and ru < LOW_RANGE_USE:
             out.append(Finding(
                 "warning", "low-range-use", *common,
                 f"The float values use only {ru:.1%} of the range this tensor can represent: most of the 8-bit grid "

@@ -1,0 +1,80 @@
+"""`tflite-inspector report FLOAT [QUANT] --html PATH ...`: a review report and a release gate.
+
+With both models, runs the layerwise comparison (`core.compare`), audits the quantized model and
+writes one self-contained HTML file and/or the same content as JSON, the comparison CSV and
+Model Explorer node data. With one model, audits it alone. `--fail-on error|warning` exits 1
+when findings at or above that severity exist, printing them (exit 2 stays for bad input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from inspector.core.audit import SEVERITIES, Finding, at_or_above
+from inspector.core.errors import InputError
+from inspector.core.report import build_report, write_report
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="HTML/JSON review report: comparison, worst layers, audit, op math; CI gate")
+    p.add_argument("float_model", metavar="FLOAT", help="float .tflite (or, alone, any model to audit)")
+    p.add_argument("quant_model", metavar="QUANT", nargs="?", help="quantized .tflite")
+    p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
+    p.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
+    p.add_argument("--csv", metavar="PATH", help="write the comparison CSV (one row per layer)")
+    p.add_argument("--model-explorer", metavar="PATH", help="write per-op SQNR as Model Explorer node data JSON")
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--samples", type=int, help="number of random samples (default 8)")
+    src.add_argument("--inputs", metavar="PATH", help=".npy / .npz file or a folder of images")
+    p.add_argument("--seed", type=int, default=0, help="seed for random samples (default 0)")
+    p.add_argument("--runtime", choices=("optimized", "reference"), default="optimized",
+                   help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
+    p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
+    p.add_argument("--worst", type=int, default=5, metavar="N", help="worst layers to detail (default 5)")
+    p.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when findings of this severity or worse exist")
+
+
+def _compare(args) -> dict:
+    from inspector.core.compare import CompareOptions, compare_models  # heavy: only when comparing
+
+    opts = CompareOptions(samples=args.samples, seed=args.seed, inputs=args.inputs, runtime=args.runtime,
+                          isolated=args.isolated)  # fmt: skip
+    return compare_models(args.float_model, args.quant_model, opts).to_json()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.samples is not None and args.samples < 1:
+        raise InputError(f"--samples must be at least 1, got {args.samples}")
+    if args.worst < 0:
+        raise InputError(f"--worst must be >= 0, got {args.worst}")
+    outputs = (args.html, args.json, args.csv, args.model_explorer)
+    if not any(outputs) and not args.fail_on:
+        raise InputError("nothing to do: give --html, --json, --csv, --model-explorer and/or --fail-on")
+    if not args.quant_model and (args.csv or args.model_explorer):
+        raise InputError("--csv and --model-explorer need both FLOAT and QUANT models (they show the comparison)")
+    comparison = _compare(args) if args.quant_model else None
+    report = build_report(args.float_model, args.quant_model, comparison, worst_n=args.worst)
+    written = write_report(report, html=args.html, json_path=args.json, csv=args.csv, model_explorer=args.model_explorer)
+    quiet = args.json == "-"
+    if not quiet:
+        c = report["audit"]["counts"]
+        print(f"audit: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
+        for path in written:
+            print(f"wrote {path}")
+    if args.fail_on:
+        return _gate([Finding.from_json(f) for f in report["audit"]["findings"]], args.fail_on)
+    return 0
+
+
+def _gate(findings: list[Finding], severity: str) -> int:
+    bad = at_or_above(findings, severity)
+    if not bad:
+        return 0
+    worse = "" if severity == SEVERITIES[0] else " or worse"
+    print(f"FAIL: {len(bad)} finding(s) of severity {severity}{worse}:", file=sys.stderr)
+    for f in bad:
+        where = f"op {f.op_index} {f.op_type}" if f.op_index is not None else "model"
+        tensor = f" tensor '{f.tensor_name}'" if f.tensor_name else ""
+        print(f"  {f.severity} [{f.rule}] {where}{tensor}: {f.message}", file=sys.stderr)
+    return 1
