@@ -293,3 +293,64 @@ def test_progress_and_cancel(fcn, calib):
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) >= 5
     with pytest.raises(Cancelled):
         requantize(fcn, Plan(), calib[:3], cancelled=lambda: True)
+
+
+def test_recipe_rules_match_exactly_one_op_scope():
+    import re
+
+    from inspector.core.requant_plan import OpRef, build_recipe, select
+
+    ops = [
+        OpRef(0, 0, "CONV_2D", ("m/conv(1)+x;m/relu",), ("in",), "m/conv(1)+x;m/relu;"),
+        OpRef(
+            0,
+            1,
+            "CONV_2D",
+            ("m/conv(1)+x;m/relu_1",),
+            ("m/conv(1)+x;m/relu",),
+            "m/conv(1)+x;m/relu_1;",
+        ),
+        OpRef(0, 2, "ADD", ("m/add",), ("a", "b"), "m/add;"),
+    ]
+    plan = Plan(
+        overrides=(
+            Override("op:0", "keep_float"),
+            Override(r"relu_\d$", "a16w8"),
+            Override("op:0", "dynamic"),
+        )
+    )
+    chosen = select(plan, ops)
+    assert {k: s.treatment for k, s in chosen.items()} == {
+        (0, 0): "dynamic",
+        (0, 1): "a16w8",
+    }  # last wins
+    rules = build_recipe(plan, chosen, forced_float=[])
+    assert rules[0]["regex"] == ".*" and rules[-1]["operation"] == "OUTPUT"
+    for rule, op in zip(rules[1:3], (ops[0], ops[1]), strict=True):
+        hits = [o.index for o in ops if re.search(rule["regex"], o.scope)]
+        assert hits == [op.index]
+
+
+def test_cli_requantize_with_an_inputs_file(example_pair, tmp_path, capsys):
+    float_path, _ = example_pair
+    out = tmp_path / "ex.tflite"
+    npz = REPO / "resources" / "examples" / "example_inputs.npz"
+    assert (
+        main(
+            [
+                "requantize",
+                str(float_path),
+                "--inputs",
+                str(npz),
+                "--out",
+                str(out),
+                "--base",
+                "a16w8",
+            ]
+        )
+        == 0
+    )
+    text = capsys.readouterr().out
+    assert "random samples" not in text and out.exists()
+    m = load_model(out)
+    assert "int16" in {t.dtype for t in m.main.tensors}
