@@ -104,6 +104,7 @@ def requantize(
         plan = plan or Plan()
         selections = select(plan, ops, path)
         recipe = build_recipe(plan, selections, prep.keep_float_scopes)
+        notes += _algorithm_notes(selections)
     else:
         recipe = validate_recipe(recipe, ops, notes, path)
         plan = None
@@ -154,6 +155,26 @@ def requantize(
         num_samples=len(feeds),
         seed=seed if samples is None else None,
     )
+
+
+def _algorithm_notes(selections: dict[tuple[int, int], Selection]) -> list[str]:
+    """The quantizer silently falls back to the base rule where an algorithm has no kernel."""
+    from litert_quantizer import algorithm_manager
+
+    from inspector.core.requant_plan import ALGORITHMS
+
+    out = []
+    for sel in selections.values():
+        key = ALGORITHMS[sel.algorithm]
+        if (
+            sel.treatment != "keep_float"
+            and sel.algorithm != "min_max"
+            and not algorithm_manager.is_op_registered(key, sel.op.type)
+        ):
+            out.append(
+                f"{sel.op.label}: the quantizer has no '{sel.algorithm}' rule for {sel.op.type}; the base rule applies"
+            )
+    return out
 
 
 def _random_feeds(original: Any, specs: list[InputSpec], n: int, seed: int) -> list[dict]:

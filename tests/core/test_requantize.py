@@ -354,3 +354,22 @@ def test_cli_requantize_with_an_inputs_file(example_pair, tmp_path, capsys):
     assert "random samples" not in text and out.exists()
     m = load_model(out)
     assert "int16" in {t.dtype for t in m.main.tensors}
+
+
+def test_silent_quantizer_fallbacks_are_reported(fcn, calib, tmp_path):
+    # MSE has no rule for ADD: the quantizer silently uses the base rule; we say so and the
+    # per-op check shows what the op really got
+    plan = Plan(
+        overrides=(
+            Override("op:2", "a16w8", algorithm="mse"),
+            Override("op:3", "int8", algorithm="mse"),
+        )
+    )
+    r = requantize(fcn, plan, calib[:3])
+    assert any("no 'mse' rule for ADD" in n for n in r.notes)
+    checks = {c.op.split(" ")[1]: c for c in r.checks}
+    assert not checks["2"].ok and checks["2"].observed == "int8"
+    assert checks["3"].ok
+    m = _saved(r, tmp_path, "mse.tflite")
+    add = next(op for op in m.main.ops if op.type == "ADD")
+    assert m.main.tensors[add.outputs[0]].dtype == "int8"
