@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from inspector.core.audit import SEVERITIES, Finding, at_or_above
-from inspector.core.errors import InputError
+from inspector.core.errors import InputError, RuntimeFailure
 from inspector.core.report import build_report, write_report
 
 
@@ -53,18 +53,27 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("nothing to do: give --html, --json, --csv, --model-explorer and/or --fail-on")
     if not args.quant_model and (args.csv or args.model_explorer):
         raise InputError("--csv and --model-explorer need both FLOAT and QUANT models (they show the comparison)")
-    comparison = _compare(args) if args.quant_model else None
-    report = build_report(args.float_model, args.quant_model, comparison, worst_n=args.worst)
-    written = write_report(report, html=args.html, json_path=args.json, csv=args.csv, model_explorer=args.model_explorer)
-    quiet = args.json == "-"
-    if not quiet:
+    comparison = failure = None
+    if args.quant_model:
+        try:
+            comparison = _compare(args)
+        except RuntimeFailure as e:  # the runtime refuses the model: the audit usually says why
+            failure = e
+    report = build_report(args.float_model, args.quant_model, comparison, worst_n=args.worst,
+                          comparison_error=None if failure is None else str(failure))  # fmt: skip
+    csv, me = (None, None) if failure else (args.csv, args.model_explorer)
+    written = write_report(report, html=args.html, json_path=args.json, csv=csv, model_explorer=me)
+    if args.json != "-":
         c = report["audit"]["counts"]
         print(f"audit: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
         for path in written:
             print(f"wrote {path}")
-    if args.fail_on:
-        return _gate([Finding.from_json(f) for f in report["audit"]["findings"]], args.fail_on)
-    return 0
+    if failure is not None:
+        skipped = " (CSV / Model Explorer files not written)" if args.csv or args.model_explorer else ""
+        print(f"tflite-inspector report: comparison not run{skipped}: {failure}", file=sys.stderr)
+    if args.fail_on and _gate([Finding.from_json(f) for f in report["audit"]["findings"]], args.fail_on):
+        return 1
+    return 2 if failure is not None else 0
 
 
 def _gate(findings: list[Finding], severity: str) -> int:

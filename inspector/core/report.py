@@ -76,9 +76,15 @@ def worst_layers(comparison: dict | None, n: int = 5) -> list[dict]:
     return sorted(layers, key=_sqnr)[:n]
 
 
-def _merge_bins(edges: np.ndarray, counts_list: list[np.ndarray | None], max_bins: int) -> tuple[list, list]:
+def _merge_bins(edges: np.ndarray, counts_list: list[np.ndarray | None], max_bins: int,
+                align: int = 1) -> tuple[list, list]:  # fmt: skip
+    """Merge consecutive bins down to <= max_bins (about); with grid-aligned bins (`align` sub-bins
+    per quantization step) whole steps are merged, so every merged bin holds the same number of
+    grid points and the dequantized histogram does not alias into a comb."""
     n = len(edges) - 1
     k = max(1, math.ceil(n / max_bins))
+    if align > 1:
+        k = align * max(1, math.ceil(k / align))
     idx = list(range(0, n, k)) + [n]
     merged = []
     for c in counts_list:
@@ -102,7 +108,8 @@ def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: i
     a = analyze_tensors(fm, ta, qm, sg.tensors[qt])
     if a is None:
         return None
-    edges, (ca, cb) = _merge_bins(a.edges, [a.a_counts, a.b_counts], REPORT_BINS)
+    align = a.bins_per_step if a.grid_step else 1
+    edges, (ca, cb) = _merge_bins(a.edges, [a.a_counts, a.b_counts], REPORT_BINS, align)
     m = a.metrics
     return {
         "tensor_index": qt, "tensor_name": sg.tensors[qt].name, "float_tensor_index": float_tensor,
@@ -116,8 +123,9 @@ def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: i
 
 
 def build_report(float_path: str, quant_path: str | None = None, comparison: dict | None = None,
-                 *, worst_n: int = 5) -> dict:  # fmt: skip
-    """The report content. With one model, it is audited alone (no comparison, no histograms)."""
+                 *, worst_n: int = 5, comparison_error: str | None = None) -> dict:  # fmt: skip
+    """The report content. With one model, it is audited alone (no comparison, no histograms).
+    `comparison_error`: why the comparison could not run (e.g. the runtime refused the model)."""
     fm = load_model(float_path)
     qm = load_model(quant_path) if quant_path else None
     target = qm or fm
@@ -143,6 +151,7 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: dic
         "models": {"float": model_card(fm), "quant": None if qm is None else model_card(qm)},
         "audited_model": target.path,
         "comparison": comparison,
+        "comparison_error": comparison_error,
         "worst_layers": worst_out,
         "audit": {"counts": counts(findings), "findings": [f.to_json() for f in findings]},
         "op_math": op_maths,

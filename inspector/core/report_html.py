@@ -74,22 +74,31 @@ def _models(report: dict) -> str:
 
 def _layer_error(report: dict) -> str:
     comp = report.get("comparison")
+    if report.get("comparison_error"):
+        return (f'<p class="sev-error">The comparison could not run: {escape(report["comparison_error"])}</p>'
+                '<p class="muted">See the audit findings below for rule violations that make the runtime refuse a model.</p>')  # fmt: skip
     if not comp or not comp.get("layers"):
         return '<p class="muted">No comparison run (give both models and samples to measure layer error).</p>'
-    layers = comp["layers"]
-    xs = list(range(len(layers)))
-    acc = [(lay.get("metrics") or {}).get("sqnr_db") for lay in layers]
-    iso = [(lay.get("isolated") or {}).get("sqnr_db") if lay.get("isolated") else None for lay in layers]
+    def sq(lay, key):
+        return ((lay.get(key) or {}).get("sqnr_db")) if lay.get(key) else None
+
+    # x = op index in the quantized model (execution order); layers whose tensors are identical
+    # in both models (infinite SQNR, e.g. shape arithmetic) carry no error and are left out.
+    layers = [lay for lay in comp["layers"] if sq(lay, "metrics") is not None or sq(lay, "isolated") is not None]
+    xs = [lay["op_index"] for lay in layers]
+    acc = [sq(lay, "metrics") for lay in layers]
+    iso = [sq(lay, "isolated") for lay in layers]
     series = [Series("accumulated SQNR", xs, acc, PALETTE[0])]
     if any(v is not None for v in iso):
         series.append(Series("isolated SQNR", xs, iso, PALETTE[1], dashed=True))
     worst = {lay["op_index"] for lay in report.get("worst_layers", [])}
-    hl = [x for x, lay in zip(xs, layers, strict=True) if lay["op_index"] in worst]
-    svg = line_plot(series, title="SQNR per layer (dB, higher is better)", x_label="layer (execution order)",
-                    y_label="SQNR (dB)", highlight=hl)  # fmt: skip
+    hl = [x for x in xs if x in worst]
+    svg = line_plot(series, title="SQNR per layer (dB, higher is better)", x_label="op index (execution order)",
+                    y_label="SQNR (dB)", highlight=hl, connect_gaps=True)  # fmt: skip
     meta = (f'<p class="muted">{comp.get("samples")} samples, runtime {escape(str(comp.get("runtime")))}'
             f'{" — " + escape(str(comp["kernels"])) if comp.get("kernels") else ""}. '
-            "Identical tensors (infinite SQNR) are left out of the plot; red rings mark the worst layers.</p>")  # fmt: skip
+            "Layers with identical values in both models (infinite SQNR) are left out; red rings mark the worst layers; "
+            "isolated SQNR is each layer's own error, fed the quantized model's inputs.</p>")  # fmt: skip
     outs = comp.get("outputs") or []
     rows = "".join(f"<tr>{_txt(o['name'])}" + "".join(_num((o.get('metrics') or {}).get(k), f"output.{k}") for k in
                    ("sqnr_db", "mse", "max_abs", "cosine")) + "</tr>" for o in outs)  # fmt: skip

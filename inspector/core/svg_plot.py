@@ -48,7 +48,7 @@ def _fmt(v: float) -> str:
 class _Frame:
     """Maps data to pixels inside margins; draws axes, ticks and labels."""
 
-    def __init__(self, width, height, x_range, y_range, log_y=False, margin=(56, 16, 24, 44)):
+    def __init__(self, width, height, x_range, y_range, log_y=False, margin=(56, 16, 30, 44)):
         self.w, self.h = width, height
         self.ml, self.mr, self.mt, self.mb = margin
         self.x0, self.x1 = x_range
@@ -97,18 +97,21 @@ def _svg(width: int, height: int, title: str, body: list[str]) -> str:
 
 
 def _legend(frame: _Frame, items: list[tuple[str, str, bool]]) -> list[str]:
-    parts, x = [], frame.ml + 8
+    """One row above the plot area (in the top margin), so it never covers data."""
+    parts, x, y = [], frame.ml, frame.mt - 12
     for label, color, dashed in items:
         dash = ' stroke-dasharray="5,3"' if dashed else ""
-        parts.append(f'<line x1="{x}" y1="{frame.mt + 10}" x2="{x + 18}" y2="{frame.mt + 10}" stroke="{color}" stroke-width="2"{dash}/>')
-        parts.append(f'<text x="{x + 22}" y="{frame.mt + 14}">{escape(label)}</text>')
+        parts.append(f'<line x1="{x}" y1="{y}" x2="{x + 18}" y2="{y}" stroke="{color}" stroke-width="2"{dash}/>')
+        parts.append(f'<text x="{x + 22}" y="{y + 4}">{escape(label)}</text>')
         x += 30 + 7 * len(label)
     return parts
 
 
 def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: str, width: int = 900,
-              height: int = 300, log_y: bool = False, highlight: Sequence[float] = ()) -> str:  # fmt: skip
-    """Lines with markers; None (or non-finite) y values break the line. `highlight`: x values to ring."""
+              height: int = 300, log_y: bool = False, highlight: Sequence[float] = (),
+              connect_gaps: bool = False) -> str:  # fmt: skip
+    """Lines with markers; None (or non-finite) y values break the line unless `connect_gaps`.
+    `highlight`: x values whose first-series point gets a ring."""
     pts = [(x, y) for s in series for x, y in zip(s.xs, s.ys, strict=False) if y is not None and math.isfinite(y)]
     if log_y:
         pts = [(x, y) for x, y in pts if y > 0]
@@ -123,7 +126,8 @@ def line_plot(series: Sequence[Series], *, title: str, x_label: str, y_label: st
         segs: list[list[tuple[float, float]]] = [[]]
         for x, y in zip(s.xs, s.ys, strict=False):
             if y is None or not math.isfinite(y) or (log_y and y <= 0):
-                segs.append([])
+                if not connect_gaps:
+                    segs.append([])
             else:
                 segs[-1].append((f.px(x), f.py(y)))
         dash = ' stroke-dasharray="5,3"' if s.dashed else ""
@@ -162,9 +166,12 @@ def step_histogram(edges: Sequence[float], series: Sequence[tuple[str, Sequence[
             d.append(f"L{f.px(edges[i]):.1f},{y:.1f} L{f.px(edges[i + 1]):.1f},{y:.1f}")
         d.append(f"L{f.px(edges[-1]):.1f},{base:.1f}")
         body.append(f'<path d="{" ".join(d)}" fill="{color}" fill-opacity="0.12" stroke="{color}" stroke-width="1.2"/>')
+    mid = 0.5 * (edges[0] + edges[-1])
     for x, label in markers:
         if edges[0] <= x <= edges[-1]:
+            left = x > mid  # label on the inner side of the line, so it stays inside the plot
+            tx, anchor = (f.px(x) - 3, "end") if left else (f.px(x) + 3, "start")
             body.append(f'<line x1="{f.px(x):.1f}" y1="{f.mt}" x2="{f.px(x):.1f}" y2="{base:.1f}" stroke="#555" stroke-dasharray="3,3"/>')
-            body.append(f'<text x="{f.px(x) + 3:.1f}" y="{f.mt + 24}" fill="#555">{escape(label)}</text>')
+            body.append(f'<text x="{tx:.1f}" y="{f.mt + 12}" text-anchor="{anchor}" fill="#555">{escape(label)}</text>')
     body += _legend(f, [(label, color, False) for label, _, color in series])
     return _svg(width, height, title, body)
