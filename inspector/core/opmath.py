@@ -311,9 +311,15 @@ def hybrid_math(sg: Subgraph, op: Op) -> HybridMath | None:
     a = input_at(sg, op, r.activation) if r else next((sg.tensors[i] for i in op.inputs if i >= 0), None)
     out = sg.tensors[op.outputs[0]]
     q = w.quantization
+    # FULLY_CONNECTED / BATCH_MATMUL follow their asymmetric_quantize_inputs option; per-channel
+    # hybrid convolutions always quantize inputs asymmetrically (conv.cc EvalHybridPerChannel
+    # calls AsymmetricQuantizeFloats), per-tensor ones symmetrically (EvalHybrid).
+    asym = bool(op.options.get("asymmetric_quantize_inputs", False))
+    if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        asym = q.per_channel  # type: ignore[union-attr]
     return HybridMath(
         weight_scales=q.scales, weight_zero_points=q.zero_points, per_channel=q.per_channel,  # type: ignore[union-attr]
-        asymmetric_quantize_inputs=bool(op.options.get("asymmetric_quantize_inputs", False)),
+        asymmetric_quantize_inputs=asym,
         input_dtype=a.dtype if a is not None else "?", output_dtype=out.dtype,
     )  # fmt: skip
 

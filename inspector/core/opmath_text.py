@@ -99,15 +99,15 @@ def _rescale(op: Op, r: RescaleMath, fixed: tuple[float, int] | None) -> list[st
 
 
 def _hybrid(op: Op, h: HybridMath) -> list[str]:
-    mode = ("asymmetric: min/max of each row, with a zero-point" if h.asymmetric_quantize_inputs
+    mode = ("asymmetric: from the min/max of each batch entry, with a zero-point" if h.asymmetric_quantize_inputs
             else "symmetric: S_in = max|x| / 127, zero-point 0")  # fmt: skip
     return [
         f"Hybrid (dynamic range) kernel: the weights are stored as int8 (S2 = {_span(h.weight_scales)}"
         f"{', per channel' if h.per_channel else ''}) but the activations stay {h.input_dtype}.",
-        f"At run time the kernel quantizes each batch row of the float input to int8 with its own scale S_in(runtime) ({mode}), "
+        f"At run time the kernel quantizes each batch entry of the float input to int8 with its own scale S_in(runtime) ({mode}), "
         "computes the integer dot product acc, and returns float directly: y = S_in(runtime)·S2·acc + bias (float).",
         "So there is no output scale S3 and no fixed-point multiplier M0/shift here: S_in is only known per invocation and the "
-        f"output stays {h.output_dtype}. Error comes from the 8-bit weights and from rounding each input row at run time.",
+        f"output stays {h.output_dtype}. Error comes from the 8-bit weights and from rounding each input at run time.",
     ]
 
 
@@ -126,7 +126,8 @@ def explain(op: Op, path: str, tensors, conv, rescale, hybrid, fixed) -> list[st
         lines.append("float16 weights: DEQUANTIZE widens them to float32 and the op runs its float kernel (GPU delegates may use "
                      "float16 directly). Rounding to float16 keeps ~3 significant digits, usually negligible error.")
     elif path == "float":
-        lines.append("Float kernel: no quantization in this op.")
+        lines.append("Float kernel: no quantization in this op; any error measured at its output is inherited from "
+                     "quantized ops upstream.")
     elif path == "other":
         lines.append(f"{op.type} works on index/shape tensors (int32/bool); quantization plays no part.")
     elif path.startswith("full_integer"):

@@ -152,6 +152,10 @@ def test_hybrid_fully_connected_explains_missing_output_scale(fixture_path):
     assert om.tensor("output").scales is None  # no S3 ...
     text = " ".join(om.explanation)
     assert "no output scale S3" in text and "S_in(runtime)" in text  # ... and the user is told why
+    assert om.hybrid.asymmetric_quantize_inputs == m.main.ops[om.op_index].options["asymmetric_quantize_inputs"]
+    conv = [op_math(m, o.index) for o in m.main.ops if o.type == "CONV_2D"]
+    hconv = [c for c in conv if c.kernel_path == "hybrid"]
+    assert hconv and all(c.hybrid.per_channel and c.hybrid.asymmetric_quantize_inputs for c in hconv)  # EvalHybridPerChannel
     json.dumps(om.to_json())
 
 
