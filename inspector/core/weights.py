@@ -107,9 +107,24 @@ def float_values(src: WeightSource) -> np.ndarray:
     return _rows_to_tensor(_dequant_rows(src, _as_rows(src.values, _axis(src.quantization, src.values.ndim))), src)
 
 
+WEIGHT_DECODERS = frozenset({"DEQUANTIZE", "DENSIFY"})  # float16 / sparse weights sit behind these
+
+
 def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
-    """The op's weight tensor: its first constant input of rank >= 2 (else first constant input)."""
-    consts = [i for i in op.inputs if i >= 0 and sg.tensors[i].is_constant]
+    """The op's weight tensor: its first constant input of rank >= 2 (else first constant input).
+
+    Looks through DEQUANTIZE / DENSIFY, so float16 and sparse weights are found where stored.
+    """
+    producers = sg.producers()
+    consts = []
+    for i in op.inputs:
+        if i < 0:
+            continue
+        p = producers.get(i)
+        if p is not None and p.type in WEIGHT_DECODERS and p.inputs and p.inputs[0] >= 0:
+            i = p.inputs[0]
+        if sg.tensors[i].is_constant:
+            consts.append(i)
     for i in consts:
         if len(sg.tensors[i].shape) >= 2:
             return i

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from inspector.core.errors import Cancelled, InspectorError
 
@@ -83,9 +83,12 @@ class Worker(QObject):
         self._cancel.set()
 
     def start(self, pool: QThreadPool | None = None) -> Worker:
+        """Queue the work; it starts when the event loop next runs, so callers can still
+        connect to its signals after start() returns without missing any."""
         Worker._alive.add(self)
         self.done.connect(lambda: Worker._alive.discard(self))
-        (pool or QThreadPool.globalInstance()).start(_Runnable(self))
+        target = pool or QThreadPool.globalInstance()
+        QTimer.singleShot(0, lambda: target.start(_Runnable(self)))
         return self
 
     def run_here(self) -> Worker:
@@ -93,12 +96,10 @@ class Worker(QObject):
         self._run()
         return self
 
-    def wait(self, timeout_s: float | None = None) -> bool:
-        """Block until the work has run (signals may still be queued for the GUI thread)."""
-        return self._finished_event.wait(timeout_s)
-
     def _run(self) -> None:
         try:
+            if self.is_cancelled:  # cancelled before it started
+                raise Cancelled()
             if self._wants_progress:
                 out = self._fn(*self._args, progress=Progress(self), **self._kwargs)
             else:

@@ -186,3 +186,13 @@ def test_weight_tensor_of_conv_op(int8_models):
     assert wi == conv.inputs[1] and len(sg.tensors[wi].shape) == 4
     softmax = next(op for op in sg.ops if op.type == "SOFTMAX")
     assert W.weight_tensor_of(sg, softmax) is None
+
+
+def test_weight_tensor_of_looks_through_dequantize(fixture_path):
+    m = Model(fixture_path("float16"))
+    sg = m.main
+    conv = next(op for op in sg.ops if op.type == "CONV_2D")
+    deq = sg.producers()[conv.inputs[1]]
+    assert deq.type == "DEQUANTIZE" and not sg.tensors[conv.inputs[1]].is_constant
+    wi = W.weight_tensor_of(sg, conv)
+    assert wi == deq.inputs[0] and sg.tensors[wi].dtype == "float16"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -32,7 +33,6 @@ TOOLTIPS = {
     "Range": "Representable float range [S·(qmin−Z), S·(qmax−Z)], union over channels",
 }
 KINDS = ("All tensors", "Constants", "Activations", "Quantized", "Per-channel")
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 def _num(v: float) -> str:
@@ -44,8 +44,8 @@ def _spread(values, fmt=_num) -> str:
     return fmt(lo) if lo == hi else f"{fmt(lo)} … {fmt(hi)}"
 
 
-def format_row(t: Tensor) -> tuple[tuple[str, ...], tuple]:
-    """Display strings and sort keys of one tensor (no computation beyond formatting)."""
+def format_row(t: Tensor) -> tuple[str, ...]:
+    """Display strings of one tensor (formatting only: the numbers come from core)."""
     q = t.quantization
     rng = tensor_range(t)
     shape = "×".join(str(d) if d >= 0 else "?" for d in t.shape_signature) if t.shape_signature else "scalar"
@@ -59,47 +59,88 @@ def format_row(t: Tensor) -> tuple[tuple[str, ...], tuple]:
         str(q.num_channels) if q else "",
         f"[{_num(rng[0])}, {_num(rng[1])}]" if rng else "",
     )
-    keys = (
-        t.index,
-        t.name.lower(),
-        t.dtype,
-        t.num_elements,
-        min(q.scales) if q else math.inf,
-        min(q.zero_points) if q else math.inf,
-        q.num_channels if q else 0,
-        (rng[1] - rng[0]) if rng else math.inf,
-    )
-    return text, keys
+    return text
+
+
+def sort_key(t: Tensor, column: int):
+    """Sort key of a tensor for a column; numeric where the column is a number."""
+    q = t.quantization
+    if column == 0:
+        return t.index
+    if column == 1:
+        return t.name.lower()
+    if column == 2:
+        return t.dtype
+    if column == 3:
+        return t.num_elements
+    if column == 4:
+        return min(q.scales) if q else math.inf
+    if column == 5:
+        return min(q.zero_points) if q else math.inf
+    if column == 6:
+        return q.num_channels if q else 0
+    rng = tensor_range(t)
+    return (rng[1] - rng[0]) if rng else math.inf
 
 
 class TensorTableModel(QAbstractTableModel):
+    """Rows are tensors in a sort order kept here (argsort of keys, fast for 10k+ rows);
+    cells are formatted on first display and cached."""
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.subgraph: Subgraph | None = None
-        self._rows: dict[int, tuple[tuple[str, ...], tuple]] = {}
+        self._rows: dict[int, tuple[str, ...]] = {}
         self._ops_text: list[str] = []
+        self._order = np.arange(0)  # row -> tensor index
+        self._pos = np.arange(0)  # tensor index -> row
 
     def set_subgraph(self, sg: Subgraph | None) -> None:
         self.beginResetModel()
         self.subgraph, self._rows = sg, {}
-        self._ops_text = []
-        if sg is not None:
-            touching: list[set[str]] = [set() for _ in sg.tensors]
-            for op in sg.ops:
-                for i in (*op.inputs, *op.outputs):
-                    if 0 <= i < len(touching):
-                        touching[i].add(op.type.lower())
-            self._ops_text = [" ".join(sorted(s)) for s in touching]
+        n = len(sg.tensors) if sg is not None else 0
+        self._order = self._pos = np.arange(n)
+        touching: list[set[str]] = [set() for _ in range(n)]
+        for op in sg.ops if sg is not None else ():
+            for i in (*op.inputs, *op.outputs):
+                if 0 <= i < n:
+                    touching[i].add(op.type.lower())
+        self._ops_text = [" ".join(sorted(s)) for s in touching]
         self.endResetModel()
 
-    def row(self, r: int) -> tuple[tuple[str, ...], tuple]:
-        hit = self._rows.get(r)
+    def tensor_at(self, row: int) -> int:
+        return int(self._order[row])
+
+    def row_of(self, tensor: int) -> int:
+        return int(self._pos[tensor])
+
+    def text(self, tensor: int) -> tuple[str, ...]:
+        hit = self._rows.get(tensor)
         if hit is None:
-            hit = self._rows[r] = format_row(self.subgraph.tensors[r])  # type: ignore[union-attr]
+            hit = self._rows[tensor] = format_row(self.subgraph.tensors[tensor])  # type: ignore[union-attr]
         return hit
 
-    def ops_text(self, r: int) -> str:
-        return self._ops_text[r]
+    def ops_text(self, tensor: int) -> str:
+        return self._ops_text[tensor]
+
+    def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
+        if self.subgraph is None:
+            return
+        self.layoutAboutToBeChanged.emit()
+        old = self.persistentIndexList()
+        old_tensors = [self.tensor_at(i.row()) for i in old]
+        if column <= 0:
+            perm = np.arange(len(self.subgraph.tensors))
+        else:
+            keys = [sort_key(t, column) for t in self.subgraph.tensors]
+            perm = np.array(sorted(range(len(keys)), key=keys.__getitem__), dtype=np.int64)
+        if order == Qt.SortOrder.DescendingOrder:
+            perm = perm[::-1].copy()
+        self._order = perm
+        self._pos = np.empty_like(perm)
+        self._pos[perm] = np.arange(len(perm))
+        self.changePersistentIndexList(old, [self.index(self.row_of(t), i.column()) for t, i in zip(old_tensors, old, strict=True)])
+        self.layoutChanged.emit()
 
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt signature)
         return 0 if parent.isValid() or self.subgraph is None else len(self.subgraph.tensors)
@@ -110,15 +151,13 @@ class TensorTableModel(QAbstractTableModel):
     def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or self.subgraph is None:
             return None
-        r, c = index.row(), index.column()
+        ti, c = self.tensor_at(index.row()), index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return self.row(r)[0][c]
-        if role == SORT_ROLE:
-            return self.row(r)[1][c]
+            return self.text(ti)[c]
         if role == Qt.ItemDataRole.ToolTipRole and c == 1:
-            t = self.subgraph.tensors[r]
+            t = self.subgraph.tensors[ti]
             kind = "constant" if t.is_constant else "variable" if t.is_variable else "activation"
-            return f"{t.name}\n{kind}, {t.num_elements:,} values; ops: {self._ops_text[r] or '—'}"
+            return f"{t.name}\n{kind}, {t.num_elements:,} values; ops: {self._ops_text[ti] or '—'}"
         if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 6):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -134,13 +173,13 @@ class TensorTableModel(QAbstractTableModel):
 
 
 class TensorFilter(QSortFilterProxyModel):
-    """Rows whose name or op type contains the text, of the chosen kind; numeric sorting."""
+    """Rows whose name or op type contains the text, of the chosen kind. Sorting is done by
+    the source model (argsort), so this proxy only filters."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.text = ""
         self.kind = KINDS[0]
-        self.setSortRole(SORT_ROLE)
 
     def set_filter(self, text: str | None = None, kind: str | None = None) -> None:
         if text is not None:
@@ -149,25 +188,22 @@ class TensorFilter(QSortFilterProxyModel):
             self.kind = kind
         self.invalidateFilter()
 
+    def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
+        self.sourceModel().sort(column, order)
+
     def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
         src: TensorTableModel = self.sourceModel()  # type: ignore[assignment]
         if src.subgraph is None:
             return False
-        t = src.subgraph.tensors[row]
+        ti = src.tensor_at(row)
+        t = src.subgraph.tensors[ti]
         kind_ok = {
             "Constants": t.is_constant,
             "Activations": not t.is_constant,
             "Quantized": t.quantization is not None,
             "Per-channel": t.quantization is not None and t.quantization.per_channel,
         }.get(self.kind, True)
-        return kind_ok and (not self.text or self.text in t.name.lower() or self.text in src.ops_text(row))
-
-    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
-        a, b = left.data(SORT_ROLE), right.data(SORT_ROLE)
-        try:
-            return a < b
-        except TypeError:
-            return str(a) < str(b)
+        return kind_ok and (not self.text or self.text in t.name.lower() or self.text in src.ops_text(ti))
 
 
 class TensorTable(QWidget):
@@ -217,11 +253,11 @@ class TensorTable(QWidget):
 
     def visible_tensors(self) -> list[int]:
         """Tensor indices in the table's current order (after filter and sort)."""
-        return [self.proxy.mapToSource(self.proxy.index(r, 0)).row() for r in range(self.proxy.rowCount())]
+        return [self.model.tensor_at(self.proxy.mapToSource(self.proxy.index(r, 0)).row()) for r in range(self.proxy.rowCount())]
 
     def selected_tensor(self) -> int | None:
         idx = self.view.selectionModel().currentIndex()
-        return self.proxy.mapToSource(idx).row() if idx.isValid() else None
+        return self.model.tensor_at(self.proxy.mapToSource(idx).row()) if idx.isValid() else None
 
     def select_tensor(self, index: int | None) -> None:
         """Show a selection made elsewhere, without emitting tensor_activated."""
@@ -232,7 +268,7 @@ class TensorTable(QWidget):
                 sm.clearSelection()
                 sm.setCurrentIndex(QModelIndex(), sm.SelectionFlag.NoUpdate)
                 return
-            pidx = self.proxy.mapFromSource(self.model.index(index, 0))
+            pidx = self.proxy.mapFromSource(self.model.index(self.model.row_of(index), 0))
             if not pidx.isValid():  # filtered out
                 sm.clearSelection()
                 return
@@ -243,4 +279,4 @@ class TensorTable(QWidget):
 
     def _current_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
         if not self._quiet and cur.isValid():
-            self.tensor_activated.emit(self.proxy.mapToSource(cur).row())
+            self.tensor_activated.emit(self.model.tensor_at(self.proxy.mapToSource(cur).row()))

@@ -252,7 +252,9 @@ class WeightHistogramView(QWidget):
     def _fill_channels(self, w: WeightAnalysis | None) -> None:
         self.channel_combo.blockSignals(True)
         self.channel_combo.clear()
-        self.channel_combo.addItem("all channels", None)
+        # userData -1 = all: PySide6 6.12 mis-counts references of None/bools passed through
+        # QVariant (itemData(None) crashes the interpreter at exit), so only ints go in.
+        self.channel_combo.addItem("all channels", -1)
         if w is not None and w.quant is not None and w.quant.per_channel:
             for c, s in enumerate(w.quant.scales):
                 self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
@@ -298,7 +300,8 @@ class WeightHistogramView(QWidget):
         self.plot.getPlotItem().enableAutoRange(axis="y")
 
     def _combo_changed(self, i: int) -> None:
-        self.channel_requested.emit(self.channel_combo.itemData(i))
+        c = self.channel_combo.itemData(i)
+        self.channel_requested.emit(None if c is None or c < 0 else int(c))
 
     def _pick_channel(self, points) -> None:
         if len(points):

@@ -1,0 +1,25 @@
+"""GUI test helpers: a main window with its own temporary QSettings, and waiting for loads."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from inspector.gui.app import make_app
+from inspector.gui.main_window import MainWindow
+
+
+@pytest.fixture
+def settings(tmp_path) -> QSettings:
+    """Never the user's settings: an ini file in the test's temporary folder."""
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, settings) -> MainWindow:
+    make_app()
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    return win

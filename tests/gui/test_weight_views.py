@@ -1,0 +1,135 @@
+"""Weight histogram and per-channel views render exactly what inspector.core.weights computed,
+and those numbers equal an independent numpy computation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from gui_helpers import open_wait
+
+from inspector.core.model import Model
+from inspector.core.pairing import pair_models
+from inspector.core.weights import analyze_tensors
+
+
+def _dequant(values: np.ndarray, scales, zps, axis: int) -> np.ndarray:
+    shape = [1] * values.ndim
+    shape[axis] = len(scales)
+    return (values.astype(np.float64) - np.reshape(zps, shape)) * np.reshape(scales, shape)
+
+
+def _data(item):
+    x, y = item.getOriginalDataset()
+    return np.asarray(x), np.asarray(y)
+
+
+@pytest.fixture
+def loaded(qtbot, window, fixture_path):
+    f, q = fixture_path("float"), fixture_path("int8")
+    open_wait(qtbot, window, "A", f)
+    open_wait(qtbot, window, "B", q)
+    return window, Model(f), Model(q)
+
+
+def test_histogram_items_equal_core_and_numpy(qtbot, loaded):
+    win, mf, mq = loaded
+    conv = [op for op in mq.main.ops if op.type == "CONV_2D"][1]
+    win.controller.select_op("B", conv.index)
+    tq = mq.main.tensors[conv.inputs[1]]
+    tf = mf.main.tensors[pair_models(mf, mq).float_for_quant(tq.index)]
+    expect = analyze_tensors(mf, tf, mq, tq)
+    view = win.weights_view
+    # Zoomed out: coarse bins.
+    assert view.fine is False
+    xa, ya = _data(view.curve_a)
+    xb, yb = _data(view.curve_b)
+    np.testing.assert_array_equal(xa, expect.coarse_edges)
+    np.testing.assert_array_equal(ya, expect.a_coarse)
+    np.testing.assert_array_equal(yb, expect.b_coarse)
+    # Zoomed to the grid: the grid-resolved bins.
+    view.zoom_to_grid()
+    assert view.fine is True
+    xa, ya = _data(view.curve_a)
+    xb, yb = _data(view.curve_b)
+    np.testing.assert_array_equal(xa, expect.edges)
+    np.testing.assert_array_equal(ya, expect.a_counts)
+    np.testing.assert_array_equal(yb, expect.b_counts)
+    # Independent: numpy histograms of the float and dequantized values on those edges.
+    q = tq.quantization
+    x = mf.tensor_data(tf).astype(np.float64)
+    y = _dequant(mq.tensor_data(tq), q.scales, q.zero_points, q.quantized_dimension)
+    np.testing.assert_array_equal(ya, np.histogram(x, bins=xa)[0])
+    np.testing.assert_array_equal(yb, np.histogram(y, bins=xb)[0])
+    sqnr = 10 * math.log10(np.sum(x**2) / np.sum((x - y) ** 2))
+    assert f"SQNR {sqnr:.4g} dB" in view.summary.text()
+    assert f"max |error| {np.max(np.abs(x - y)):.4g}" in view.summary.text()
+    lo, hi = (line.value() for line in view.clip_lines)
+    assert (lo, hi) == pytest.approx((-128 * max(q.scales), 127 * max(q.scales)))
+    assert all(line.isVisible() for line in view.clip_lines)
+    # Per-channel error plot: one point per channel, equal to numpy per-channel SQNR.
+    cx, cy = _data(view.sqnr_points)
+    xs, ys = np.moveaxis(x, 0, 0).reshape(q.num_channels, -1), y.reshape(q.num_channels, -1)
+    per = 10 * np.log10(np.sum(xs**2, axis=1) / np.sum((xs - ys) ** 2, axis=1))
+    np.testing.assert_array_equal(cx, np.arange(q.num_channels))
+    np.testing.assert_allclose(cy, per, rtol=1e-9)
+    np.testing.assert_allclose(_data(view.maxerr_points)[1], np.max(np.abs(xs - ys), axis=1))
+
+
+def test_per_channel_view_one_point_per_channel(qtbot, loaded):
+    win, mf, mq = loaded
+    dw = next(op for op in mq.main.ops if op.type == "DEPTHWISE_CONV_2D")
+    win.controller.select_op("B", dw.index)
+    q = mq.main.tensors[dw.inputs[1]].quantization
+    assert q.quantized_dimension == 3
+    sx, sy = _data(win.per_channel_view.scale_points)
+    zx, zy = _data(win.per_channel_view.zp_points)
+    assert len(sx) == len(zx) == q.num_channels == mq.main.tensors[dw.inputs[1]].shape[3]
+    np.testing.assert_array_equal(sy, np.asarray(q.scales, np.float64))
+    np.testing.assert_array_equal(zy, np.asarray(q.zero_points, np.float64))
+    assert "dimension 3" in win.per_channel_view.title.text()
+    # A per-tensor activation: a single point.
+    act = next(i for i in dw.outputs)
+    win.controller.select_tensor("B", act)
+    assert len(_data(win.per_channel_view.scale_points)[0]) == 1
+    assert win.weights_view.analysis is None  # activations have no weight histogram
+
+
+def test_channel_selection_shows_that_channels_grid(qtbot, loaded):
+    win, mf, mq = loaded
+    fc = next(op for op in mq.main.ops if op.type == "FULLY_CONNECTED")
+    win.controller.select_op("B", fc.index)
+    tq = mq.main.tensors[fc.inputs[1]]
+    view = win.weights_view
+    assert view.channel_combo.count() == tq.quantization.num_channels + 1
+    view.channel_combo.setCurrentIndex(4)  # channel 3
+    w = view.analysis
+    assert win.controller.channel == 3 and w.channel == 3 and w.grid_step == tq.quantization.scales[3]
+    view.zoom_to_grid()
+    xb, yb = _data(view.curve_b)
+    y = (mq.tensor_data(tq)[3].astype(np.float64) - tq.quantization.zero_points[3]) * tq.quantization.scales[3]
+    np.testing.assert_array_equal(yb, np.histogram(y, bins=xb)[0])
+    centres = 0.5 * (xb[:-1] + xb[1:])
+    np.testing.assert_allclose(centres[np.nonzero(yb)[0]], np.unique(y), atol=1e-6 * w.grid_step)
+    # Choosing another tensor resets to all channels.
+    conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
+    win.controller.select_op("B", conv.index)
+    assert win.controller.channel is None and view.channel_combo.currentIndex() == 0
+
+
+def test_float16_and_dynamic_pairs(qtbot, window, fixture_path):
+    open_wait(qtbot, window, "A", fixture_path("float"))
+    open_wait(qtbot, window, "B", fixture_path("float16"))
+    mq = Model(fixture_path("float16"))
+    conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
+    window.controller.select_op("B", conv.index)  # weights behind DEQUANTIZE
+    w = window.weights_view.analysis
+    assert w is not None and w.b.dtype == "float16" and w.metrics.sqnr_db > 60
+    assert not any(line.isVisible() for line in window.weights_view.clip_lines)
+    open_wait(qtbot, window, "B", fixture_path("dynamic"))
+    mq = Model(fixture_path("dynamic"))
+    fc = next(op for op in mq.main.ops if op.type == "FULLY_CONNECTED" and mq.main.tensors[op.inputs[1]].dtype == "int8")
+    window.controller.select_op("B", fc.index)
+    w = window.weights_view.analysis
+    assert w.b.dtype == "int8" and w.a.dtype == "float32" and 30 < w.metrics.sqnr_db < 70

@@ -1,0 +1,73 @@
+"""Worker: result, progress, cancel and errors arrive on the GUI thread; the app never crashes."""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QThread
+from PySide6.QtWidgets import QApplication
+
+from inspector.core.errors import ModelFormatError
+from inspector.gui.app import make_app
+from inspector.gui.workers import Worker
+
+
+def test_result_and_progress_arrive_on_gui_thread(qtbot):
+    make_app()
+    seen: list = []
+    gui = QApplication.instance().thread()
+
+    def work(n, progress):
+        for i in range(n):
+            progress((i + 1) / n, f"step {i + 1}")
+        return threading.current_thread().name
+
+    w = Worker(work, 4, wants_progress=True)
+    w.progress.connect(lambda f, t: seen.append((f, t, QThread.currentThread() is gui)))
+    w.start()
+    with qtbot.waitSignal(w.finished, timeout=10_000) as blocker:
+        pass
+    assert blocker.args[0] != threading.current_thread().name  # ran on a pool thread
+    assert [s[:2] for s in seen] == [(0.25, "step 1"), (0.5, "step 2"), (0.75, "step 3"), (1.0, "step 4")]
+    assert all(s[2] for s in seen)
+
+
+def test_cancel_stops_at_next_progress_call(qtbot):
+    make_app()
+    started, release = threading.Event(), threading.Event()
+    calls = []
+
+    def work(progress):
+        started.set()
+        release.wait(5)
+        for i in range(100):
+            progress(i / 100)
+            calls.append(i)
+        return "not expected"
+
+    w = Worker(work, wants_progress=True)
+    finished = []
+    w.finished.connect(finished.append)
+    w.start()
+    qtbot.waitUntil(started.is_set, timeout=10_000)
+    w.cancel()
+    with qtbot.waitSignal(w.cancelled, timeout=10_000):  # connected before the work can go on
+        release.set()
+    assert calls == [] and finished == [] and w.result is None
+
+
+def test_errors_become_messages(qtbot):
+    make_app()
+
+    def bad_file():
+        raise ModelFormatError("the file is empty", "/tmp/x.tflite")
+
+    w = Worker(bad_file).start()
+    with qtbot.waitSignal(w.failed, timeout=10_000) as blocker:
+        pass
+    assert blocker.args == ["/tmp/x.tflite: the file is empty"]
+
+    w = Worker(lambda: 1 / 0).start()
+    with qtbot.waitSignal(w.failed, timeout=10_000) as blocker:
+        pass
+    assert blocker.args[0].startswith("internal error: ZeroDivisionError")
