@@ -7,11 +7,15 @@ Shared by the default fuzz test (a fixed corpus of cases) and the long-running t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from inspector.core.errors import ModelFormatError
 from inspector.core.model import Model
+from inspector.core.summary import model_summary_json, model_summary_text
 from inspector.core.validate import MAX_TENSORS, validate_flatbuffer
+from inspector.core.writing import to_json_text
 
 KINDS = ("bitflip", "truncate", "splice", "offset", "count", "word", "zero_run", "duplicate")
 
@@ -92,3 +96,22 @@ def mutate(seed: SeedModel, kind: str, rng: np.random.Generator, donors: list[Se
     else:
         raise KeyError(kind)
     return bytes(data)
+
+
+def exercise(path: Path) -> str:
+    """What `info` and the model pane do with a file: 'ok' or 'rejected' (clean error)."""
+    try:
+        m = Model(path)
+        to_json_text(model_summary_json(m))
+        model_summary_text(m)
+        for sg in m.subgraphs:
+            for t in sg.tensors:
+                m.tensor_data(t)
+        for name in m.metadata:
+            m.metadata_bytes(name)
+        m.close()
+        return "ok"
+    except ModelFormatError as e:
+        assert e.path == str(path)
+        assert e.message and "\n" not in e.message
+        return "rejected"

@@ -20,6 +20,8 @@ _UNSUPPORTED = re.compile(r"Didn't find op for builtin opcode '([^']+)' version 
 
 
 def explain_runtime_error(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):  # the interpreter wrapper decodes tensor/signature names
+        return f"a tensor or signature name in the model is not valid UTF-8 text (byte {exc.object[exc.start:exc.start + 1]!r})"
     text = str(exc)
     m = _CUSTOM.search(text)
     if m:

@@ -17,6 +17,7 @@ import tflite
 from inspector.core.dtypes import TYPE_NAMES
 from inspector.core.errors import ModelFormatError
 from inspector.core.flatbuffer_verifier import Reader, Table, Trace
+from inspector.core.validate_sparse import DimMeta, sparse_value_count
 
 MAGIC = b"TFL3"
 
@@ -178,21 +179,20 @@ class _ModelCheck:
         b = t.scalar(2, "I", "buffer")
         self._buffer_ref(b, where)
         t.string(3, "name")
-        sparse = self._sparsity(where, t)
+        sparse = self._sparsity(where, t, shape)
         self._quantization(where, t, shape)
         for j, v in enumerate(t.tables(9, "variant_tensors", f"{where}, variant")):
             v.array(0, "i", f"variant {j} shape", MAX_RANK * 64)
         size = self.buffer_sizes[b]
+        if sparse is not None and tname in _ITEM_SIZE and size != sparse * item:
+            raise self.fail(f"{where} is sparse with {sparse} stored values ({sparse * item} bytes) but buffer {b} holds {size} bytes")
         if size and tname in _ITEM_SIZE:
-            if sparse:
-                if size % item:
-                    raise self.fail(f"{where} is sparse with {size} bytes of data, not a whole number of {tname.lower()} values")
-            elif size != count * item:
+            if sparse is None and size != count * item:
                 raise self.fail(
                     f"{where} has shape {shape.tolist()} ({count} {tname.lower()} values, {count * item} bytes) "
                     f"but buffer {b} holds {size} bytes"
                 )
-        elif size and tname == "INT4" and not sparse and size * 2 < count:
+        elif size and tname == "INT4" and sparse is None and size * 2 < count:
             raise self.fail(f"{where} has {count} int4 values but buffer {b} holds only {size} bytes")
 
     def _quantization(self, where: str, t: Table, shape: np.ndarray) -> None:
@@ -224,21 +224,27 @@ class _ModelCheck:
                     f"{shape.tolist()} has {int(shape[qdim])} channels"
                 )
 
-    def _sparsity(self, where: str, t: Table) -> bool:
+    def _sparsity(self, where: str, t: Table, shape: np.ndarray) -> int | None:
+        """Number of stored values of a sparse tensor (None when dense)."""
         sp = t.table(6, "sparsity")
         if sp is None:
-            return False
-        sp.array(0, "i", "traversal_order")
-        sp.array(1, "i", "block_map")
-        for j, dm in enumerate(sp.tables(2, "dim_metadata", f"{where}, sparse dimension")):
+            return None
+        traversal = sp.array(0, "i", "traversal_order", MAX_RANK * 2)
+        block_map = sp.array(1, "i", "block_map", MAX_RANK)
+        dims = []
+        for j, dm in enumerate(sp.tables(2, "dim_metadata", f"{where}, sparse dimension", MAX_RANK * 2)):
+            arrays = []
             for type_slot, slot in ((2, 3), (4, 5)):
                 kind = dm.scalar(type_slot, "B", "index vector type")
                 vec = dm.table(slot, "index vector")
-                if vec is not None:
-                    if kind not in (1, 2, 3):
-                        raise self.fail(f"{where}: sparse dimension {j} has index vector type {kind}")
-                    vec.array(0, {1: "i", 2: "H", 3: "B"}[kind], "values")
-        return True
+                if vec is not None and kind not in (1, 2, 3):
+                    raise self.fail(f"{where}: sparse dimension {j} has index vector type {kind}")
+                arrays.append(None if vec is None else vec.array(0, {1: "i", 2: "H", 3: "B"}[kind], "values"))
+            dims.append(DimMeta(dm.scalar(0, "b", "format"), dm.scalar(1, "i", "dense_size"), *arrays))
+        count = sparse_value_count(shape.tolist(), traversal, block_map, dims)
+        if isinstance(count, str):
+            raise self.fail(f"{where} is sparse but {count}")
+        return count
 
     # ------------------------------------------------------------------ operators
     def _op(self, si: int, oi: int, op: Table, n: int) -> None:

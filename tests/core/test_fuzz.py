@@ -17,12 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_mutations import KINDS, SeedModel, mutate
-
-from inspector.core.errors import ModelFormatError
-from inspector.core.model import Model
-from inspector.core.summary import model_summary_json, model_summary_text
-from inspector.core.writing import to_json_text
+from fuzz_mutations import KINDS, SeedModel, exercise, mutate
 
 SEEDS = ("multi_subgraph", "sparse", "stateful", "stateful_int8", "int8", "float16", "a16w8", "dynamic")
 CASES_PER_KIND = 40
@@ -36,25 +31,6 @@ class Hang(Exception):
 
 def _alarm(signum, frame):
     raise Hang()
-
-
-def exercise(path: Path) -> str:
-    """What `info` and the model pane do with a file: 'ok' or 'rejected' (clean error)."""
-    try:
-        m = Model(path)
-        to_json_text(model_summary_json(m))
-        model_summary_text(m)
-        for sg in m.subgraphs:
-            for t in sg.tensors:
-                m.tensor_data(t)
-        for name in m.metadata:
-            m.metadata_bytes(name)
-        m.close()
-        return "ok"
-    except ModelFormatError as e:
-        assert e.path == str(path)
-        assert e.message and "\n" not in e.message
-        return "rejected"
 
 
 @pytest.fixture(scope="module")

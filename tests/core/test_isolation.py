@@ -155,3 +155,18 @@ def test_custom_op_model_fails_cleanly_naming_the_op(fixture_path, worker):
 def test_run_isolated_default_worker():
     assert run_isolated(h.count, 3, 0.0) == 6
     assert run_isolated(h.pid) != os.getpid()
+
+
+def test_runtime_error_explanations():
+    from inspector.core.runtime_probe import explain_runtime_error
+
+    assert explain_runtime_error(RuntimeError(
+        "tensorflow/lite/kernels/conv.cc:390 affine_quantization->zero_point->size != 1 (2 != 1)Node number 5 (CONV_2D) failed to prepare.\n"
+    )) == "op 5 (CONV_2D) failed to prepare: tensorflow/lite/kernels/conv.cc:390 affine_quantization->zero_point->size != 1 (2 != 1)Node number 5 (CONV_2D) failed to prepare."
+    assert explain_runtime_error(ValueError("Didn't find op for builtin opcode 'CONV_2D' version '99'. An older version")) == (
+        "the LiteRT runtime has no kernel for CONV_2D version 99"
+    )
+    assert explain_runtime_error(UnicodeDecodeError("utf-8", b"\xfeab", 0, 1, "invalid start byte")) == (
+        "a tensor or signature name in the model is not valid UTF-8 text (byte b'\\xfe')"
+    )
+    assert explain_runtime_error(TypeError("bad")) == "TypeError: bad"

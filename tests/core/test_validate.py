@@ -319,3 +319,58 @@ def test_invalid_scale(tmp_path, int8, value):
         m.subgraphs[0].tensors[15].quantization.scale = [value]
 
     assert rejected(tmp_path, edit_model(int8, bad)) == f"tensor 15 of subgraph 0 has an invalid quantization scale ({value})"
+
+
+# ---------------------------------------------------------------------- sparsity (runtime kernels trust these arrays)
+def _sparse_edit(fixture_path, fn) -> bytes:
+    def edit(m):
+        t = next(t for t in m.subgraphs[0].tensors if t.sparsity is not None)
+        fn(t.sparsity)
+
+    return edit_model(fixture_path("sparse"), edit)
+
+
+def test_sparse_fixture_layout_is_understood(fixture_path):
+    m = Model(fixture_path("sparse"))
+    t = next(t for t in m.main.tensors if t.sparsity is not None)
+    # 64x64 weights in 1x4 blocks, CSR over 16 block columns: 96 blocks of 4 values stored
+    assert t.buffer_size == 96 * 4 * 4
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda sp: sp.dimMetadata[1].arraySegments.values.__setitem__(5, 200),
+         "is sparse but sparse dimension 1 has segments that do not run from 0 up to its 96 indices"),
+        (lambda sp: sp.dimMetadata[1].arrayIndices.values.__setitem__(0, 16),
+         "is sparse but sparse dimension 1 has an index outside 0..15"),
+        (lambda sp: setattr(sp, "traversalOrder", [0, 0, 2]),
+         "is sparse but its traversal order [0, 0, 2] is not a permutation of its dimensions"),
+        (lambda sp: setattr(sp, "blockMap", [5]), "is sparse but block 0 maps to dimension 5 of a rank-2 tensor"),
+        (lambda sp: setattr(sp.dimMetadata[2], "denseSize", 3),
+         "is sparse but block 0 has size 3, which does not divide dimension 1 (64)"),
+        (lambda sp: setattr(sp.dimMetadata[0], "denseSize", 65), "is sparse but dense dimension 0 has size 65, expected 64"),
+        (lambda sp: sp.dimMetadata.pop(), "is sparse but its traversal order has 3 dimensions and 2 dimension records for a rank-2 tensor"),
+    ],
+)
+def test_corrupt_sparsity(tmp_path, fixture_path, edit, expected):
+    def fn(sp):
+        for d in sp.dimMetadata:  # object API arrays may be read-only views
+            for v in (d.arraySegments, d.arrayIndices):
+                if v is not None:
+                    v.values = np.array(v.values).copy()
+        edit(sp)
+
+    msg = rejected(tmp_path, _sparse_edit(fixture_path, fn))
+    assert msg.startswith("tensor 1 of subgraph 0 ") and msg.endswith(expected), msg
+
+
+def test_sparse_data_size(tmp_path, fixture_path):
+    def fn(sp):
+        d = sp.dimMetadata[1]
+        d.arraySegments.values = np.minimum(np.array(d.arraySegments.values), 95).astype(np.uint8)
+        d.arrayIndices.values = np.array(d.arrayIndices.values)[:-1].copy()  # one block fewer
+
+    msg = rejected(tmp_path, _sparse_edit(fixture_path, fn))
+    assert msg.startswith("tensor 1 of subgraph 0 is sparse with 380 stored values (1520 bytes) but buffer ")
+    assert msg.endswith(" holds 1536 bytes"), msg
