@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import flatbuffers
 import numpy as np
 import tflite
 
@@ -169,7 +170,7 @@ class Model:
         codes = []
         for i in range(fb.OperatorCodesLength()):
             oc = fb.OperatorCodes(i)
-            code = max(oc.BuiltinCode(), oc.DeprecatedBuiltinCode())
+            code = max(_builtin_code_field(oc), oc.DeprecatedBuiltinCode())
             if code == tflite.BuiltinOperator.CUSTOM:
                 name = (oc.CustomCode() or b"").decode("utf-8", "replace") or "CUSTOM"
                 codes.append((name, True, oc.Version()))
@@ -352,6 +353,17 @@ class Model:
 
 def load_model(path: str | os.PathLike[str]) -> Model:
     return Model(path)
+
+
+def _builtin_code_field(oc: tflite.OperatorCode) -> int:
+    """The int32 `builtin_code` field as stored.
+
+    The `tflite` package's BuiltinCode() returns the legacy int8 field for codes < 127; tools
+    that leave that legacy field at 0 (litert-quantizer does) would then read as ADD. The
+    runtime takes max(builtin_code, deprecated_builtin_code); so do we.
+    """
+    o = oc._tab.Offset(10)
+    return oc._tab.Get(flatbuffers.number_types.Int32Flags, o + oc._tab.Pos) if o else 0
 
 
 def _ints(a) -> list[int] | np.ndarray:
