@@ -103,7 +103,11 @@ def test_bad_file_shows_error_and_keeps_the_other_model(qtbot, window, fixture_p
 
 
 def test_lone_model_works(qtbot, window, fixture_path):
-    open_wait(qtbot, window, "B", fixture_path("int8"))
+    w = window.open_model("B", fixture_path("int8"))  # in a worker, with progress in the status bar
+    assert window.tasks.isVisible() and "Opening int8.tflite" in window.tasks.label.text()
+    with qtbot.waitSignal(w.done, timeout=20_000):
+        pass
+    assert not window.tasks.isVisible() and window.controller.models["B"] is not None
     assert window.controller.models["A"] is None and window.panes["A"].stack.currentIndex() == 0
     mq = Model(fixture_path("int8"))
     conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
