@@ -47,6 +47,10 @@ _SIGNAL_TEXT = {
 }
 
 
+# Imported once by the fork server, so each new worker starts with them loaded.
+PRELOAD = ("inspector.core.isolation_worker", "numpy", "ai_edge_litert.interpreter", "inspector.core.compare")
+
+
 def default_context() -> str:
     return "forkserver" if sys.platform.startswith("linux") else "spawn"
 
@@ -65,6 +69,8 @@ class WorkerProcess:
 
     def __init__(self, context: str | None = None, memory_limit: int | None = None, grace: float = 2.0) -> None:
         self._ctx = mp.get_context(context or default_context())
+        if self._ctx.get_start_method() == "forkserver":
+            self._ctx.set_forkserver_preload(["__main__", *PRELOAD])
         self.memory_limit = memory_limit
         self.grace = grace
         self._proc: Any = None
@@ -257,3 +263,23 @@ def run_isolated(
     """Run `fn(*args, progress=..., cancel=..., **kwargs)` in a worker process; see the module doc."""
     w = worker or default_worker()
     return w.run(fn, *args, kwargs=kwargs, progress=progress, cancel=cancel, timeout=timeout, step=step, models=models)
+
+
+def compare_isolated(
+    float_path: str | Path,
+    quant_path: str | Path,
+    options: Any = None,
+    *,
+    progress: ProgressFn | None = None,
+    cancel: CancelFn | None = None,
+    timeout: float | None = None,
+    worker: WorkerProcess | None = None,
+) -> Any:
+    """`compare.compare_models` in the worker: same arguments, same result (a ComparisonResult)."""
+    from inspector.core.compare import compare_models
+
+    return run_isolated(
+        compare_models, str(float_path), str(quant_path), options,
+        progress=progress, cancel=cancel, timeout=timeout,
+        step="comparing (running both models over the samples)", models=(str(float_path), str(quant_path)), worker=worker,
+    )  # fmt: skip

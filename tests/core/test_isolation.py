@@ -170,3 +170,30 @@ def test_runtime_error_explanations():
         "a tensor or signature name in the model is not valid UTF-8 text (byte b'\\xfe')"
     )
     assert explain_runtime_error(TypeError("bad")) == "TypeError: bad"
+
+
+def test_compare_isolated_equals_in_process(example_pair, worker):
+    from inspector.core.compare import CompareOptions, compare_models
+    from inspector.core.isolation import compare_isolated
+
+    f, q = map(str, example_pair)
+    opts = CompareOptions(samples=3, seed=1)
+    seen = []
+    iso = compare_isolated(f, q, opts, progress=lambda d, t, m: seen.append((d, t)), worker=worker)
+    ref = compare_models(f, q, opts)
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert iso.samples == ref.samples == 3 and len(iso.layers) == len(ref.layers) > 5
+    for a, b in zip(iso.layers, ref.layers, strict=True):
+        assert a.tensor_name == b.tensor_name
+        assert a.metrics.mse == pytest.approx(b.metrics.mse, rel=1e-9, abs=1e-15)
+
+
+def test_compare_isolated_bad_model_keeps_its_error_type(tmp_path, example_pair, worker):
+    from inspector.core.errors import ModelFormatError
+    from inspector.core.isolation import compare_isolated
+
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(example_pair[1].read_bytes()[:5000])
+    with pytest.raises(ModelFormatError) as ei:
+        compare_isolated(example_pair[0], bad, worker=worker)
+    assert ei.value.path == str(bad) and "past the end of the file" in ei.value.message
