@@ -45,9 +45,12 @@ def probe_model(
     progress: Callable[[float, float | None, str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> dict:
-    """Load `path` in LiteRT, allocate, run once on zeros; describe its inputs and outputs."""
+    """Validate `path`, load it in LiteRT, allocate, run once on zeros; describe inputs and outputs."""
     from ai_edge_litert.interpreter import Interpreter
 
+    from inspector.core.model import Model
+
+    Model(str(path)).close()  # structural checks first: the runtime never sees a malformed file
     if progress:
         progress(0, 2, "loading")
     try:

@@ -197,3 +197,14 @@ def test_compare_isolated_bad_model_keeps_its_error_type(tmp_path, example_pair,
     with pytest.raises(ModelFormatError) as ei:
         compare_isolated(example_pair[0], bad, worker=worker)
     assert ei.value.path == str(bad) and "past the end of the file" in ei.value.message
+
+
+def test_probe_validates_before_the_runtime_sees_the_file(tmp_path, fixture_path, worker):
+    from inspector.core.errors import ModelFormatError
+
+    bad = tmp_path / "bad.tflite"
+    data = bytearray(fixture_path("int8").read_bytes())
+    data[4:8] = b"XXXX"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(ModelFormatError, match="expected the identifier 'TFL3'"):
+        worker.run(probe_model, str(bad))

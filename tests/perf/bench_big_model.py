@@ -10,7 +10,8 @@ peak RSS is not the generator's:
   mapped file show as RssFile (page cache, shared, reclaimable) and are reported apart,
 - weight histogram + error metrics of the largest tensor pair (`core.weights`, chunked and
   subsampled),
-- a comparison run when `inspector.core.compare` exists, else one LiteRT run of each model.
+- one LiteRT run of each model, then `compare_models` on 2 and 8 samples (peak RSS must not
+  grow with the number of samples: statistics are accumulated).
 """
 
 from __future__ import annotations
@@ -71,8 +72,6 @@ def measure(fpath: str, qpath: str) -> dict:
     res["hist_peak_rss"] = after_hist["VmHWM"]
 
     x = np.random.default_rng(0).uniform(-1, 1, (1, largest.shape[1])).astype(np.float32)
-    if importlib.util.find_spec("inspector.core.compare") is not None:
-        res["run"] = "compare_models (not wired here yet: see bench_isolation.py)"
     t0 = time.perf_counter()
     from ai_edge_litert.interpreter import Interpreter
 
@@ -87,8 +86,19 @@ def measure(fpath: str, qpath: str) -> dict:
     res["litert_run_s"] = time.perf_counter() - t0
     y, yq = outs
     res["output_sqnr_db"] = float(10 * np.log10(np.sum(y**2) / np.sum((y - yq) ** 2)))
+    after_run = _status()
+    res["run_peak_rss"] = after_run["VmHWM"]
+    if importlib.util.find_spec("inspector.core.compare") is not None:
+        from inspector.core.compare import CompareOptions, compare_models
+
+        for n in (2, 8):
+            t0 = time.perf_counter()
+            r = compare_models(fpath, qpath, CompareOptions(samples=n))
+            res[f"compare_{n}_s"] = time.perf_counter() - t0
+            res[f"compare_{n}_peak_rss"] = _status()["VmHWM"]
+            res[f"compare_{n}_layers"] = len(r.layers)
+            res["compare_output_sqnr_db"] = r.outputs[0].metrics.sqnr_db
     end = _status()
-    res["run_peak_rss"] = end["VmHWM"]
     res["run_anon_after"] = end["RssAnon"] - base["RssAnon"]
     res["baseline_rss"] = base["VmRSS"]
     return res
@@ -117,7 +127,12 @@ def main() -> int:
     print(f"histogram + metrics of {r['largest']}: {r['histogram_s'] * 1e3:.0f} ms, {r['histogram_used']}, SQNR {r['histogram_sqnr_db']:.1f} dB")
     print(f"  anonymous memory growth: {_mb(r['hist_anon_growth'])}, peak RSS {_mb(r['hist_peak_rss'])} (baseline {_mb(r['baseline_rss'])})")
     print(f"LiteRT run of both models (1 sample): {r['litert_run_s']:.2f} s, output SQNR {r['output_sqnr_db']:.1f} dB")
-    print(f"  peak RSS {_mb(r['run_peak_rss'])}, anonymous memory still held {_mb(r['run_anon_after'])}")
+    print(f"  peak RSS {_mb(r['run_peak_rss'])} (XNNPACK packs the weights into its own copy)")
+    for n in (2, 8):
+        if f"compare_{n}_s" in r:
+            print(f"compare_models, {n} random samples, {r[f'compare_{n}_layers']} layers: {r[f'compare_{n}_s']:.2f} s, "
+                  f"peak RSS so far {_mb(r[f'compare_{n}_peak_rss'])}, output SQNR {r['compare_output_sqnr_db']:.1f} dB")
+    print(f"anonymous memory still held at the end: {_mb(r['run_anon_after'])}")
     ok = r["open_float_s"] < 0.5 and r["open_anon_growth"] < 0.05 * size
     print("PASS" if ok else "FAIL: open slower than 0.5 s or memory grew with the file size")
     return 0 if ok else 1
