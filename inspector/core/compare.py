@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inspector.core.batch_stats import BatchStats
 from inspector.core.compare_plan import LayerJob, plan_layers
 from inspector.core.compare_result import (
     ComparisonResult,
@@ -30,7 +31,7 @@ from inspector.core.compare_result import (
     PerSampleOutputs,
 )
 from inspector.core.errors import Cancelled, InputError
-from inspector.core.fast_stats import Workspace, accumulate, dequantized
+from inspector.core.fast_stats import dequantized
 from inspector.core.inputs import feed, open_source
 from inspector.core.isolated import build_isolated_plan
 from inspector.core.model import load_model
@@ -50,7 +51,7 @@ class CompareOptions:
     isolated: bool = False
     keep_values: frozenset[int] = field(default_factory=frozenset)  # quant tensor indices
     normalization: str | None = None  # image folders only, see image_inputs
-    threads: int = 2
+    threads: int = 2  # 1: run everything in the calling thread
 
 
 def compare_models(
@@ -70,56 +71,62 @@ def compare_models(
     source = open_source(fm, qm, opts.inputs, opts.samples, opts.seed, opts.normalization)
     if source.count == 0:
         raise InputError("no samples to run", opts.inputs)
-    frun = ModelRunner(fm, opts.runtime)
-    qrun = ModelRunner(qm, opts.runtime)
-    iso_plan = iso_run = None
-    if opts.isolated:
-        iso_plan = build_isolated_plan(fm, qm, pairing)
-        iso_run = ModelRunner(fm, opts.runtime, content=iso_plan.content, exposed=iso_plan.outputs)
+    pool = ThreadPoolExecutor(max_workers=2) if opts.threads > 1 else None
+    iso_plan = build_isolated_plan(fm, qm, pairing) if opts.isolated else None
+    # Two sets of interpreters when threaded: sample k's statistics are computed while both
+    # models already run sample k+1 (views of one set stay valid while the other runs).
+    slots = [_Slot(fm, qm, opts.runtime, iso_plan) for _ in range(2 if pool else 1)]
     iso_jobs = _isolated_jobs(plan.layers, iso_plan) if iso_plan else []
     keep = {j.quant_tensor: _Keeper(j, source.count, opts.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
     store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
     per_f: list[tuple[np.ndarray, ...]] = []
     per_q: list[tuple[np.ndarray, ...]] = []
     labels, sources = [], []
-    all_jobs = [(j.stats, j.float_tensor, j.quant_tensor, j.quant) for j in plan.layers]
-    all_jobs += [(o.stats, o.float_tensor, o.quant_tensor, o.quant) for o in plan.outputs]
-    pool = ThreadPoolExecutor(max_workers=1) if opts.threads > 1 else None
-    groups = _split(all_jobs, fm, 2 if pool else 1)
-    iso_groups = _split(iso_jobs, fm, 2 if pool else 1)
-    workspaces = [Workspace(), Workspace()]
+    jobs = [(j.stats, j.float_tensor, j.quant_tensor, j.quant) for j in plan.layers]
+    jobs += [(o.stats, o.float_tensor, o.quant_tensor, o.quant) for o in plan.outputs]
+    batch = _batch(jobs, fm, qm)
+    iso_batch = _batch(iso_jobs, fm, qm) if iso_jobs else None
     done = 0
+    samples = iter(source)
     try:
-        for sample in source:
+        sample = next(samples, None)
+        running = slots[0].start(pool, sample) if sample is not None else None
+        k = 0
+        while sample is not None:
             if cancel is not None and cancel():
                 raise Cancelled()
-            ffeed, qfeed = feed(fm, sample), feed(qm, sample)
-            if pool:
-                fut = pool.submit(frun.run, ffeed)
-                qv = qrun.run(qfeed)
-                fv = fut.result()
-                del fut
-            else:
-                fv, qv = frun.run(ffeed), qrun.run(qfeed)
-            _run_groups(pool, groups, fv, qv, workspaces)
-            if iso_run is not None:
-                iv = iso_run.run(iso_plan.feed(qv))
-                _run_groups(pool, iso_groups, iv, qv, workspaces)
+            slot = slots[k % len(slots)]
+            fv, qv = slot.values(running)
+            del running
+            nxt = next(samples, None)
+            if nxt is not None and pool:
+                running = slots[(k + 1) % 2].start(pool, nxt)
+            batch.add(fv, qv)
+            if slot.iso is not None:
+                iv = slot.iso.run(iso_plan.feed(qv))
+                iso_batch.add(iv, qv)
                 del iv
-            for k in keep.values():
-                k.add(fv, qv)
+            for kp in keep.values():
+                kp.add(fv, qv)
             if store_outputs:
                 per_f.append(tuple(np.array(fv[o.float_tensor], np.float32) for o in plan.outputs))
                 per_q.append(tuple(dequantized(qv[o.quant_tensor], o.quant).astype(np.float32) for o in plan.outputs))
             labels.append(sample.label)
             sources.append(sample.source)
-            del fv, qv, ffeed, qfeed
+            del fv, qv
+            if nxt is not None and not pool:
+                running = slot.start(None, nxt)
+            sample = nxt
+            k += 1
             done += 1
             if progress is not None:
                 progress(done, source.count)
     finally:
         if pool:
-            pool.shutdown()
+            pool.shutdown(cancel_futures=True)
+    batch.finish()
+    if iso_batch is not None:
+        iso_batch.finish()
     layers = tuple(_layer_result(j, iso_plan) for j in plan.layers)
     outputs = tuple(OutputResult(o.name, o.float_tensor, o.quant_tensor, o.stats.result()) for o in plan.outputs)
     return ComparisonResult(
@@ -145,6 +152,32 @@ def compare_models(
     )
 
 
+class _Slot:
+    """One float and one quantized interpreter (and the isolated model's), run together."""
+
+    def __init__(self, fm, qm, runtime: str, iso_plan) -> None:
+        self.fm, self.qm = fm, qm
+        self.f = ModelRunner(fm, runtime)
+        self.q = ModelRunner(qm, runtime)
+        self.iso = None
+        if iso_plan is not None:
+            self.iso = ModelRunner(fm, runtime, content=iso_plan.content, exposed=iso_plan.outputs)
+
+    def start(self, pool, sample):
+        """Feed and invoke both models (in the pool's two threads when given)."""
+        ffeed, qfeed = feed(self.fm, sample), feed(self.qm, sample)
+        if pool is None:
+            return self.f.run(ffeed), self.q.run(qfeed)
+        return pool.submit(self.f.run, ffeed), pool.submit(self.q.run, qfeed)
+
+    @staticmethod
+    def values(running) -> tuple[dict, dict]:
+        a, b = running
+        if isinstance(a, dict):
+            return a, b
+        return a.result(), b.result()
+
+
 def _isolated_jobs(layers: list[LayerJob], iso_plan) -> list[tuple]:
     jobs = []
     for j in layers:
@@ -155,30 +188,17 @@ def _isolated_jobs(layers: list[LayerJob], iso_plan) -> list[tuple]:
     return jobs
 
 
-def _split(jobs: list[tuple], fm, n: int) -> list[list[tuple]]:
-    """Partition jobs into n groups of about equal element counts (largest first)."""
-    groups: list[list[tuple]] = [[] for _ in range(n)]
-    loads = [0] * n
-    for job in sorted(jobs, key=lambda jb: -fm.main.tensors[jb[1]].num_elements):
-        k = loads.index(min(loads))
-        groups[k].append(job)
-        loads[k] += fm.main.tensors[job[1]].num_elements
-    return groups
-
-
-def _run_group(group: list[tuple], xv: dict, qv: dict, ws: Workspace) -> None:
-    for stats, ft, qt, quant in group:
-        accumulate(stats, xv[ft], qv[qt], quant, ws)
-
-
-def _run_groups(pool, groups, xv, qv, workspaces) -> None:
-    if pool is None or len(groups) == 1:
-        for g in groups:
-            _run_group(g, xv, qv, workspaces[0])
-        return
-    fut = pool.submit(_run_group, groups[1], xv, qv, workspaces[1])
-    _run_group(groups[0], xv, qv, workspaces[0])
-    fut.result()
+def _batch(jobs: list[tuple], fm, qm) -> BatchStats:
+    ft = [fm.main.tensors[j[1]] for j in jobs]
+    qt = [qm.main.tensors[j[2]] for j in jobs]
+    dynamic = [a.is_dynamic or b.is_dynamic for a, b in zip(ft, qt, strict=True)]
+    return BatchStats(
+        jobs,
+        [a.dtype if not d else "dynamic" for a, d in zip(ft, dynamic, strict=True)],
+        [b.dtype for b in qt],
+        [b.num_elements for b in qt],
+        [tuple(b.shape) for b in qt],
+    )
 
 
 def _layer_result(j: LayerJob, iso_plan) -> LayerResult:
