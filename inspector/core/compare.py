@@ -34,7 +34,8 @@ from inspector.core.errors import Cancelled, InputError
 from inspector.core.fast_stats import dequantized
 from inspector.core.inputs import feed, open_source
 from inspector.core.isolated import build_isolated_plan
-from inspector.core.model import load_model
+from inspector.core.model import Model, load_model
+from inspector.core.model_rewrite import cached, file_key
 from inspector.core.pairing import pair_models
 from inspector.core.runner import RUNTIMES, ModelRunner, check_runtime
 
@@ -65,7 +66,7 @@ def compare_models(
     opts = options or CompareOptions()
     check_runtime(opts.runtime)
     t0 = time.perf_counter()
-    fm, qm = load_model(float_path), load_model(quant_path)
+    fm, qm = _load(float_path), _load(quant_path)
     pairing = pair_models(fm, qm)
     plan = plan_layers(fm, qm, pairing)
     source = open_source(fm, qm, opts.inputs, opts.samples, opts.seed, opts.normalization)
@@ -75,7 +76,7 @@ def compare_models(
     iso_plan = build_isolated_plan(fm, qm, pairing) if opts.isolated else None
     # Two sets of interpreters when threaded: sample k's statistics are computed while both
     # models already run sample k+1 (views of one set stay valid while the other runs).
-    slots = [_Slot(fm, qm, opts.runtime, iso_plan) for _ in range(2 if pool else 1)]
+    slots: list[_Slot | None] = [_Slot(fm, qm, opts.runtime, iso_plan), None]
     iso_jobs = _isolated_jobs(plan.layers, iso_plan) if iso_plan else []
     keep = {j.quant_tensor: _Keeper(j, source.count, opts.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
     store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
@@ -95,11 +96,13 @@ def compare_models(
         while sample is not None:
             if cancel is not None and cancel():
                 raise Cancelled()
-            slot = slots[k % len(slots)]
+            slot = slots[k % 2] if pool else slots[0]
             fv, qv = slot.values(running)
             del running
             nxt = next(samples, None)
             if nxt is not None and pool:
+                if slots[(k + 1) % 2] is None:  # the second set, made only when needed
+                    slots[(k + 1) % 2] = _Slot(fm, qm, opts.runtime, iso_plan)
                 running = slots[(k + 1) % 2].start(pool, nxt)
             batch.add(fv, qv)
             if slot.iso is not None:
@@ -150,6 +153,15 @@ def compare_models(
         kept={t: k.result() for t, k in keep.items()},
         elapsed_s=time.perf_counter() - t0,
     )
+
+
+def _load(path: str) -> Model:
+    """Parsed models are kept per process (keyed by path, size and mtime) for repeated runs."""
+    try:
+        key = ("model", *file_key(str(path)))
+    except OSError:
+        return load_model(path)  # let the reader report the problem
+    return cached(key, lambda: load_model(path))  # type: ignore[return-value]
 
 
 class _Slot:

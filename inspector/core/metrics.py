@@ -66,6 +66,14 @@ def sqnr_db(signal_energy: float, noise_energy: float) -> float:
     return 10.0 * math.log10(signal_energy / noise_energy)
 
 
+def _sqnr_db_array(signal: np.ndarray, noise: np.ndarray) -> tuple[float, ...]:
+    """`sqnr_db` element-wise (vectorized: conv outputs have up to thousands of channels)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = 10.0 * np.log10(signal / noise)
+    v = np.where(noise == 0.0, np.inf, np.where(signal == 0.0, -np.inf, v))
+    return tuple(v.tolist())
+
+
 class TensorStats:
     """Accumulates Metrics for one tensor pair over many samples.
 
@@ -153,7 +161,7 @@ class TensorStats:
             rng_use = (self.xmax - self.xmin) / width if width > 0 else None
         per_ch = None
         if self.ch_sx2 is not None:
-            per_ch = tuple(sqnr_db(float(a), float(b)) for a, b in zip(self.ch_sx2, self.ch_se2, strict=True))
+            per_ch = _sqnr_db_array(np.asarray(self.ch_sx2, np.float64), np.asarray(self.ch_se2, np.float64))
         return Metrics(
             mse=self.se2 / n,
             sqnr_db=sqnr_db(self.sx2, self.se2),

@@ -108,14 +108,15 @@ def litert_validate(fpath: Path, qpath: Path, data: np.ndarray) -> float:
 
 
 _MEMORY_CHILD = r"""
-import json, resource, sys, time
+import json, sys, time
 sys.path.insert(0, sys.argv[4])
 from inspector.core.compare import CompareOptions, compare_models
 t = time.perf_counter()
 res = compare_models(sys.argv[1], sys.argv[2], CompareOptions(samples=int(sys.argv[3])))
 dt = time.perf_counter() - t
-print(json.dumps({"samples": res.samples, "seconds": dt,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# VmHWM (peak RSS of this process image); ru_maxrss would include the forking parent's.
+hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]
+print(json.dumps({"samples": res.samples, "seconds": dt, "peak_rss_mb": int(hwm) / 1024}))
 """
 
 
