@@ -86,7 +86,7 @@ def compare_models(
     jobs = [(j.stats, j.float_tensor, j.quant_tensor, j.quant) for j in plan.layers]
     jobs += [(o.stats, o.float_tensor, o.quant_tensor, o.quant) for o in plan.outputs]
     batch = _batch(jobs, fm, qm)
-    iso_batch = _batch(iso_jobs, fm, qm) if iso_jobs else None
+    iso_batch = _batch(iso_jobs, fm, qm) if iso_plan is not None else None
     done = 0
     samples = iter(source)
     try:

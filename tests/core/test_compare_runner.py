@@ -114,3 +114,14 @@ def test_result_pickles_and_json_round_trips(fixture_path):
     np.testing.assert_allclose(pso.float[0][0].sum(), 1.0, rtol=1e-5)
     e = np.concatenate([a[0] - b[0] for a, b in zip(pso.float, pso.quant, strict=True)]).ravel()
     np.testing.assert_allclose(np.mean(e * e), res.outputs[0].metrics.mse, rtol=1e-6)
+
+
+@pytest.mark.parametrize("float_name, quant_name", [("multi_subgraph", "multi_subgraph"), ("stateful", "stateful_int8")])
+def test_control_flow_and_stateful_models_compare(fixture_path, float_name, quant_name):
+    res = compare_models(str(fixture_path(float_name)), str(fixture_path(quant_name)), CompareOptions(samples=2, isolated=True))
+    assert res.layers and res.outputs
+    for layer in res.layers:
+        if layer.op_type in ("WHILE", "READ_VARIABLE", "ASSIGN_VARIABLE", "VAR_HANDLE"):
+            assert layer.isolated is None and layer.isolated_note
+    if quant_name == "stateful_int8":
+        assert 20 < res.outputs[0].metrics.sqnr_db < 80
