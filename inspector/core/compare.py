@@ -1,9 +1,10 @@
 """Layerwise comparison of a float model and its quantized twin = pairing + runner + metrics.
 
-For each sample both models run (in two threads: the interpreter releases the GIL) as rewritten
-copies exposing every intermediate tensor; each matched layer's statistics are accumulated
-(`fast_stats`, split over two threads) and the views dropped, so memory stays flat however many
-samples run. Layers are the outputs of the quantized model's ops other than QUANTIZE/DEQUANTIZE,
+Both models run as rewritten copies exposing every intermediate tensor (`runner`). With two
+threads (the default) they run sample k+1 in worker threads (the interpreter releases the GIL)
+on a second set of interpreters while the calling thread accumulates sample k's statistics for
+every layer in one native call (`batch_stats`; numpy fallback in `fast_stats`). Values are read
+as views and dropped after each sample, so memory stays flat however many samples run. Layers are the outputs of the quantized model's ops other than QUANTIZE/DEQUANTIZE,
 in execution order, that have a float counterpart; the rest is listed as unmatched.
 
 Accumulated error: both models end to end. Isolated error (`isolated=True`): see `isolated.py`.
