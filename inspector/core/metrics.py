@@ -1,6 +1,8 @@
 """Streaming error statistics of a float reference x against a dequantized tensor y.
 
-One definition everywhere (GUI, CLI, reports, tests), see DESIGN.md section 3. Sums are
+One definition everywhere (GUI, CLI, reports, tests), see DESIGN.md section 3, with one
+refinement: clip rate counts values that saturate (beyond the representable range by more than
+half a step), since values within half a step round to the end value with ordinary error. Sums are
 accumulated in float64 sample by sample, so memory does not grow with the number of samples.
 """
 
@@ -22,7 +24,7 @@ class Metrics:
     mean_error: float  # mean(x - y): the bias
     cosine: float | None  # None when x or y is all zeros
     rmse_over_scale: float | None  # None when y is not a quantized tensor
-    clip_rate: float | None  # share of x outside the representable range; None when not quantized
+    clip_rate: float | None  # share of x that saturates: outside [S(qmin-Z-1/2), S(qmax-Z+1/2)]; None if not quantized
     range_use: float | None  # (max x - min x) / (hi - lo); None when not quantized
     count: int  # number of elements accumulated
     per_channel_sqnr_db: tuple[float, ...] | None = None
@@ -74,6 +76,15 @@ def _sqnr_db_array(signal: np.ndarray, noise: np.ndarray) -> tuple[float, ...]:
     return tuple(v.tolist())
 
 
+def _saturation_bounds(lo, hi, scale):
+    """[lo - S/2, hi + S/2]: values outside saturate at qmin/qmax when quantized."""
+    if lo is None or hi is None or scale is None:
+        return lo, hi
+    half = np.asarray(scale, np.float64) / 2
+    lo_a, hi_a = np.asarray(lo, np.float64) - half, np.asarray(hi, np.float64) + half
+    return (float(lo_a), float(hi_a)) if lo_a.ndim == 0 else (lo_a, hi_a)
+
+
 class TensorStats:
     """Accumulates Metrics for one tensor pair over many samples.
 
@@ -90,7 +101,12 @@ class TensorStats:
         quant_axis: int | None = None,
         channel_axis: int | None = None,
     ) -> None:
-        self.scale, self.lo, self.hi = scale, lo, hi
+        self.scale = scale
+        # Representable range (for range use) and saturation thresholds (for clip rate): a value
+        # within half a step beyond the range rounds to the end value with ordinary rounding
+        # error; only beyond half a step does quantization saturate (clip) it.
+        self.range_lo, self.range_hi = lo, hi
+        self.lo, self.hi = _saturation_bounds(lo, hi, scale)
         self.quant_axis = quant_axis
         self.channel_axis = channel_axis
         self.n = 0
@@ -157,7 +173,7 @@ class TensorStats:
         denom = math.sqrt(self.sx2 * self.sy2)
         rng_use = None
         if self.lo is not None and self.hi is not None and self.n:
-            width = float(np.max(self.hi) - np.min(self.lo))
+            width = float(np.max(self.range_hi) - np.min(self.range_lo))
             rng_use = (self.xmax - self.xmin) / width if width > 0 else None
         per_ch = None
         if self.ch_sx2 is not None:

@@ -86,7 +86,8 @@ def _reference(fvals, qvals, ft, qt, channel: bool, scale_tensor: int) -> dict:
         info = np.iinfo(dtype)
         lo, hi = s * (info.min - z), s * (info.max - z)
         ref["rmse_over_scale"] = math.sqrt(float(np.mean(e * e)) / s**2)
-        ref["clip_rate"] = float(np.mean((x < lo) | (x > hi)))
+        # clipped = saturated: beyond the representable range by more than half a step
+        ref["clip_rate"] = float(np.mean((x < lo - s / 2) | (x > hi + s / 2)))
         ref["range_use"] = float((x.max() - x.min()) / (hi - lo))
     else:
         ref.update(rmse_over_scale=None, clip_rate=None, range_use=None)
