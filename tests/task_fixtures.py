@@ -43,7 +43,12 @@ def to_uint8(x: np.ndarray) -> np.ndarray:
     return np.round((x + 1) * 127.5).clip(0, 255).astype(np.uint8)
 
 
-def write_image_folder(root: Path, per_class: int = 6, seed: int = 99) -> Path:
+def folder_name(label: int) -> str:
+    """Class folders sort in label order (class indices follow sorted folder names)."""
+    return f"{label}_{CLASSES[label]}"
+
+
+def write_image_folder(root: Path, per_class: int = 15, seed: int = 99) -> Path:
     from PIL import Image
 
     x, y = make_dataset(per_class * len(CLASSES) * 3, seed)
@@ -51,7 +56,7 @@ def write_image_folder(root: Path, per_class: int = 6, seed: int = 99) -> Path:
     for img, lab in zip(x, y, strict=True):
         if counts[int(lab)] >= per_class:
             continue
-        d = root / CLASSES[int(lab)]
+        d = root / folder_name(int(lab))
         d.mkdir(parents=True, exist_ok=True)
         Image.fromarray(to_uint8(img)).save(d / f"{counts[int(lab)]:03d}.png")
         counts[int(lab)] += 1
@@ -125,7 +130,7 @@ class TaskFixtures:
 
     def image_folder(self) -> Path:
         root = self.dir / "images"
-        if not (root / CLASSES[-1]).exists():
+        if not (root / folder_name(len(CLASSES) - 1)).exists():
             write_image_folder(root)
         return root
 

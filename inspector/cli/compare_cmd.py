@@ -11,9 +11,11 @@ import argparse
 import math
 import sys
 
-from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.compare import CompareOptions
 from inspector.core.compare_export import text_table, to_csv_text, worst_layers
 from inspector.core.errors import InputError
+from inspector.core.isolation import compare_isolated
+from inspector.core.task import TaskResult, task_summary
 from inspector.core.writing import atomic_write_text, write_json_output
 
 
@@ -35,6 +37,12 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")
     p.add_argument("--csv", metavar="PATH", help="write one CSV row per layer to PATH")
     p.add_argument("--fail-below-sqnr", type=float, metavar="DB", help="exit 1 when a model output's SQNR is below DB")
+    p.add_argument("--task", choices=("auto", "classification", "other"), default="auto",
+                   help="task metrics of the first output: classification (accuracy, agreement) or other "
+                        "(per-sample SQNR); auto chooses from the output shape")
+    p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
+                   help="exit 1 when quantized accuracy is more than PCT percentage points below float "
+                        "(needs labelled inputs: an image folder with class subfolders or an .npz with 'labels')")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,17 +55,45 @@ def run(args: argparse.Namespace) -> int:
         runtime=args.runtime,
         isolated=args.isolated,
         normalization=args.normalization,
+        task_kind=None if args.task == "auto" else args.task,
     )
-    result = compare_models(args.float_model, args.quant_model, opts)
+    result = compare_isolated(args.float_model, args.quant_model, opts)
+    task = result.task()
     if args.json:
         write_json_output(result.to_json(), args.json)
     if args.csv:
         atomic_write_text(args.csv, to_csv_text(result))
     if args.json != "-":
         print(text_table(result))
+        if task is not None:
+            print(task_summary(task))
+    code = 0
     if args.fail_below_sqnr is not None:
-        return _gate(result, args.fail_below_sqnr)
-    return 0
+        code = max(code, _gate(result, args.fail_below_sqnr))
+    if args.fail_on_accuracy_drop is not None:
+        code = max(code, _accuracy_gate(task, args.fail_on_accuracy_drop, args.inputs))
+    return code
+
+
+def _accuracy_gate(task: TaskResult | None, pct: float, inputs: str | None) -> int:
+    drop = None if task is None else task.accuracy_drop_pct
+    if drop is None:
+        raise InputError(
+            "--fail-on-accuracy-drop needs labelled samples (an image folder with one subfolder per class, "
+            "or an .npz with a 'labels' array) and a classification output",
+            inputs,
+        )
+    if drop <= pct:
+        return 0
+    print(
+        f"FAIL: accuracy dropped {drop:.2f} points ({100 * task.float_accuracy:.2f}% float -> "
+        f"{100 * task.quant_accuracy:.2f}% quantized), more than {pct:g}",
+        file=sys.stderr,
+    )
+    flipped = [o for o in task.worst(10) if o.flipped]
+    if flipped:
+        print("flipped samples: " + ", ".join(f"#{o.index} {o.source}" for o in flipped), file=sys.stderr)
+    return 1
 
 
 def _gate(result, threshold: float) -> int:

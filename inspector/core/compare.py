@@ -54,6 +54,7 @@ class CompareOptions:
     keep_values: frozenset[int] = field(default_factory=frozenset)  # quant tensor indices
     normalization: str | None = None  # image folders only, see image_inputs
     threads: int = 2  # 1: run everything in the calling thread
+    task_kind: str | None = None  # "classification" | "other"; None: chosen from the output shape
 
 
 def compare_models(
@@ -153,6 +154,7 @@ def compare_models(
         else None,
         kept={t: k.result() for t, k in keep.items()},
         elapsed_s=time.perf_counter() - t0,
+        task_kind=opts.task_kind,
     )
 
 

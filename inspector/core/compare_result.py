@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from inspector.core.metrics import Metrics
+from inspector.core.task import TaskResult, task_metrics
 
 SCHEMA_VERSION = 1
 
@@ -165,6 +166,23 @@ class ComparisonResult:
     per_sample_outputs: PerSampleOutputs | None = None
     kept: dict[int, KeptValues] = field(default_factory=dict)  # quant tensor -> values
     elapsed_s: float = 0.0
+    task_kind: str | None = None  # "classification" | "other" | None = from the output shape
+    task_json: dict | None = None  # task metrics of a result loaded from JSON without per-sample outputs
+
+    def task(self, output: int = 0) -> TaskResult | None:
+        """Task-level metrics (accuracy, agreement, worst samples) of model output `output`."""
+        pso = self.per_sample_outputs
+        if pso is None or not pso.float:
+            return None
+        labels = self.labels if self.labels and all(v is not None for v in self.labels) else None
+        return task_metrics(
+            pso.float_outputs(output),
+            pso.quant_outputs(output),
+            labels=labels,
+            sources=self.sources or None,
+            kind=self.task_kind,
+            class_names=self.class_names,
+        )
 
     def layer_for_tensor(self, quant_tensor: int) -> LayerResult | None:
         for layer in self.layers:
@@ -191,6 +209,8 @@ class ComparisonResult:
             "class_names": None if self.class_names is None else list(self.class_names),
             "elapsed_s": round(self.elapsed_s, 4),
         }
+        task = self.task()
+        d["task"] = task.to_json() if task is not None else self.task_json
         if include_per_sample and self.per_sample_outputs is not None:
             d["per_sample_outputs"] = self.per_sample_outputs.to_json()
         return d
@@ -215,4 +235,6 @@ class ComparisonResult:
             class_names=None if d.get("class_names") is None else tuple(d["class_names"]),
             per_sample_outputs=None if pso is None else PerSampleOutputs.from_json(pso),
             elapsed_s=d.get("elapsed_s", 0.0),
+            task_kind=(d.get("task") or {}).get("kind"),
+            task_json=d.get("task"),
         )

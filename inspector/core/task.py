@@ -184,3 +184,22 @@ def task_metrics(
         per_class=per_class,
         class_names=tuple(class_names) if class_names else None,
     )
+
+
+def task_summary(task: TaskResult, worst: int = 5) -> str:
+    """A few readable lines for the CLI."""
+    pct = lambda v: "n/a" if v is None else f"{100 * v:.2f}%"  # noqa: E731
+    lines = [f"task ({task.kind}, {task.num_samples} samples):"]
+    if task.kind == "classification":
+        if task.float_accuracy is not None:
+            lines.append(
+                f"  accuracy float {pct(task.float_accuracy)}  quantized {pct(task.quant_accuracy)}  "
+                f"drop {task.accuracy_drop_pct:.2f} points"
+            )
+        lines.append(f"  top-1 agreement {pct(task.top1_agreement)}  top-5 agreement {pct(task.top5_agreement)}")
+    for o in task.worst(worst):
+        flip = f" FLIPPED {o.float_pred}->{o.quant_pred}" if o.flipped else ""
+        label = "" if o.label is None else f" label {o.label}"
+        s = "inf" if math.isinf(o.output_sqnr_db) else f"{o.output_sqnr_db:.1f}"
+        lines.append(f"  worst #{o.index} {o.source}{label}: output SQNR {s} dB{flip}")
+    return "\n".join(lines)
