@@ -11,11 +11,12 @@ import argparse
 import math
 import sys
 
+from inspector.cli.gates import accuracy_gate
 from inspector.core.compare import CompareOptions
 from inspector.core.compare_export import text_table, to_csv_text, worst_layers
 from inspector.core.errors import InputError
 from inspector.core.isolation import compare_isolated
-from inspector.core.task import TaskResult, task_summary
+from inspector.core.task import task_summary
 from inspector.core.writing import atomic_write_text, write_json_output
 
 
@@ -71,29 +72,8 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_below_sqnr is not None:
         code = max(code, _gate(result, args.fail_below_sqnr))
     if args.fail_on_accuracy_drop is not None:
-        code = max(code, _accuracy_gate(task, args.fail_on_accuracy_drop, args.inputs))
+        code = max(code, accuracy_gate(None if task is None else task.to_json(), args.fail_on_accuracy_drop, args.inputs))
     return code
-
-
-def _accuracy_gate(task: TaskResult | None, pct: float, inputs: str | None) -> int:
-    drop = None if task is None else task.accuracy_drop_pct
-    if drop is None:
-        raise InputError(
-            "--fail-on-accuracy-drop needs labelled samples (an image folder with one subfolder per class, "
-            "or an .npz with a 'labels' array) and a classification output",
-            inputs,
-        )
-    if drop <= pct:
-        return 0
-    print(
-        f"FAIL: accuracy dropped {drop:.2f} points ({100 * task.float_accuracy:.2f}% float -> "
-        f"{100 * task.quant_accuracy:.2f}% quantized), more than {pct:g}",
-        file=sys.stderr,
-    )
-    flipped = [o for o in task.worst(10) if o.flipped]
-    if flipped:
-        print("flipped samples: " + ", ".join(f"#{o.index} {o.source}" for o in flipped), file=sys.stderr)
-    return 1
 
 
 def _gate(result, threshold: float) -> int:

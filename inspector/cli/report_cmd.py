@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from inspector.cli.gates import accuracy_gate
 from inspector.core.audit import SEVERITIES, Finding, at_or_above
 from inspector.core.errors import InputError, RuntimeFailure
 from inspector.core.report import build_report, write_report
@@ -33,14 +34,17 @@ def add_parser(sub) -> None:
     p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
     p.add_argument("--worst", type=int, default=5, metavar="N", help="worst layers to detail (default 5)")
     p.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when findings of this severity or worse exist")
+    p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
+                   help="exit 1 when quantized accuracy is more than PCT points below float (needs labelled inputs)")
 
 
 def _compare(args) -> dict:
-    from inspector.core.compare import CompareOptions, compare_models  # heavy: only when comparing
+    from inspector.core.compare import CompareOptions  # heavy: only when comparing
+    from inspector.core.isolation import compare_isolated
 
     opts = CompareOptions(samples=args.samples, seed=args.seed, inputs=args.inputs, runtime=args.runtime,
                           isolated=args.isolated)  # fmt: skip
-    return compare_models(args.float_model, args.quant_model, opts).to_json()
+    return compare_isolated(args.float_model, args.quant_model, opts).to_json()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +53,9 @@ def run(args: argparse.Namespace) -> int:
     if args.worst < 0:
         raise InputError(f"--worst must be >= 0, got {args.worst}")
     outputs = (args.html, args.json, args.csv, args.model_explorer)
-    if not any(outputs) and not args.fail_on:
+    if args.fail_on_accuracy_drop is not None and not args.quant_model:
+        raise InputError("--fail-on-accuracy-drop needs both FLOAT and QUANT models")
+    if not any(outputs) and not args.fail_on and args.fail_on_accuracy_drop is None:
         raise InputError("nothing to do: give --html, --json, --csv, --model-explorer and/or --fail-on")
     if not args.quant_model and (args.csv or args.model_explorer):
         raise InputError("--csv and --model-explorer need both FLOAT and QUANT models (they show the comparison)")
@@ -71,8 +77,13 @@ def run(args: argparse.Namespace) -> int:
     if failure is not None:
         skipped = " (CSV / Model Explorer files not written)" if args.csv or args.model_explorer else ""
         print(f"tflite-inspector report: comparison not run{skipped}: {failure}", file=sys.stderr)
+    code = 0
     if args.fail_on and _gate([Finding.from_json(f) for f in report["audit"]["findings"]], args.fail_on):
-        return 1
+        code = 1
+    if args.fail_on_accuracy_drop is not None and comparison is not None:
+        code = max(code, accuracy_gate(comparison.get("task"), args.fail_on_accuracy_drop, args.inputs))
+    if code:
+        return code
     return 2 if failure is not None else 0
 
 

@@ -1,7 +1,7 @@
 """One self-contained HTML file from a `build_report` dict: inline CSS and SVG, no scripts,
 no external references, so it opens anywhere without network and can be attached to a review.
 
-Sections (element ids): models, layer-error, worst-layers, audit, op-math. Every number shown
+Sections (element ids): models, layer-error, task, worst-layers, audit, op-math. Every number shown
 in a table cell carries its exact JSON value in a `data-value` attribute.
 """
 
@@ -13,7 +13,7 @@ from html import escape
 
 from inspector.core.svg_plot import PALETTE, Series, line_plot, step_histogram
 
-SECTIONS = (("models", "Models"), ("layer-error", "Layer error"), ("worst-layers", "Worst layers"),
+SECTIONS = (("models", "Models"), ("layer-error", "Layer error"), ("task", "Task metrics"), ("worst-layers", "Worst layers"),
             ("audit", "Audit findings"), ("op-math", "Op math of the worst layers"))  # fmt: skip
 
 CSS = """
@@ -23,6 +23,7 @@ h3{font-size:15px;margin:18px 0 6px} nav a{margin-right:14px} .muted{color:#666}
 table{border-collapse:collapse;margin:8px 0;font-size:13px} th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums} code{font-size:12px}
 .sev-error{background:#fde2e1} .sev-warning{background:#fff4d6} .sev-info{background:#eef4fb}
+.bar{display:inline-block;height:10px;background:#d9534f;vertical-align:middle} .bar.neg{background:#5cb85c}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;margin-right:6px;font-size:12px}
 .cards{display:flex;flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8px 12px}
 ul.expl li{margin:3px 0} svg{background:#fff}
@@ -140,6 +141,45 @@ def _worst(report: dict) -> str:
                     f'<div class="cards">{"".join(hists)}</div>' if hists else "")  # fmt: skip
 
 
+def _pct(v) -> str:
+    return "–" if v is None else f"{100 * v:.2f}%"
+
+
+def _task(report: dict) -> str:
+    t = (report.get("comparison") or {}).get("task")
+    if not t:
+        return '<p class="muted">No per-sample outputs (no comparison run, or outputs too large to keep).</p>'
+    drop = t.get("accuracy_drop_pct")
+    cards = [("task kind", t["kind"]), ("samples", t["num_samples"]), ("float accuracy", _pct(t.get("float_accuracy"))),
+             ("quantized accuracy", _pct(t.get("quant_accuracy"))),
+             ("accuracy drop", "–" if drop is None else f"{drop:.2f} points"),
+             ("top-1 agreement", _pct(t.get("top1_agreement"))), ("top-5 agreement", _pct(t.get("top5_agreement")))]  # fmt: skip
+    head = "".join(f'<div class="card" data-key="task.{escape(k)}"><span class="muted">{escape(k)}</span><br><b>{escape(str(v))}</b></div>'
+                   for k, v in cards)  # fmt: skip
+    note = ("" if t.get("float_accuracy") is not None else
+            '<p class="muted">No labels: the float model\'s prediction is the reference (agreement, not accuracy).</p>')  # fmt: skip
+    per_class = ""
+    if t.get("per_class"):
+        rows = "".join(
+            f"<tr>{_txt(c.get('name') or c['label'])}{_num(c['count'], 'count')}{_num(c['float_accuracy'], 'float_accuracy')}"
+            f"{_num(c['quant_accuracy'], 'quant_accuracy')}{_num(c['drop_pct'], 'drop_pct')}"
+            f'<td><span class="bar{" neg" if c["drop_pct"] < 0 else ""}" style="width:{min(abs(c["drop_pct"]), 100) * 2:.0f}px"></span></td></tr>'
+            for c in t["per_class"])  # fmt: skip
+        per_class = ("<h3>Accuracy drop per class (percentage points)</h3><table><tr><th>class</th><th>samples</th>"
+                     f"<th>float acc.</th><th>quant. acc.</th><th>drop</th><th></th></tr>{rows}</table>")  # fmt: skip
+    worst = ""
+    if t.get("worst_samples"):
+        rows = "".join(
+            f"<tr>{_num(w['index'], 'index')}{_txt(w['source'])}{_txt(w.get('label_name') or w['label'])}"
+            f"{_txt(w.get('float_pred_name') or w['float_pred'])}{_txt(w.get('quant_pred_name') or w['quant_pred'])}"
+            f"{_num(w['output_sqnr_db'], 'output_sqnr_db')}{_txt('flipped' if w.get('flipped') else '')}</tr>"
+            for w in t["worst_samples"])  # fmt: skip
+        worst = ("<h3>Worst samples (flipped predictions first, then lowest output SQNR)</h3><table><tr><th>#</th>"
+                 "<th>source</th><th>label</th><th>float pred.</th><th>quant. pred.</th><th>output SQNR dB</th><th></th></tr>"
+                 f"{rows}</table>")  # fmt: skip
+    return f'<div class="cards">{head}</div>{note}{per_class}{worst}'
+
+
 def _audit(report: dict) -> str:
     a = report.get("audit") or {"counts": {}, "findings": []}
     c = a.get("counts", {})
@@ -187,7 +227,7 @@ def render_html(report: dict) -> str:
     models = report.get("models", {})
     names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
     nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in SECTIONS)
-    render = {"models": _models, "layer-error": _layer_error, "worst-layers": _worst, "audit": _audit, "op-math": _op_math}
+    render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math}
     body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in SECTIONS)
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"

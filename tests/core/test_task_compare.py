@@ -7,6 +7,7 @@ accuracy means something; its broken int8 twin has conv2's weight scales multipl
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -116,3 +117,23 @@ def test_cli_task_json_and_accuracy_gate(task_data, tmp_path):
     r = _cli(models["cls_float"], models["cls_int8"], "--samples", "3", "--json", "-")
     task = json.loads(r.stdout)["task"]
     assert task["float_accuracy"] is None and task["quant_accuracy"] is None and task["top1_agreement"] is not None
+
+
+def test_report_shows_task_and_gates_accuracy(task_data, tmp_path):
+    models, _, npz = task_data
+    html = tmp_path / "r.html"
+    r = subprocess.run(
+        [sys.executable, "-m", "inspector", "report", str(models["cls_float"]), str(models["cls_int8_broken"]),
+         "--inputs", str(npz), "--html", str(html), "--json", str(tmp_path / "r.json"), "--fail-on-accuracy-drop", "5"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert r.returncode == 1 and "accuracy dropped" in r.stderr, r.stderr
+    task = json.loads((tmp_path / "r.json").read_text())["comparison"]["task"]
+    text = html.read_text()
+
+    cards = dict(re.findall(r'data-key="task\.([^"]+)"><span class="muted">[^<]*</span><br><b>([^<]*)</b>', text))
+    assert '<section id="task">' in text
+    assert cards["float accuracy"] == f"{100 * task['float_accuracy']:.2f}%"
+    assert cards["quantized accuracy"] == f"{100 * task['quant_accuracy']:.2f}%"
+    assert cards["top-1 agreement"] == f"{100 * task['top1_agreement']:.2f}%"
+    assert "Worst samples" in text and task["worst_samples"][0]["source"] in text
