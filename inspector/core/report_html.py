@@ -26,7 +26,7 @@ th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums
 .bar{display:inline-block;height:10px;background:#d9534f;vertical-align:middle} .bar.neg{background:#5cb85c}
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;margin-right:6px;font-size:12px}
 .cards{display:flex;flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8px 12px}
-ul.expl li{margin:3px 0} svg{background:#fff}
+ul.expl li{margin:3px 0} svg{background:#fff} td code{word-break:break-all}
 """
 
 
