@@ -37,7 +37,7 @@ from inspector.core.inputs import feed, open_source
 from inspector.core.isolated import build_isolated_plan
 from inspector.core.model import Model, load_model
 from inspector.core.model_rewrite import cached, file_key
-from inspector.core.pairing import pair_models
+from inspector.core.pairing import check_correspondence, pair_models
 from inspector.core.runner import RUNTIMES, ModelRunner, check_runtime
 
 KEEP_POINTS = 4096  # per kept tensor, over all samples
@@ -69,6 +69,7 @@ def compare_models(
     check_runtime(opts.runtime)
     t0 = time.perf_counter()
     fm, qm = _load(float_path), _load(quant_path)
+    check_correspondence(fm, qm)
     pairing = pair_models(fm, qm)
     plan = plan_layers(fm, qm, pairing)
     source = open_source(fm, qm, opts.inputs, opts.samples, opts.seed, opts.normalization)

@@ -11,6 +11,7 @@ matched is listed, never silently dropped.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from inspector.core.model import Model, Op, Subgraph
 
@@ -169,3 +170,36 @@ def _order_consistent(pairs: dict[int, OpPair], f_index: int, q_index: int) -> b
         if (q < q_index) != (p.float_op < f_index):
             return False
     return True
+
+
+def check_correspondence(float_model: Model, quant_model: Model) -> None:
+    """Raise PairingError when the two models cannot be twins (inputs/outputs do not match).
+
+    Shapes are compared with batch and dynamic (-1) dimensions ignored; dtypes may differ
+    (quantized I/O). Graph differences inside are left to pairing, which lists what it
+    cannot match.
+    """
+    from inspector.core.errors import PairingError
+
+    fsg, qsg = float_model.main, quant_model.main
+    names = f"{Path(float_model.path).name} and {Path(quant_model.path).name}"
+    for what, fi, qi in (("inputs", fsg.inputs, qsg.inputs), ("outputs", fsg.outputs, qsg.outputs)):
+        if len(fi) != len(qi):
+            raise PairingError(
+                f"{names} do not correspond: the float model has {len(fi)} {what}, the quantized model {len(qi)}",
+                quant_model.path,
+            )
+        for k, (a, b) in enumerate(zip(fi, qi, strict=True)):
+            ta, tb = fsg.tensors[a], qsg.tensors[b]
+            if not _shapes_agree(ta.shape_signature, tb.shape_signature):
+                raise PairingError(
+                    f"{names} do not correspond: {what[:-1]} {k} is {list(ta.shape_signature)} in the float model "
+                    f"but {list(tb.shape_signature)} in the quantized model",
+                    quant_model.path,
+                )
+
+
+def _shapes_agree(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    return all(x == y or x < 0 or y < 0 or i == 0 for i, (x, y) in enumerate(zip(a, b, strict=True)))
