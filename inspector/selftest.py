@@ -63,10 +63,11 @@ def _interpreter() -> str:
 
 
 def _compare() -> str:
-    from inspector.core.compare import CompareOptions, compare_models
+    from inspector.core.compare import CompareOptions
+    from inspector.core.isolation import compare_isolated
 
-    f, q = example_pair()
-    res = compare_models(str(f), str(q), CompareOptions(samples=2, seed=0)).to_json()
+    f, q = example_pair()  # in a worker process, as the app runs it
+    res = compare_isolated(str(f), str(q), CompareOptions(samples=2, seed=0), timeout=120).to_json()
     if not res["layers"]:
         raise RuntimeError("the comparison found no layers")
     out = res["outputs"][0]["metrics"]["sqnr_db"]
