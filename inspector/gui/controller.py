@@ -143,10 +143,14 @@ class Controller(QObject):
         return None
 
     # ------------------------------------------------------------------ selection intents
-    def select_op(self, slot: str, index: int) -> None:
-        """Select a layer; its weight tensor (else its first output) becomes the selected tensor."""
+    def select_op(self, slot: str, index: int, tensor: int | None = None) -> None:
+        """Select a layer; its weight tensor (else its first output) becomes the selected tensor,
+        unless `tensor` names one (e.g. the tensor of an audit finding)."""
         sg = self.subgraph(slot)
         if sg is None or not 0 <= index < len(sg.ops):
+            return
+        if tensor is not None and 0 <= tensor < len(sg.tensors):
+            self._select(slot, index, self.counterpart_op(slot, index), tensor, self.counterpart_tensor(slot, tensor))
             return
         op = sg.ops[index]
         t = weight_tensor_of(sg, op)

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from inspector import __version__
 from inspector.gui.controller import SLOTS, Controller, Selection
 from inspector.gui.recent import RecentFiles
+from inspector.gui.review import install_review
 from inspector.gui.views.model_pane import ModelPane, tflite_paths
 from inspector.gui.views.per_channel_view import PerChannelView
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
@@ -71,6 +72,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._update_title()
+        install_review(self)  # op math + audit tabs, File > Export report / sessions
         self._restore_state()
 
     # ------------------------------------------------------------------ extension points

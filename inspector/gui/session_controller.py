@@ -1,0 +1,283 @@
+"""Sessions in the GUI: File > Save session / Open session (`.tqi.json`) and crash recovery.
+
+A session holds the open model paths (with size and hash, so a model changed on disk since is
+reported), the comparison's input settings, the selection, the comparison result JSON and the
+requantize plans. Other controllers are reached through attribute lookups and skipped when
+absent: `window.compare` (`options` / `set_options(CompareOptions)`, `set_result(result)`),
+`window.requantize` (`session_plans()` / `restore_session_plans(plans)`).
+Crash recovery (`start_recovery`, used by `app.run_app`): an autosave after each comparison and
+every few minutes; after an abnormal exit the next start offers the autosaved session.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+from inspector.core.compare_result import ComparisonResult
+from inspector.core.errors import InspectorError
+from inspector.core.recovery import CrashRecovery, Recoverable
+from inspector.core.session import SUFFIX, load_session, model_changes, save_session
+from inspector.core.writing import to_json_text
+from inspector.gui.workers import Worker
+
+ROLES = {"A": "float", "B": "quant"}
+AUTOSAVE_MS = 120_000
+SESSION_FILTER = f"Inspector sessions (*{SUFFIX});;All files (*)"
+
+
+def _options_json(options) -> dict:
+    if options is None or not dataclasses.is_dataclass(options):
+        return {}
+    d = dataclasses.asdict(options)
+    return {k: sorted(v) if isinstance(v, set | frozenset) else v for k, v in d.items()}
+
+
+def _options_from_json(d: dict):
+    from inspector.core.compare import CompareOptions
+
+    fields = {f.name for f in dataclasses.fields(CompareOptions)}
+    kw = {k: v for k, v in d.items() if k in fields}
+    if "keep_values" in kw:
+        kw["keep_values"] = frozenset(kw["keep_values"] or ())
+    return CompareOptions(**kw)
+
+
+class SessionController(QObject):
+    restored = Signal(dict)  # the state, once its models are open and it is applied
+    saved = Signal(str)  # path
+
+    def __init__(self, window, source) -> None:
+        super().__init__(window)
+        self.window, self.source = window, source
+        self.controller = window.controller
+        self.path: str | None = None
+        self.inputs: dict = {}  # input settings when no comparison controller takes them
+        self.plans: list[dict] = []  # requantize plans when no requantize controller takes them
+        self.recovery: CrashRecovery | None = None
+        self._last_autosave = ""
+        self._pending: tuple[dict, set, list[str]] | None = None
+        self.act_open = QAction("Open &session…", window)
+        self.act_open.setShortcut(QKeySequence("Ctrl+Shift+L"))
+        self.act_open.triggered.connect(self.choose_open)
+        self.act_save = QAction("&Save session…", window)
+        self.act_save.setShortcut(QKeySequence.StandardKey.Save)
+        self.act_save.triggered.connect(self.choose_save)
+        self.timer = QTimer(self)
+        self.timer.setInterval(AUTOSAVE_MS)
+        self.timer.timeout.connect(self.autosave)
+        source.changed.connect(self.autosave)
+        self.controller.models_changed.connect(self.autosave)
+
+    # ------------------------------------------------------------------ state
+    def state(self) -> dict:
+        c = self.controller
+        models = {ROLES[s]: (c.models[s].path if c.models[s] is not None else None) for s in ROLES}
+        sel = c.selection
+        selection = {"origin": sel.origin, "op_a": sel.op_a, "op_b": sel.op_b,
+                     "tensor_a": sel.tensor_a, "tensor_b": sel.tensor_b, "channel": c.channel}  # fmt: skip
+        for slot in ROLES:  # names too, for a reader without the model
+            t = c.selected_tensor(slot)
+            selection[f"tensor_name_{slot.lower()}"] = None if t is None else t.name
+        compare = getattr(self.window, "compare", None)
+        inputs = _options_json(getattr(compare, "options", None)) or dict(self.inputs)
+        rq = getattr(self.window, "requantize", None)
+        getter = getattr(rq, "session_plans", None)
+        plans = list(getter()) if callable(getter) else list(self.plans)
+        result = self.source.result()
+        results = {"compare": result.to_json(include_per_sample=True)} if result is not None else {}
+        return {"models": models, "inputs": inputs, "selection": selection, "requantize_plans": plans, "results": results}
+
+    def save(self, path: str | Path) -> dict:
+        p = str(path)
+        if not p.endswith(SUFFIX):
+            p += SUFFIX
+        out = save_session(p, self.state())
+        self.path = p
+        self.window.statusBar().showMessage(f"Session saved to {p}", 8000)
+        self.saved.emit(p)
+        return out
+
+    def open(self, path: str | Path) -> bool:
+        """Read a session file and restore it (models open in the background); False on a bad file."""
+        try:
+            state = load_session(path)
+        except InspectorError as e:
+            self.window.show_error(f"Could not open the session: {e}")
+            return False
+        self.path = str(path)
+        self.apply(state, f"session {Path(path).name}")
+        return True
+
+    # ------------------------------------------------------------------ restore
+    def apply(self, state: dict, origin: str = "session") -> None:
+        """Open the session's models, then restore selection, inputs, plans and result."""
+        problems: list[str] = []
+        changes = model_changes(state)
+        pending: set = set()
+        workers = []
+        for slot, role in ROLES.items():
+            m = (state.get("models") or {}).get(role)
+            if not m:
+                self.controller.close_model(slot)
+                continue
+            if role in changes:
+                problems.append(f"model {slot}: {changes[role]}")
+                if not Path(m["path"]).is_file():
+                    self.controller.close_model(slot)
+                    continue
+            w = self.controller.open_model(slot, m["path"])
+            pending.add(w)
+            workers.append(w)
+        self._origin = origin
+        self._pending = (state, pending, problems)
+        token = self._pending
+        for w in workers:
+            w.done.connect(lambda w=w: self._loaded(token, w))
+        if not workers:
+            self._pending = None
+            self._finish(state, problems, origin)
+
+    def _loaded(self, token, worker) -> None:
+        if self._pending is not token:
+            return
+        state, pending, problems = token
+        pending.discard(worker)
+        if worker.error:
+            problems.append(worker.error)
+        if not pending:
+            self._pending = None
+            self._finish(state, problems, self._origin)
+
+    def _finish(self, state: dict, problems: list[str], origin: str) -> None:
+        c = self.controller
+        changed = model_changes(state)
+        self._restore_selection(state.get("selection") or {})
+        inputs = state.get("inputs") or {}
+        compare = getattr(self.window, "compare", None)
+        self.inputs = dict(inputs)
+        setter = getattr(compare, "set_options", None)
+        if inputs and callable(setter):
+            try:
+                setter(_options_from_json(inputs))
+            except (TypeError, ValueError) as e:
+                problems.append(f"input settings not restored ({e})")
+        plans = state.get("requantize_plans") or []
+        self.plans = list(plans)
+        restore_plans = getattr(getattr(self.window, "requantize", None), "restore_session_plans", None)
+        if plans and callable(restore_plans):
+            try:
+                restore_plans(plans)
+            except Exception as e:  # noqa: BLE001 - another feature's data: report, keep going
+                problems.append(f"requantize plans not restored ({e})")
+        comp = (state.get("results") or {}).get("compare")
+        if comp:
+            if changed:
+                problems.append("the saved comparison result was not restored because a model changed; run the comparison again")
+            elif c.models["B"] is None:
+                problems.append("the saved comparison result was not restored: model B is not open")
+            else:
+                try:
+                    self.source.set_result(ComparisonResult.from_json(comp))
+                except (KeyError, TypeError, ValueError) as e:
+                    problems.append(f"the saved comparison result is damaged and was not restored ({type(e).__name__}: {e})")
+        if problems:
+            self.window.show_error(f"Restored {origin} with problems: " + "; ".join(problems))
+        else:
+            self.window.statusBar().showMessage(f"Restored {origin}", 8000)
+        self.restored.emit(state)
+
+    def _restore_selection(self, sel: dict) -> None:
+        c = self.controller
+        origin = sel.get("origin") if sel.get("origin") in ROLES else "A"
+        op, tensor = sel.get(f"op_{origin.lower()}"), sel.get(f"tensor_{origin.lower()}")
+        sg = c.subgraph(origin)
+        if sg is None:
+            return
+        if isinstance(op, int) and 0 <= op < len(sg.ops):
+            c.select_op(origin, op, tensor=tensor if isinstance(tensor, int) else None)
+        elif isinstance(tensor, int) and 0 <= tensor < len(sg.tensors):
+            c.select_tensor(origin, tensor)
+        if isinstance(sel.get("channel"), int):
+            c.set_channel(sel["channel"])
+
+    # ------------------------------------------------------------------ menu intents
+    def choose_save(self) -> None:
+        start = self.path or str(Path(self.window.recent.last_dir or Path.home()) / f"session{SUFFIX}")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", start, SESSION_FILTER)
+        if path:
+            try:
+                self.save(path)
+            except InspectorError as e:
+                self.window.show_error(f"Could not save the session: {e}")
+
+    def choose_open(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self.window.recent.last_dir, SESSION_FILTER)
+        if path:
+            self.open(path)
+
+    # ------------------------------------------------------------------ crash recovery
+    def start_recovery(self, recovery: CrashRecovery | None = None, ask=None) -> Recoverable | None:
+        """Mark this instance as running, offer the newest crashed session, start autosaving.
+        `ask(rec) -> bool` replaces the question dialog (tests). Returns what was restored."""
+        self.recovery = recovery or CrashRecovery()
+        try:
+            found = self.recovery.start()
+        except (OSError, InspectorError) as e:
+            self.window.statusBar().showMessage(f"Crash recovery is off: {e}", 10000)
+            self.recovery = None
+            return None
+        self.timer.start()
+        restored = None
+        for i, rec in enumerate(found):
+            if i == 0 and (ask or self._ask_restore)(rec):
+                try:
+                    state = self.recovery.restore(rec)
+                except InspectorError as e:
+                    self.window.show_error(f"Could not restore the previous session: {e}")
+                else:
+                    self.apply(state, "the session of the previous run (it ended abnormally)")
+                    restored = rec
+            self.recovery.discard(rec)
+        return restored
+
+    def _ask_restore(self, rec: Recoverable) -> bool:
+        import datetime as dt
+
+        when = dt.datetime.fromtimestamp(rec.saved_at).strftime("%Y-%m-%d %H:%M")
+        box = QMessageBox(QMessageBox.Icon.Question, "Restore previous session?",
+                          "The inspector did not exit normally last time (crash or kill).\n\n"
+                          f"Restore the session it autosaved at {when}?", parent=self.window)  # fmt: skip
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.button(QMessageBox.StandardButton.Yes).setText("Restore")
+        box.button(QMessageBox.StandardButton.No).setText("Discard")
+        return box.exec() == QMessageBox.StandardButton.Yes
+
+    def autosave(self, background: bool = True) -> Worker | None:
+        """Save the state for crash recovery if it changed since the last autosave (in a worker:
+        fingerprinting a big model reads it once). Returns the worker, None if nothing to do."""
+        if self.recovery is None:
+            return None
+        state = self.state()
+        if all(v is None for v in state["models"].values()):
+            return None
+        text = to_json_text(state)
+        if text == self._last_autosave:
+            return None
+        self._last_autosave = text
+        w = Worker(self.recovery.autosave, state)
+        w.failed.connect(lambda msg: self.window.statusBar().showMessage(f"Autosave failed: {msg}", 10000))
+        return w.start() if background else w.run_here()
+
+    def clean_exit(self) -> None:
+        self.timer.stop()
+        if self.recovery is not None:
+            try:
+                self.recovery.clean_exit()
+            except InspectorError:
+                pass
+            self.recovery = None
