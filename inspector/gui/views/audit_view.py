@@ -7,6 +7,7 @@ every view. Renders findings only; the audit itself runs in `gui.review`.
 
 from __future__ import annotations
 
+import html
 import math
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
@@ -19,8 +20,10 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSplitter,
     QStyle,
     QTableView,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -54,6 +57,20 @@ def value_text(v, limit: int = 6) -> str:
     if isinstance(v, dict):
         return ", ".join(f"{k}: {value_text(x, limit)}" for k, x in v.items())
     return str(v)
+
+
+def detail_html(f: Finding) -> str:
+    """The selected finding in full: severity, rule, where, message, observed vs expected."""
+    where = "the whole model" if f.op_index is None else f"op {f.op_index} {f.op_type or ''}"
+    if f.tensor_name:
+        where += f", tensor {f.tensor_index} '{f.tensor_name}'"
+    if f.subgraph:
+        where += f" (subgraph {f.subgraph})"
+    color = SEVERITY_COLORS.get(f.severity, "#7f7f7f")
+    return (f"<p><b style='color:{color}'>{f.severity.upper()}</b> · <b>{html.escape(f.rule)}</b> · {html.escape(where)}</p>"
+            f"<p>{html.escape(f.message)}</p>"
+            f"<p><b>observed:</b> <code>{html.escape(value_text(f.observed, 64))}</code><br>"
+            f"<b>expected:</b> <code>{html.escape(value_text(f.expected, 64))}</code></p>")  # fmt: skip
 
 
 class FindingsModel(QAbstractTableModel):
@@ -155,7 +172,7 @@ class AuditView(QWidget):
         self.summary = QLabel(EMPTY_TEXT)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary.setWordWrap(True)
-        self.checks = {s: QCheckBox(s + "s") for s in ("error", "warning", "info")}
+        self.checks = {s: QCheckBox(label) for s, label in (("error", "errors"), ("warning", "warnings"), ("info", "info"))}
         self.search = QLineEdit()
         self.search.setPlaceholderText("Filter: op, tensor, rule, message…")
         self.search.setClearButtonEnabled(True)
@@ -189,9 +206,15 @@ class AuditView(QWidget):
             self.view.setColumnWidth(col, width)
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.view.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.detail = QTextBrowser()
+        self.detail.setPlaceholderText("Select a finding to see its full message, observed and expected values.")
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.view)
+        split.addWidget(self.detail)
+        split.setSizes([260, 120])
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
-        lay.addWidget(self.view, 1)
+        lay.addWidget(split, 1)
 
     # ------------------------------------------------------------------ rendering
     def set_findings(self, findings: list[Finding] | None, source: str = "", note: str = "") -> None:
@@ -219,8 +242,12 @@ class AuditView(QWidget):
         self.proxy.set_filter({s for s, cb in self.checks.items() if cb.isChecked()}, self.search.text())
 
     def _current_changed(self, cur: QModelIndex, _prev: QModelIndex) -> None:
-        if cur.isValid():
-            self.finding_selected.emit(self.model.findings[self.proxy.mapToSource(cur).row()])
+        if not cur.isValid():
+            self.detail.clear()
+            return
+        f = self.model.findings[self.proxy.mapToSource(cur).row()]
+        self.detail.setHtml(detail_html(f))
+        self.finding_selected.emit(f)
 
     def keyPressEvent(self, e) -> None:
         if e.matches(QKeySequence.StandardKey.Copy):
