@@ -48,7 +48,11 @@ def run_app(float_path: str | None = None, quant_path: str | None = None) -> int
     app = make_app()
     win = create_window(float_path, quant_path)
     win.show()
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, win.review.session.start_recovery)  # offer the session of a crashed run; autosave
     code = app.exec()
+    win.review.session.clean_exit()
     from PySide6.QtCore import QThreadPool
 
     QThreadPool.globalInstance().waitForDone(5000)

@@ -60,6 +60,8 @@ class SessionController(QObject):
         self.plans: list[dict] = []  # requantize plans when no requantize controller takes them
         self.recovery: CrashRecovery | None = None
         self._last_autosave = ""
+        self._autosave_worker: Worker | None = None
+        self._autosave_again = False
         self._pending: tuple[dict, set, list[str]] | None = None
         self.act_open = QAction("Open &session…", window)
         self.act_open.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -259,8 +261,12 @@ class SessionController(QObject):
 
     def autosave(self, background: bool = True) -> Worker | None:
         """Save the state for crash recovery if it changed since the last autosave (in a worker:
-        fingerprinting a big model reads it once). Returns the worker, None if nothing to do."""
+        fingerprinting a big model reads it once). One write at a time: a change during a write
+        is saved right after it. Returns the worker, None if there was nothing to do (yet)."""
         if self.recovery is None:
+            return None
+        if self._autosave_worker is not None:
+            self._autosave_again = True
             return None
         state = self.state()
         if all(v is None for v in state["models"].values()):
@@ -271,10 +277,28 @@ class SessionController(QObject):
         self._last_autosave = text
         w = Worker(self.recovery.autosave, state)
         w.failed.connect(lambda msg: self.window.statusBar().showMessage(f"Autosave failed: {msg}", 10000))
-        return w.start() if background else w.run_here()
+        if not background:
+            return w.run_here()
+        self._autosave_worker = w
+        w.done.connect(self._autosave_done)
+        return w.start()
+
+    @property
+    def autosave_idle(self) -> bool:
+        return self._autosave_worker is None
+
+    def _autosave_done(self) -> None:
+        self._autosave_worker = None
+        if self._autosave_again:
+            self._autosave_again = False
+            self.autosave()
 
     def clean_exit(self) -> None:
+        """At a normal quit: stop autosaving, remove this instance's marker and autosave."""
         self.timer.stop()
+        if self._autosave_worker is not None:
+            self._autosave_worker.cancel()
+            self._autosave_worker._finished_event.wait(5)
         if self.recovery is not None:
             try:
                 self.recovery.clean_exit()

@@ -1,0 +1,164 @@
+"""Sessions through the GUI: save, open in a new window (same models, selection, comparison),
+changed / missing models reported, bad files, crash-recovery offer and autosave."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from audit_fixtures import planted
+from gui_helpers import open_wait
+from PySide6.QtCore import QSettings
+
+from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.recovery import CrashRecovery
+from inspector.core.session import load_session, save_session
+from inspector.gui.main_window import MainWindow
+
+WAIT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def comparison(fixture_path):
+    fp, qp = fixture_path("float"), fixture_path("int8")
+    return compare_models(str(fp), str(qp), CompareOptions(samples=2, threads=1))
+
+
+def _new_window(qtbot, tmp_path, name: str) -> MainWindow:
+    win = MainWindow(settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+def _open_session(qtbot, win, path) -> dict:
+    with qtbot.waitSignal(win.review.session.restored, timeout=WAIT_MS) as sig:
+        assert win.review.session.open(path)
+    return sig.args[0]
+
+
+def _pair(qtbot, win, fp, qp, result=None) -> None:
+    open_wait(qtbot, win, "A", fp)
+    open_wait(qtbot, win, "B", qp)
+    if result is not None:
+        win.review.source.set_result(result)
+
+
+def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, comparison):
+    fp, qp = fixture_path("float"), fixture_path("int8")
+    _pair(qtbot, window, fp, qp, comparison)
+    bias = window.controller.subgraph("B").ops[3].inputs[2]
+    window.controller.select_op("B", 3, tensor=bias)
+    window.controller.set_channel(5)
+    sel = window.controller.selection
+    path = tmp_path / "s.tqi.json"
+    window.review.session.save(path)
+    saved = load_session(path)
+    assert saved["models"]["quant"]["path"] == str(Path(qp).resolve()) and saved["models"]["quant"]["sha256"]
+    assert saved["selection"]["op_b"] == 3 and saved["selection"]["tensor_b"] == bias
+    assert saved["results"]["compare"]["layers"] == json.loads(json.dumps(comparison.to_json()["layers"]))
+
+    win2 = _new_window(qtbot, tmp_path, "second")
+    _open_session(qtbot, win2, path)
+    c2 = win2.controller
+    assert [Path(c2.models[s].path).resolve() for s in "AB"] == [Path(fp).resolve(), Path(qp).resolve()]
+    assert c2.selection == sel and c2.channel == 5
+    assert win2.panes["B"].selected_op() == 3 and win2.panes["B"].tensors.selected_tensor() == bias
+    restored = win2.review.source.result()
+    assert restored is not None and restored.to_json()["layers"] == comparison.to_json()["layers"]
+    # Views built on the restored comparison: observed ranges in the op math, comparison checks in the audit.
+    assert win2.review.op_math_panel.math.op_index == 3
+    assert "observed in the comparison" in win2.review.audit_view.summary.text()
+    assert not win2.banner.isVisible()
+
+
+def test_changed_and_missing_models_are_reported(qtbot, window, fixture_path, tmp_path, comparison):
+    fp = tmp_path / "float.tflite"
+    qp = tmp_path / "int8.tflite"
+    shutil.copy(fixture_path("float"), fp)
+    shutil.copy(fixture_path("int8"), qp)
+    result = compare_models(str(fp), str(qp), CompareOptions(samples=1, threads=1))
+    _pair(qtbot, window, fp, qp, result)
+    path = tmp_path / "s.tqi.json"
+    window.review.session.save(path)
+    # Model B changes on disk (planted violations, same size: different content).
+    data, _ = planted(fixture_path("int8"), ["weight_zero_point"])
+    qp.write_bytes(data)
+    win2 = _new_window(qtbot, tmp_path, "changed")
+    _open_session(qtbot, win2, path)
+    text = win2.banner.text
+    assert win2.banner.isVisible() and f"model B: {qp}" in text and "changed since the session was saved" in text
+    assert "comparison result was not restored" in text
+    assert win2.controller.models["B"] is not None  # still opened, for inspection
+    assert win2.review.source.result() is None
+    # Model A is gone: reported, slot left empty, the rest restored.
+    fp.unlink()
+    win3 = _new_window(qtbot, tmp_path, "missing")
+    _open_session(qtbot, win3, path)
+    assert f"model A: {fp} no longer exists" in win3.banner.text
+    assert win3.controller.models["A"] is None and win3.controller.models["B"] is not None
+
+
+@pytest.mark.parametrize("content, needle", [("{not json", "not valid JSON"), ('{"a": 1}', "no schema_version"),
+                                             ('{"schema_version": 99}', "newer version")])  # fmt: skip
+def test_bad_session_file_shows_error(qtbot, window, fixture_path, tmp_path, content, needle):
+    open_wait(qtbot, window, "B", fixture_path("int8"))
+    bad = tmp_path / "bad.tqi.json"
+    bad.write_text(content)
+    assert not window.review.session.open(bad)
+    assert window.banner.isVisible() and needle in window.banner.text and str(bad) in window.banner.text
+    assert window.controller.models["B"] is not None  # nothing lost
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_crash_recovery_offer_restore_and_autosave(qtbot, window, fixture_path, tmp_path, comparison):
+    fp, qp = fixture_path("float"), fixture_path("int8")
+    base = tmp_path / "state"
+    crashed = CrashRecovery(base, pid=_dead_pid())
+    crashed.start()
+    save_session(crashed.autosave_file, {
+        "models": {"float": str(fp), "quant": str(qp)},
+        "selection": {"origin": "B", "op_b": 5},
+        "results": {"compare": comparison.to_json()},
+    })  # fmt: skip
+    asked = []
+    session = window.review.session
+    with qtbot.waitSignal(session.restored, timeout=WAIT_MS):
+        rec = session.start_recovery(CrashRecovery(base), ask=lambda r: asked.append(r) or True)
+    assert rec is not None and rec.pid == crashed.pid and asked == [rec]
+    c = window.controller
+    assert Path(c.models["B"].path).resolve() == Path(qp).resolve() and c.selection.op_b == 5
+    assert window.review.source.result() is not None
+    assert not crashed.marker.exists() and not crashed.autosave_file.exists()  # offered once
+    # This instance is marked running and autosaves what it shows.
+    assert session.recovery.marker.exists()
+    qtbot.waitUntil(lambda: session.autosave_idle, timeout=WAIT_MS)  # autosaves after each model load
+    assert load_session(session.recovery.autosave_file)["models"]["quant"]["path"] == str(Path(qp).resolve())
+    c.select_op("B", 3)
+    w = session.autosave(background=False)
+    assert w is not None and not w.error
+    auto = load_session(session.recovery.autosave_file)
+    assert auto["selection"]["op_b"] == 3 and auto["results"]["compare"]["layers"]
+    assert session.autosave(background=False) is None  # unchanged: not rewritten
+    session.clean_exit()
+    assert not any(base.iterdir())  # a clean exit leaves nothing to recover
+
+
+def test_recovery_declined_discards(qtbot, window, tmp_path, fixture_path):
+    base = tmp_path / "state"
+    crashed = CrashRecovery(base, pid=_dead_pid())
+    crashed.start()
+    save_session(crashed.autosave_file, {"models": {"float": str(fixture_path("float")), "quant": None}})
+    assert window.review.session.start_recovery(CrashRecovery(base), ask=lambda r: False) is None
+    assert window.controller.models["A"] is None
+    assert not crashed.autosave_file.exists()
+    window.review.session.clean_exit()
