@@ -54,7 +54,15 @@ class ComparisonSource(QObject):
         c = self.compare
         if c is not None and self._attached is not c and hasattr(c, "result_changed"):
             c.result_changed.connect(lambda _r: self.changed.emit())
+            if hasattr(c, "failed"):
+                c.failed.connect(lambda msg: QTimer.singleShot(0, lambda: self._show_failure(msg)))
             self._attached = c
+
+    def _show_failure(self, msg: str) -> None:
+        """A failed run (worker crash, custom op...) is never silent: banner, unless already shown."""
+        banner = self.window.banner
+        if not (banner.isVisible() and msg in banner.text):
+            self.window.show_error(f"Comparison failed: {msg}")
 
     def result(self):
         """The current ComparisonResult for models A and B, or None."""
