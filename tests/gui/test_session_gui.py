@@ -28,6 +28,17 @@ def comparison(fixture_path):
     return compare_models(str(fp), str(qp), CompareOptions(samples=2, threads=1))
 
 
+def _compare(window):
+    c = getattr(window, "compare", None)
+    if c is None:  # until MainWindow installs the comparison controller itself
+        from inspector.gui.compare_controller import CompareController
+
+        c = CompareController(window.controller, window)
+        window.compare = c
+    window.review.source.attach()
+    return c
+
+
 def _new_window(qtbot, tmp_path, name: str) -> MainWindow:
     win = MainWindow(settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
@@ -50,7 +61,10 @@ def _pair(qtbot, win, fp, qp, result=None) -> None:
 
 def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, comparison):
     fp, qp = fixture_path("float"), fixture_path("int8")
+    opts = CompareOptions(samples=3, seed=7, runtime="reference", isolated=True, keep_values=frozenset({5, 2}))
+    _compare(window).set_options(opts)
     _pair(qtbot, window, fp, qp, comparison)
+    assert window.compare.result is comparison  # the session's result goes through the comparison controller
     bias = window.controller.subgraph("B").ops[3].inputs[2]
     window.controller.select_op("B", 3, tensor=bias)
     window.controller.set_channel(5)
@@ -61,15 +75,18 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     assert saved["models"]["quant"]["path"] == str(Path(qp).resolve()) and saved["models"]["quant"]["sha256"]
     assert saved["selection"]["op_b"] == 3 and saved["selection"]["tensor_b"] == bias
     assert saved["results"]["compare"]["layers"] == json.loads(json.dumps(comparison.to_json()["layers"]))
+    assert saved["inputs"]["seed"] == 7 and saved["inputs"]["keep_values"] == [2, 5]
 
     win2 = _new_window(qtbot, tmp_path, "second")
+    _compare(win2)
     _open_session(qtbot, win2, path)
     c2 = win2.controller
     assert [Path(c2.models[s].path).resolve() for s in "AB"] == [Path(fp).resolve(), Path(qp).resolve()]
     assert c2.selection == sel and c2.channel == 5
     assert win2.panes["B"].selected_op() == 3 and win2.panes["B"].tensors.selected_tensor() == bias
-    restored = win2.review.source.result()
-    assert restored is not None and restored.to_json()["layers"] == comparison.to_json()["layers"]
+    assert win2.compare.options == opts
+    restored = win2.compare.result
+    assert restored is not None and win2.review.source.result() is restored and restored.to_json()["layers"] == comparison.to_json()["layers"]
     # Views built on the restored comparison: observed ranges in the op math, comparison checks in the audit.
     assert win2.review.op_math_panel.math.op_index == 3
     assert "observed in the comparison" in win2.review.audit_view.summary.text()
