@@ -95,10 +95,13 @@ def params(m: OpMath) -> list[tuple[str, str, str]]:
 
 
 def summary_html(m: OpMath) -> str:
+    # Value and its note share a cell (note below, smaller): the panel is narrow, and a third
+    # column made Qt break numbers in the middle.
     cells = "".join(
         f"<tr><td nowrap style='padding-right:10px'><b>{html.escape(a)}</b></td>"
-        f"<td nowrap style='padding-right:10px'><code>{html.escape(b)}</code></td>"
-        f"<td><span style='color:gray'>{html.escape(c)}</span></td></tr>"
+        f"<td><code>{html.escape(b).replace(' ', '&nbsp;')}</code>"
+        + (f"<br><span style='color:gray; font-size:small'>{html.escape(c)}</span>" if c else "")
+        + "</td></tr>"
         for a, b, c in params(m)
     )
     text = "".join(f"<p>{html.escape(line)}</p>" for line in m.explanation)
