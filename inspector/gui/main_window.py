@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import __version__
+from inspector.gui.compare_features import install_compare
 from inspector.gui.controller import SLOTS, Controller, Selection
 from inspector.gui.recent import RecentFiles
 from inspector.gui.review import install_review
@@ -72,6 +73,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._update_title()
+        install_compare(self)  # window.compare: run, layer error plot, activations, worst samples
         install_review(self)  # op math + audit tabs, File > Export report / sessions
         self._restore_state()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -25,7 +26,8 @@ from PySide6.QtWidgets import (
 from inspector.core.model import Model, Subgraph
 from inspector.gui.views.tensor_table import TensorTable
 
-OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair")
+OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair", "SQNR")
+ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
 
 
@@ -41,6 +43,7 @@ class OpListModel(QAbstractTableModel):
         super().__init__(parent)
         self.subgraph: Subgraph | None = None
         self.counterpart = lambda _i: None  # op index -> index in the other model, or None
+        self.errors: dict[int, tuple] = {}  # op index -> (text, QColor | None, tooltip)
 
     def set_subgraph(self, sg: Subgraph | None, counterpart=None) -> None:
         self.beginResetModel()
@@ -72,6 +75,18 @@ class OpListModel(QAbstractTableModel):
             if c == 4:
                 other = self.counterpart(op.index)
                 return "—" if other is None else f"↔ {other}"
+            if c == ERROR_COLUMN:
+                return self.errors.get(op.index, ("",))[0]
+        if c == ERROR_COLUMN and op.index in self.errors:
+            text, colour, tip = self.errors[op.index]
+            if role == Qt.ItemDataRole.BackgroundRole:
+                return colour
+            if role == Qt.ItemDataRole.ForegroundRole and colour is not None:
+                return QColor("#111111")
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return tip
+            if role == Qt.ItemDataRole.TextAlignmentRole:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             ins = ", ".join(sg.tensors[i].name if i >= 0 else "(none)" for i in op.inputs)
             outs = ", ".join(sg.tensors[o].name for o in op.outputs if o >= 0)
@@ -83,6 +98,8 @@ class OpListModel(QAbstractTableModel):
             return OP_COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == 4:
             return "Index of the matching op in the other model"
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == ERROR_COLUMN:
+            return "SQNR of the layer's output in the last comparison (green: good, red: large error)"
         return None
 
 
@@ -118,7 +135,7 @@ class ModelPane(QWidget):
         self.op_view.setWordWrap(False)
         self.op_view.horizontalHeader().setStretchLastSection(False)
         self.op_view.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((0, 36), (1, 150), (3, 80), (4, 50)):
+        for col, width in ((0, 36), (1, 150), (3, 80), (4, 50), (ERROR_COLUMN, 72)):
             self.op_view.setColumnWidth(col, width)
         self.tensors = TensorTable()
         split = QSplitter(Qt.Orientation.Vertical)
@@ -168,6 +185,13 @@ class ModelPane(QWidget):
         self.ops.beginResetModel()
         self.ops.counterpart = counterpart or (lambda _i: None)
         self.ops.endResetModel()
+
+    def set_errors(self, errors: dict[int, tuple]) -> None:
+        """Fill the error column: op index -> (text, background QColor | None, tooltip)."""
+        self.ops.errors = dict(errors)
+        n = self.ops.rowCount()
+        if n:
+            self.ops.dataChanged.emit(self.ops.index(0, ERROR_COLUMN), self.ops.index(n - 1, ERROR_COLUMN))
 
     def set_loading(self, path: str) -> None:
         self.info.setText(f"opening {Path(path).name}…")

@@ -1,0 +1,219 @@
+"""The comparison of the open pair: runs it, holds its result, its task metrics and a baseline.
+
+One per window (`window.compare`). `run()` runs `core.compare.compare_models` in the worker
+process (`core.isolation`) from a `Worker` thread, so a LiteRT crash becomes a `failed` message
+and the GUI stays up. Which tensors keep values for the activation view: `activation_data.keep_plan`
+(all layers when the model is small enough, else the selected tensor; `collect_values(t)` re-runs
+to fetch another). `run_single_sample(k)` re-runs sample k alone (`core.single_sample`).
+
+    window.compare.set_baseline(result, "before: int8")   # e.g. the requantize panel
+    window.compare.run()                                  # after swapping model B
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from inspector.core.activation_data import keep_plan
+from inspector.core.compare import CompareOptions
+from inspector.core.compare_result import ComparisonResult
+from inspector.core.isolation import run_isolated
+from inspector.core.task import TaskResult
+from inspector.gui.workers import Worker
+
+
+@dataclass(frozen=True)
+class SampleRun:
+    """The layerwise comparison of one sample of the current result."""
+
+    index: int
+    result: ComparisonResult
+
+    @property
+    def label(self) -> str:
+        return f"sample #{self.index}"
+
+
+def _compare_job(float_path: str, quant_path: str, options: CompareOptions, index: int | None, progress) -> ComparisonResult:
+    """Worker-thread side: the comparison (or one sample of it) in the worker process."""
+    from inspector.core.compare import compare_models
+    from inspector.core.single_sample import compare_one_sample
+
+    def on_progress(done, total=None, _msg="") -> None:
+        if progress.cancelled:
+            return  # the worker process is told through cancel(); keep reading its replies
+        frac = done / total if total else None
+        what = f"sample {int(done)} of {int(total)}" if total else "running"
+        progress(frac, f"Comparing: {what}" if index is None else f"Sample #{index}: {what}")
+
+    if index is None:
+        fn, args, step = compare_models, (float_path, quant_path, options), "comparing (running both models over the samples)"
+    else:
+        fn, args, step = compare_one_sample, (float_path, quant_path, options, index), f"re-running sample #{index}"
+    return run_isolated(fn, *args, progress=on_progress, cancel=lambda: progress.cancelled, step=step, models=(float_path, quant_path))
+
+
+class CompareController(QObject):
+    started = Signal()
+    progress = Signal(float, str)  # fraction (-1: busy), text
+    result_changed = Signal(object)  # ComparisonResult | None
+    sample_changed = Signal(object)  # SampleRun | None
+    baseline_changed = Signal(object)  # ComparisonResult | None
+    options_changed = Signal(object)  # CompareOptions
+    failed = Signal(str)
+    cancelled = Signal()
+    finished = Signal()  # after any run ends (result, failure or cancel)
+
+    def __init__(self, controller, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.options = CompareOptions()
+        self._result: ComparisonResult | None = None
+        self._task: TaskResult | None = None
+        self._baseline: ComparisonResult | None = None
+        self.baseline_label = ""
+        self.sample: SampleRun | None = None
+        self.worker: Worker | None = None
+        self.run_options: CompareOptions | None = None  # options of the current result
+        self.task_error = ""
+        controller.models_changed.connect(self._models_changed)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def result(self) -> ComparisonResult | None:
+        return self._result
+
+    @property
+    def task(self) -> TaskResult | None:
+        return self._task
+
+    @property
+    def baseline(self) -> ComparisonResult | None:
+        return self._baseline
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and not self.worker.is_done
+
+    def set_options(self, options: CompareOptions) -> None:
+        self.options = options
+        self.options_changed.emit(options)
+
+    def set_result(self, result: ComparisonResult | None) -> None:
+        """Show a result (a finished run, or one restored from a session)."""
+        self._result = result
+        self._task, self.task_error = None, ""
+        if result is not None:
+            try:
+                self._task = result.task()
+            except (ValueError, IndexError) as e:  # outputs the task metrics cannot read
+                self.task_error = str(e)
+        self.sample = None
+        self.sample_changed.emit(None)
+        self.result_changed.emit(result)
+
+    def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None:
+        """A second series in the layer error plot (e.g. before a requantization)."""
+        self._baseline = result
+        self.baseline_label = label if result is not None else ""
+        self.baseline_changed.emit(result)
+
+    def clear_baseline(self) -> None:
+        self.set_baseline(None)
+
+    # ------------------------------------------------------------------ runs
+    def paths(self) -> tuple[str, str] | None:
+        a, b = self.controller.models["A"], self.controller.models["B"]
+        return None if a is None or b is None else (a.path, b.path)
+
+    def run(self, options: CompareOptions | None = None, *, paths: tuple[str, str] | None = None) -> Worker | None:
+        """Compare models A and B (or `paths`) over the samples `options` (default: the panel's) describe."""
+        if options is not None:
+            self.set_options(options)
+        paths = paths or self.paths()
+        if paths is None:
+            self.failed.emit("Open a float model (A) and a quantized model (B) to compare them.")
+            return None
+        opts = self.options
+        qm = self.controller.models["B"]
+        if qm is not None:
+            keep = keep_plan(qm, self.controller.selection.tensor("B"))
+            opts = dataclasses.replace(opts, keep_values=frozenset(opts.keep_values) | keep)
+        return self._start(paths, opts, None)
+
+    def run_single_sample(self, index: int) -> Worker | None:
+        """Re-run sample `index` of the current result alone; its layerwise error -> sample_changed."""
+        if self._result is None or self.run_options is None:
+            self.failed.emit("Run a comparison first.")
+            return None
+        paths = (self._result.float_path, self._result.quant_path)
+        return self._start(paths, self.run_options, index)
+
+    def collect_values(self, quant_tensor: int) -> Worker | None:
+        """Re-run the comparison keeping the values of `quant_tensor` too (large models)."""
+        if self._result is None or self.run_options is None:
+            return None
+        opts = dataclasses.replace(self.run_options, keep_values=self.run_options.keep_values | {quant_tensor})
+        return self._start((self._result.float_path, self._result.quant_path), opts, None)
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    def _start(self, paths: tuple[str, str], opts: CompareOptions, index: int | None) -> Worker:
+        self.cancel()
+        w = Worker(_compare_job, paths[0], paths[1], opts, index, wants_progress=True)
+        self.worker = w
+        w.progress.connect(lambda f, t: self._progress(w, f, t))
+        w.finished.connect(lambda r: self._finished(w, opts, index, r))
+        w.failed.connect(lambda msg: self._failed(w, msg))
+        w.cancelled.connect(lambda: self._cancelled(w))
+        w.done.connect(lambda: self._done(w))
+        what = f"Re-running sample #{index}" if index is not None else f"Comparing {Path(paths[1]).name}"
+        self.controller.run_task(w, what)
+        self.started.emit()
+        return w
+
+    def _progress(self, w: Worker, fraction: float, text: str) -> None:
+        if w is self.worker:
+            self.progress.emit(fraction, text)
+
+    def _finished(self, w: Worker, opts: CompareOptions, index: int | None, result: ComparisonResult) -> None:
+        if w is not self.worker:
+            return
+        if index is None:
+            self.run_options = opts
+            self.set_result(result)
+        else:
+            self.sample = SampleRun(index, result)
+            self.sample_changed.emit(self.sample)
+
+    def _failed(self, w: Worker, msg: str) -> None:
+        if w is self.worker:
+            self.failed.emit(msg)
+
+    def _cancelled(self, w: Worker) -> None:
+        if w is self.worker:
+            self.cancelled.emit()
+
+    def _done(self, w: Worker) -> None:
+        if w is self.worker:
+            self.worker = None
+            self.finished.emit()
+
+    def _models_changed(self) -> None:
+        """A result for other files than the open pair is stale: drop it (the baseline stays)."""
+        r, p = self._result, self.paths()
+        if r is not None and (p is None or not (_same(r.float_path, p[0]) and _same(r.quant_path, p[1]))):
+            self.set_result(None)
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b

@@ -1,0 +1,200 @@
+"""The comparison features of the main window, installed by `install_compare(window)`:
+
+- `window.compare` (`CompareController`) and a Compare menu (Run Ctrl+R, Cancel, clear baseline);
+- a "Layer error" tab: the inputs panel beside the layer error plot;
+- an "Activations" tab for the selected layer; a "Worst samples" tab (list, per-class drop,
+  and the selected sample's layerwise error);
+- the output summary strip at the top of the window and the SQNR column of both layer lists.
+Selection is shared through the main controller: clicking a layer selects its op in B (and the
+matching op in A); selecting an op anywhere highlights its layer and shows its activations.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QColor, QKeySequence
+from PySide6.QtWidgets import QScrollArea, QSplitter
+
+from inspector.core.activation_data import activation_histogram
+from inspector.core.compare_result import ComparisonResult
+from inspector.core.layer_series import error_grade, format_value, layer_tooltip, op_errors
+from inspector.gui.compare_controller import CompareController, SampleRun
+from inspector.gui.views.activation_view import ActivationView
+from inspector.gui.views.inputs_panel import InputsPanel
+from inspector.gui.views.layer_error_plot import LayerErrorPlot
+from inspector.gui.views.output_summary import OutputSummary
+from inspector.gui.views.worst_samples import WorstSamplesView
+
+GOOD, MID, BAD = QColor("#8fd694"), QColor("#f3e27a"), QColor("#f08a7e")
+
+
+def grade_color(grade: float | None) -> QColor | None:
+    """Green (0) through yellow (0.5) to red (1)."""
+    if grade is None:
+        return None
+    a, b, t = (GOOD, MID, grade * 2) if grade <= 0.5 else (MID, BAD, grade * 2 - 1)
+    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(a.getRgbF()[:3], b.getRgbF()[:3], strict=True)))
+
+
+class CompareFeatures(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = c = window.controller
+        self.compare = cc = CompareController(c, window)
+        window.compare = cc
+        self.inputs = InputsPanel()
+        self.plot = LayerErrorPlot()
+        self.activations = ActivationView()
+        self.worst = WorstSamplesView()
+        self.sample_plot = LayerErrorPlot()
+        self.summary = OutputSummary()
+
+        page = QSplitter(Qt.Orientation.Horizontal)
+        scroll = QScrollArea()  # the form must not set a minimum height for the whole window
+        scroll.setWidget(self.inputs)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        page.addWidget(scroll)
+        page.addWidget(self.plot)
+        page.setStretchFactor(1, 1)
+        page.setSizes([280, 1100])
+        self.page = page
+        worst_page = QSplitter(Qt.Orientation.Vertical)
+        worst_page.addWidget(self.worst)
+        worst_page.addWidget(self.sample_plot)
+        worst_page.setSizes([300, 200])
+        self.worst_page = worst_page
+        window.add_tab("Layer error", page)
+        window.add_tab("Activations", self.activations)
+        window.add_tab("Worst samples", worst_page)
+        self._install_summary()
+        self._install_menu()
+
+        self.inputs.run_requested.connect(cc.run)
+        self.inputs.cancel_requested.connect(cc.cancel)
+        cc.started.connect(lambda: self.inputs.set_running(True, "Starting…"))
+        cc.progress.connect(self.inputs.set_progress)
+        cc.finished.connect(lambda: self.inputs.set_running(False))
+        cc.failed.connect(self._failed)
+        cc.cancelled.connect(lambda: self.inputs.status.setText("Cancelled; the previous result (if any) is still shown."))
+        cc.result_changed.connect(self._result_changed)
+        cc.baseline_changed.connect(lambda r: self.plot.set_baseline(r, cc.baseline_label))
+        cc.sample_changed.connect(self._sample_changed)
+        cc.options_changed.connect(self.inputs.set_options)
+        self.plot.layer_clicked.connect(self.select_layer)
+        self.sample_plot.layer_clicked.connect(self.select_layer)
+        self.activations.collect_requested.connect(cc.collect_values)
+        self.worst.sample_selected.connect(cc.run_single_sample)
+        c.selection_changed.connect(lambda _s: self._selection_changed())
+
+    def _install_summary(self) -> None:
+        lay = self.window.centralWidget().layout()
+        at = lay.indexOf(self.window.banner) + 1 if hasattr(self.window, "banner") else 0
+        lay.insertWidget(at, self.summary)
+
+    def _install_menu(self) -> None:
+        m = self.window.menuBar().addMenu("&Compare")
+        self.act_run = QAction("&Run comparison", self.window, shortcut=QKeySequence("Ctrl+R"))
+        self.act_run.triggered.connect(lambda: self.compare.run(self.inputs.options()))
+        self.act_cancel = QAction("&Cancel comparison", self.window, shortcut=QKeySequence("Ctrl+."))
+        self.act_cancel.triggered.connect(self.compare.cancel)
+        self.act_clear = QAction("Clear &baseline series", self.window)
+        self.act_clear.triggered.connect(self.compare.clear_baseline)
+        for a in (self.act_run, self.act_cancel, self.act_clear):
+            m.addAction(a)
+        # keep Help last
+        help_menu = next((a for a in self.window.menuBar().actions() if a.text().replace("&", "") == "Help"), None)
+        if help_menu is not None:
+            self.window.menuBar().removeAction(help_menu)
+            self.window.menuBar().addAction(help_menu)
+
+    # ------------------------------------------------------------------ results
+    def _result_changed(self, result: ComparisonResult | None) -> None:
+        cc = self.compare
+        self.plot.set_result(result)
+        self.sample_plot.set_result(result)
+        self.sample_plot.set_sample(None)
+        self.summary.set_result(result, cc.task)
+        folder = cc.run_options.inputs if cc.run_options is not None else None
+        note = f"Task metrics unavailable: {cc.task_error}" if cc.task_error else ""
+        if result is not None and result.per_sample_outputs is None and not note:
+            note = "Outputs are too large to keep per sample, so samples are not ranked."
+        self.worst.set_task(cc.task, folder, note)
+        self._fill_error_columns(result)
+        self._selection_changed()
+        if result is not None:
+            self.inputs.status.setText(
+                f"Done: {len(result.layers)} layers, {result.samples} samples in {result.elapsed_s:.2f} s "
+                f"({result.runtime} runtime). {result.inputs}"
+            )
+
+    def _sample_changed(self, run: SampleRun | None) -> None:
+        for plot in (self.plot, self.sample_plot):
+            plot.set_sample(run.result if run is not None else None, run.label if run is not None else "")
+        if run is not None:
+            self.window.statusBar().showMessage(f"Layerwise error of {run.label} ({run.result.sources[0]}) added to the layer error plot", 8000)
+
+    def _failed(self, message: str) -> None:
+        self.inputs.set_running(False, f"Failed: {message}")
+        self.window.show_error(f"Comparison failed: {message}")
+
+    def _fill_error_columns(self, result: ComparisonResult | None) -> None:
+        for slot, pane in self.window.panes.items():
+            if result is None:
+                pane.set_errors({})
+                continue
+            errors = {}
+            position = {id(layer): i for i, layer in enumerate(result.layers)}
+            for op, layer in op_errors(result, float_side=slot == "A").items():
+                s = layer.metrics.sqnr_db
+                tip = layer_tooltip(layer, position[id(layer)], "sqnr_db", s)
+                errors[op] = (format_value(s, "sqnr_db").replace(" dB", ""), grade_color(error_grade(s)), tip)
+            pane.set_errors(errors)
+
+    # ------------------------------------------------------------------ selection
+    def select_layer(self, i: int) -> None:
+        """Select layer i of the current result everywhere (its op in B, the matching op in A)."""
+        r = self.compare.result
+        if r is None or not 0 <= i < len(r.layers):
+            return
+        self.controller.select_op("B", r.layers[i].op_index)
+
+    def current_layer(self) -> int | None:
+        """Position in result.layers of the selected tensor of B, else of the selected op of B."""
+        r, sel = self.compare.result, self.controller.selection
+        if r is None:
+            return None
+        tb, ob = sel.tensor("B"), sel.op("B")
+        for i, layer in enumerate(r.layers):
+            if tb is not None and layer.quant_tensor == tb:
+                return i
+        for i, layer in enumerate(r.layers):
+            if ob is not None and layer.op_index == ob:
+                return i
+        return None
+
+    def _selection_changed(self) -> None:
+        i = self.current_layer()
+        self.plot.set_selected(i)
+        self.sample_plot.set_selected(i)
+        r = self.compare.result
+        if r is None:
+            self.activations.show_layer(None, None)
+            return
+        if i is None:
+            self.activations.show_layer(None, None, "The selected op or tensor has no layer in the comparison (select a layer of model B, or its match in A).")
+            return
+        layer = r.layers[i]
+        kept = r.kept.get(layer.quant_tensor)
+        if kept is None:
+            self.activations.show_layer(layer, None, f"Values of {layer.tensor_name} were not kept in this run (large model).", depth=i)
+            return
+        self.activations.show_layer(layer, activation_histogram(layer, kept), depth=i)
+
+
+def install_compare(window) -> CompareFeatures:
+    """Add the comparison run, plots and views to `window` (sets `window.compare`)."""
+    window.compare_features = CompareFeatures(window)
+    return window.compare_features
+

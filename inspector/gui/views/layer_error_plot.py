@@ -1,0 +1,236 @@
+"""Layer error plot: one point per layer against depth, for a selectable metric.
+
+Series: accumulated (end to end) and isolated error of the current comparison, a baseline
+(e.g. before a requantization) and one re-run sample ("sample #k"). Baseline points sit at the
+depth of the current layer with the same float tensor, so both runs line up layer by layer.
+Clicking a point emits `layer_clicked(position in result.layers)`; the selected layer is ringed.
+Values come from `core.layer_series`; this module only draws them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from inspector.core.compare_result import ComparisonResult
+from inspector.core.layer_series import (
+    METRIC_BY_KEY,
+    METRICS,
+    LayerSeries,
+    exact_sqnr_position,
+    layer_series,
+    layer_tooltip,
+)
+from inspector.gui.views.plot_style import (
+    COLOR_B,
+    COLOR_CLIP,
+    COLOR_SECOND,
+    base_color,
+    brush,
+    style_plot,
+    text_color,
+)
+
+COLOR_BASELINE = "#8c8c8c"
+COLOR_SAMPLE = "#9467bd"
+EMPTY_TEXT = "Run a comparison (Ctrl+R) to plot every layer's error."
+
+
+class LayerErrorPlot(QWidget):
+    layer_clicked = Signal(int)  # position in result.layers
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.result: ComparisonResult | None = None
+        self.baseline: ComparisonResult | None = None
+        self.baseline_label = ""
+        self.sample: ComparisonResult | None = None
+        self.sample_label = ""
+        self.selected: int | None = None
+        self.series: dict[str, LayerSeries] = {}
+        self.metric = QComboBox()
+        for m in METRICS:
+            self.metric.addItem(m.label + (" (log)" if m.log else ""), m.key)
+        self.metric.currentIndexChanged.connect(lambda _i: self.redraw())
+        self.title = QLabel()
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bar = QHBoxLayout()
+        bar.addWidget(QLabel("Metric:"))
+        bar.addWidget(self.metric)
+        bar.addWidget(self.title, 1)
+
+        self.plot = pg.PlotWidget()
+        style_plot(self.plot)
+        p = self.plot.getPlotItem()
+        p.setLabel("bottom", "layer (execution order of model B)")
+        p.setMenuEnabled(False)
+        self.legend = p.addLegend(offset=(-10, 10), labelTextColor=text_color(), brush=brush(base_color(), 200))
+        self.curves: dict[str, pg.PlotCurveItem] = {}
+        self.points: dict[str, pg.ScatterPlotItem] = {}
+        styles = {
+            "baseline": (COLOR_BASELINE, Qt.PenStyle.DashLine, "t"),
+            "accumulated": (COLOR_B, Qt.PenStyle.SolidLine, "o"),
+            "isolated": (COLOR_SECOND, Qt.PenStyle.SolidLine, "s"),
+            "sample": (COLOR_SAMPLE, Qt.PenStyle.DotLine, "d"),
+        }
+        for z, (name, (color, style, symbol)) in enumerate(styles.items()):
+            curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=1.5, style=style), connect="finite")
+            pts = pg.ScatterPlotItem(symbol=symbol, size=8, pen=pg.mkPen(color), brush=brush(color, 200),
+                                     hoverable=True, hoverSize=12, tip=self._tip)  # fmt: skip
+            pts.sigClicked.connect(self._points_clicked)
+            curve.setZValue(z)
+            pts.setZValue(z + 0.5)
+            p.addItem(curve)
+            p.addItem(pts)
+            self.curves[name], self.points[name] = curve, pts
+        self.ring = pg.ScatterPlotItem(symbol="o", size=18, pen=pg.mkPen(COLOR_CLIP, width=2.5), brush=pg.mkBrush(None))
+        self.ring.setZValue(20)
+        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DotLine))
+        self.cursor.hide()
+        self.exact_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(text_color(), width=1, style=Qt.PenStyle.DotLine),
+                                          label="∞: equal tensors", labelOpts={"position": 0.03, "color": text_color(), "anchors": [(0, 1), (0, 1)]})  # fmt: skip
+        self.exact_line.hide()
+        p.addItem(self.exact_line)
+        p.addItem(self.ring)
+        p.addItem(self.cursor)
+        self.empty = pg.TextItem(EMPTY_TEXT, color=text_color(), anchor=(0.5, 0.5))
+        p.addItem(self.empty)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(bar)
+        lay.addWidget(self.plot, 1)
+        self.redraw()
+
+    # ------------------------------------------------------------------ inputs
+    @property
+    def metric_key(self) -> str:
+        return self.metric.currentData()
+
+    def set_metric(self, key: str) -> None:
+        self.metric.setCurrentIndex(self.metric.findData(key))
+
+    def set_result(self, result: ComparisonResult | None) -> None:
+        self.result = result
+        self.redraw()
+
+    def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None:
+        self.baseline, self.baseline_label = result, label
+        self.redraw()
+
+    def set_sample(self, result: ComparisonResult | None, label: str = "") -> None:
+        self.sample, self.sample_label = result, label
+        self.redraw()
+
+    def set_selected(self, layer: int | None) -> None:
+        self.selected = layer
+        self._draw_ring()
+
+    # ------------------------------------------------------------------ drawing
+    def redraw(self) -> None:
+        key = self.metric_key
+        choice = METRIC_BY_KEY[key]
+        p = self.plot.getPlotItem()
+        self.legend.clear()
+        self.series = {}
+        r = self.result
+        runs: list[tuple[str, ComparisonResult | None, bool, str]] = [
+            ("baseline", self.baseline, False, self.baseline_label or "baseline"),
+            ("accumulated", r, False, "accumulated (end to end)"),
+            ("isolated", r if r is not None and r.isolated else None, True, "isolated (own error)"),
+            ("sample", self.sample, False, self.sample_label or "one sample"),
+        ]
+        depth_of = {layer.float_tensor: i for i, layer in enumerate(r.layers)} if r is not None else {}
+        p.setLogMode(y=choice.log)
+        top = exact_sqnr_position(self.baseline, r, self.sample)
+        for name, res, iso, label in runs:
+            curve, pts = self.curves[name], self.points[name]
+            s = layer_series(res, key, isolated=iso, name=label, exact_at=top) if res is not None else None
+            if s is None or not len(s.values):
+                curve.setData([], [])
+                pts.setData([])
+                continue
+            x = s.depth.copy()
+            if name in ("baseline", "sample") and depth_of:
+                x = np.array([depth_of.get(layer.float_tensor, i) for i, layer in enumerate(res.layers)], np.float64)  # type: ignore[union-attr]
+                order = np.argsort(x, kind="stable")
+            else:
+                order = np.arange(len(x))
+            self.series[name] = s
+            y = s.values
+            plot_y = np.log10(np.where(y > 0, y, np.nan)) if choice.log else y
+            ok = np.isfinite(plot_y)
+            curve.setData(x[order], plot_y[order])
+            pts.setData(
+                x=x[ok], y=plot_y[ok],
+                data=[(name, int(i), res) for i in np.flatnonzero(ok)],
+            )  # fmt: skip
+            self.legend.addItem(pts, label)
+        has_inf = any(n == "equal tensors (SQNR ∞)" for s in self.series.values() for n in s.notes)
+        self.exact_line.setVisible(key == "sqnr_db" and has_inf)
+        self.exact_line.setValue(top)
+        p.setLabel("left", choice.label + choice.unit.replace(" ", " "))
+        self.empty.setVisible(r is None and self.baseline is None)
+        if self.empty.isVisible():
+            self.empty.setPos(0.5, 0.5)
+            p.setXRange(0, 1)
+            p.setYRange(0, 1)
+        else:
+            p.enableAutoRange()
+        self._set_title()
+        self._draw_ring()
+
+    def _set_title(self) -> None:
+        r = self.result
+        if r is None:
+            self.title.setText(self.baseline_label and f"baseline: {self.baseline_label}")
+            return
+        iso = " · isolated error included" if r.isolated else " · tick 'isolated error per layer' to see each layer's own error"
+        self.title.setText(f"{len(r.layers)} layers · {r.samples} samples · runtime {r.runtime}{iso}")
+
+    def _draw_ring(self) -> None:
+        s = self.series.get("accumulated")
+        i = self.selected
+        if s is None or i is None or not 0 <= i < len(s.values) or not np.isfinite(s.values[i]):
+            self.ring.setData([])
+            self.cursor.hide()
+            return
+        y = s.values[i]
+        if METRIC_BY_KEY[self.metric_key].log:
+            y = np.log10(y) if y > 0 else np.nan
+        self.ring.setData([float(s.depth[i])], [float(y)])
+        self.cursor.setValue(float(s.depth[i]))
+        self.cursor.show()
+
+    def _tip(self, x, y, data) -> str:
+        name, i, res = data
+        s = self.series.get(name)
+        if s is None or res is None:
+            return ""
+        head = {"baseline": self.baseline_label, "sample": self.sample_label}.get(name, name)
+        return f"[{head}] " + layer_tooltip(res.layers[i], i, self.metric_key, s.raw[i], s.notes[i])
+
+    # ------------------------------------------------------------------ clicks
+    def _points_clicked(self, _item, points, _ev=None) -> None:
+        if not len(points):
+            return
+        name, i, res = points[0].data()
+        if res is self.result or self.result is None:
+            self.click_layer(i)
+            return
+        ft = res.layers[i].float_tensor  # another run: select the current layer of the same tensor
+        hit = next((k for k, layer in enumerate(self.result.layers) if layer.float_tensor == ft), None)
+        if hit is not None:
+            self.click_layer(hit)
+
+    def click_layer(self, i: int) -> None:
+        """As if the user clicked layer i's point."""
+        self.set_selected(i)
+        self.layer_clicked.emit(i)
+
+    def point_data(self, name: str = "accumulated") -> tuple[np.ndarray, np.ndarray]:
+        """(x, y) of the drawn points of one series (y in axis units: log10 on a log axis)."""
+        x, y = self.points[name].getData()
+        return np.asarray(x), np.asarray(y)

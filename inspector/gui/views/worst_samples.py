@@ -1,0 +1,151 @@
+"""Worst samples of a comparison (flipped predictions first, then lowest output SQNR) beside the
+per-class accuracy drop. Image samples get a thumbnail. Selecting a row emits the sample index;
+the comparison controller re-runs that sample and the layer error plot shows where it goes wrong.
+Ranking and numbers come from `core.task.TaskResult`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QIcon, QImageReader, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.layer_series import format_value
+from inspector.core.task import SampleOutcome, TaskResult
+from inspector.gui.views.per_class_plot import PerClassPlot
+
+COLUMNS = ("Rank", "Sample", "Label", "Float prediction", "Quantized prediction", "Output SQNR", "Cosine")
+THUMB = 40
+MAX_ROWS = 500  # the worst ones; enough to browse, cheap to fill
+FLIP_COLOR = "#d62728"
+EMPTY_TEXT = "Run a comparison on a classifier to rank samples by how much quantization changed their output."
+
+
+def thumbnail(path: Path, size: int = THUMB) -> QIcon | None:
+    """A small icon of an image file, decoded at thumbnail size; None when it cannot be read."""
+    reader = QImageReader(str(path))
+    full = reader.size()
+    if full.isValid() and full.width() > 0 and full.height() > 0:
+        reader.setScaledSize(full.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio))
+    img = reader.read()
+    if img.isNull():
+        return None
+    if img.width() < size and img.height() < size:  # small images: scale up crisply
+        img = img.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.FastTransformation)
+    return QIcon(QPixmap.fromImage(img))
+
+
+class WorstSamplesView(QWidget):
+    sample_selected = Signal(int)  # sample index
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.task: TaskResult | None = None
+        self.rows: list[SampleOutcome] = []
+        self.folder: Path | None = None
+        self.summary = QLabel(EMPTY_TEXT)
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.verticalHeader().hide()
+        self.table.setIconSize(QSize(THUMB, THUMB))
+        self.table.setWordWrap(False)
+        h = self.table.horizontalHeader()
+        h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        for col, w in ((0, 48), (2, 90), (3, 150), (4, 160), (5, 100), (6, 80)):
+            self.table.setColumnWidth(col, w)
+        self.table.itemSelectionChanged.connect(self._selection_changed)
+        self.per_class = PerClassPlot()
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.addWidget(self.summary)
+        ll.addWidget(self.table, 1)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left)
+        split.addWidget(self.per_class)
+        split.setSizes([780, 420])
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(split)
+
+    def set_task(self, task: TaskResult | None, folder: str | Path | None = None, note: str = "") -> None:
+        """Show `task`'s samples, worst first; `folder` (an image-folder source) enables thumbnails."""
+        self.task = task
+        self.folder = Path(folder) if folder and Path(folder).is_dir() else None
+        self.table.blockSignals(True)
+        self.table.setRowCount(0)
+        self.rows = task.worst(min(MAX_ROWS, task.num_samples)) if task is not None else []
+        self.table.setRowCount(len(self.rows))
+        rh = THUMB + 6 if self.folder is not None else self.fontMetrics().height() + 8
+        self.table.verticalHeader().setDefaultSectionSize(rh)
+        names = task.class_names if task is not None else None
+        for r, o in enumerate(self.rows):
+            self._fill_row(r, o, names)
+        self.table.blockSignals(False)
+        self.per_class.set_task(task)
+        self.summary.setText(self._summary(task, note))
+
+    def _fill_row(self, r: int, o: SampleOutcome, names) -> None:
+        def name(k):
+            if k is None:
+                return "—"
+            return f"{names[k]} ({k})" if names and 0 <= k < len(names) else str(k)
+
+        cells = [
+            str(r + 1),
+            o.source,
+            name(o.label),
+            name(o.float_pred),
+            name(o.quant_pred) + ("  ⚠ flipped" if o.flipped else ""),
+            format_value(o.output_sqnr_db, "sqnr_db"),
+            "n/a" if o.cosine is None else f"{o.cosine:.5f}",
+        ]
+        for c, text in enumerate(cells):
+            it = QTableWidgetItem(text)
+            it.setData(Qt.ItemDataRole.UserRole, o.index)
+            if o.flipped and c in (3, 4):
+                it.setForeground(QBrush(QColor(FLIP_COLOR)))
+            if c in (0, 5, 6):
+                it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(r, c, it)
+        src = self.table.item(r, 1)
+        src.setToolTip(f"sample #{o.index}: {o.source}")
+        if self.folder is not None:
+            icon = thumbnail(self.folder / o.source)
+            if icon is not None:
+                src.setIcon(icon)
+
+    @staticmethod
+    def _summary(task: TaskResult | None, note: str) -> str:
+        if task is None:
+            return note or EMPTY_TEXT
+        flipped = sum(o.flipped for o in task.outcomes)
+        if task.kind != "classification":
+            return f"{task.num_samples} samples ranked by output SQNR (outputs are not class scores). Select one to see its layerwise error."
+        return (
+            f"{task.num_samples} samples, <b>{flipped} flipped</b> (float and quantized top-1 differ), listed first; "
+            "then by lowest output SQNR. Select a sample to re-run it alone and see its layerwise error."
+        )
+
+    def select_row(self, row: int) -> None:
+        self.table.selectRow(row)
+
+    def _selection_changed(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.sample_selected.emit(self.rows[rows[0].row()].index)
