@@ -1,0 +1,188 @@
+"""Comparison GUI: run in the worker, layer error plot vs an independent compare_models call,
+clicking a point selects the layer in both panes and shows its activations, SQNR column,
+output summary, baseline series, Cancel, and a custom-op model failing with a clear message."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from gui_helpers import open_wait
+from PySide6.QtCore import QPoint, Qt
+
+from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.layer_series import error_grade
+from inspector.core.model import Model
+from inspector.gui.compare_features import BAD, GOOD, MID, grade_color
+from inspector.gui.views.model_pane import ERROR_COLUMN
+
+RUN_MS = 60_000
+
+
+def _run(qtbot, window, count: int = 4, seed: int = 3, isolated: bool = False):
+    panel = window.compare_features.inputs
+    panel.count.setValue(count)
+    panel.seed.setValue(seed)
+    panel.isolated.setChecked(isolated)
+    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    return blocker.args[0]
+
+
+def _click_point(qtbot, plot, x: float, y: float) -> None:
+    """A real mouse click at data point (x, y), through the plot's scene."""
+    vb = plot.plot.getPlotItem().getViewBox()
+    qtbot.waitUntil(lambda: vb.viewRect().contains(pg_point(x, y)), timeout=5000)  # auto-range applied
+    scene_pos = vb.mapViewToScene(pg_point(x, y))
+    view_pos = plot.plot.mapFromScene(scene_pos)
+    qtbot.mouseClick(plot.plot.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(view_pos.x(), view_pos.y()))
+
+
+def pg_point(x: float, y: float):
+    from PySide6.QtCore import QPointF
+
+    return QPointF(x, y)
+
+
+@pytest.fixture
+def example_window(qtbot, window, example_pair):
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    return window
+
+
+def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_window, example_pair):
+    win = example_window
+    fa, fb = (str(p) for p in example_pair)
+    result = _run(qtbot, win, count=4, seed=3, isolated=True)
+    qm = Model(fb)
+    indep = compare_models(fa, fb, CompareOptions(samples=4, seed=3, isolated=True, keep_values=frozenset(range(len(qm.main.tensors)))))
+    assert result.runtime == "optimized" and result.samples == 4 and result.isolated
+    assert [lay.tensor_name for lay in result.layers] == [lay.tensor_name for lay in indep.layers]
+
+    # One point per matched layer; drawn SQNR = the independent run's (inf drawn above the finite ones).
+    plot = win.compare_features.plot
+    assert plot.metric_key == "sqnr_db"
+    x, y = plot.point_data("accumulated")
+    assert len(x) == len(result.layers) == len(indep.layers) == 13
+    assert list(x) == list(range(13))
+    want = np.array([lay.metrics.sqnr_db for lay in indep.layers])
+    finite = np.isfinite(want)
+    assert finite.sum() >= 9
+    np.testing.assert_allclose(y[finite], want[finite], rtol=1e-9)
+    assert np.all(y[~finite] > want[finite].max())  # equal tensors (int32 shape ops) drawn above
+    xi, yi = plot.point_data("isolated")
+    iso = [lay for lay in indep.layers if lay.isolated is not None and math.isfinite(lay.isolated.sqnr_db)]
+    assert len(iso) >= 6
+    for lay in iso:
+        k = [L.tensor_name for L in indep.layers].index(lay.tensor_name)
+        assert yi[list(xi).index(k)] == pytest.approx(lay.isolated.sqnr_db, rel=1e-9)
+
+    # Click the depthwise conv's point: both panes and the activation view follow.
+    k = next(i for i, lay in enumerate(result.layers) if lay.op_type == "DEPTHWISE_CONV_2D")
+    layer = result.layers[k]
+    win.tabs.setCurrentWidget(win.compare_features.page)
+    qtbot.waitUntil(lambda: plot.plot.isVisible())
+    with qtbot.waitSignal(win.controller.selection_changed, timeout=5000):
+        _click_point(qtbot, plot, x[k], y[k])
+    sel = win.controller.selection
+    assert sel.op_b == layer.op_index and sel.op_a == layer.float_op_index
+    assert win.panes["B"].selected_op() == layer.op_index
+    assert win.panes["A"].selected_op() == layer.float_op_index
+    rx, _ry = plot.ring.getData()
+    assert list(rx) == [k]
+
+    view = win.compare_features.activations
+    assert view.layer is layer and layer.tensor_name in view.title.text()
+    view.log_check.setChecked(False)
+    edges, fc, qc = view.histogram_data()
+    kept = indep.kept[layer.quant_tensor]
+    assert len(kept.float_values) == 4096 and kept.total == 4 * 32 * 32 * 16
+    q = qm.main.tensors[layer.quant_tensor].quantization
+    s, zp = float(q.scales[0]), int(q.zero_points[0])
+    steps = edges / s + zp + 0.5  # bin edges half a step around grid points
+    np.testing.assert_allclose(steps, np.round(steps), atol=1e-6)
+    np.testing.assert_array_equal(fc, np.histogram(kept.float_values, edges)[0])
+    np.testing.assert_array_equal(qc, np.histogram(kept.quant_values, edges)[0])
+    assert fc.sum() == qc.sum() == 4096
+    sx, sy = view.points.getData()
+    assert 0 < len(sx) <= 2000 and np.all(np.isin(sx, kept.float_values))
+
+    # SQNR column in both layer lists; green for a good layer, the worst layer not green.
+    ops_b, ops_a = win.panes["B"].ops, win.panes["A"].ops
+    txt = ops_b.data(ops_b.index(layer.op_index, ERROR_COLUMN))
+    assert txt == f"{indep.layers[k].metrics.sqnr_db:.4g}"
+    assert ops_a.data(ops_a.index(layer.float_op_index, ERROR_COLUMN)) == txt
+    best = max((lay for lay in indep.layers if math.isfinite(lay.metrics.sqnr_db)), key=lambda lay: lay.metrics.sqnr_db)
+    worst = min(indep.layers, key=lambda lay: lay.metrics.sqnr_db)
+    assert best.metrics.sqnr_db >= 30 and worst.metrics.sqnr_db < 25
+    bg = lambda lay: ops_b.data(ops_b.index(lay.op_index, ERROR_COLUMN), Qt.ItemDataRole.BackgroundRole)  # noqa: E731
+    assert bg(best) == GOOD and bg(worst) == grade_color(error_grade(worst.metrics.sqnr_db)) and bg(worst).red() > GOOD.red() + 60
+    assert grade_color(1.0) == BAD and grade_color(0.5) == MID
+
+    # Output summary at the top.
+    out = indep.outputs[0].metrics
+    assert win.compare_features.summary.isVisible()
+    assert f"{out.sqnr_db:.4g} dB" in win.compare_features.summary.text and "runtime optimized" in win.compare_features.summary.text
+
+    # Metric switch: MSE on a log axis, values log10 of the independent MSE.
+    plot.set_metric("mse")
+    _x, ym = plot.point_data("accumulated")
+    mse = np.array([lay.metrics.mse for lay in indep.layers])
+    pos = mse > 0
+    np.testing.assert_allclose(ym[pos], np.log10(mse[pos]), rtol=1e-9)
+
+
+def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
+    win = example_window
+    first = _run(qtbot, win, count=2)
+    win.compare.set_baseline(first, "before: int8")
+    second = _run(qtbot, win, count=3, seed=5)
+    plot = win.compare_features.plot
+    bx, by = plot.point_data("baseline")
+    ax, ay = plot.point_data("accumulated")
+    assert len(bx) == len(ax) == len(second.layers)
+    finite = [i for i, lay in enumerate(first.layers) if math.isfinite(lay.metrics.sqnr_db)]
+    np.testing.assert_allclose(by[finite], [first.layers[i].metrics.sqnr_db for i in finite], rtol=1e-9)
+    assert not np.allclose(by[finite], ay[finite])  # different samples, different errors
+    labels = [item[1].text for item in plot.legend.items]
+    assert "before: int8" in labels and "accumulated (end to end)" in labels
+    # Closing model B makes the result stale: views clear, the baseline stays.
+    win.controller.close_model("B")
+    assert win.compare.result is None and win.compare.baseline is first
+    assert len(plot.point_data("accumulated")[0]) == 0 and len(plot.point_data("baseline")[0]) == len(first.layers)
+    assert not win.compare_features.summary.isVisible()
+    assert win.panes["A"].ops.errors == {}
+
+
+def test_cancel_keeps_the_app_usable(qtbot, example_window):
+    win = example_window
+    panel = win.compare_features.inputs
+    panel.count.setValue(100_000)  # minutes of work
+    with qtbot.waitSignal(win.compare.progress, timeout=RUN_MS):
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    assert win.compare.running and panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
+    with qtbot.waitSignal(win.compare.cancelled, timeout=15_000):
+        qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=5000)
+    assert win.compare.result is None and "Cancelled" in panel.status.text()
+    result = _run(qtbot, win, count=2)
+    assert result.samples == 2
+
+
+def test_custom_op_fails_with_a_message_naming_the_op(qtbot, window, fixture_path, example_pair):
+    path = fixture_path("custom_op")
+    custom = next(op.type for op in Model(path).main.ops if op.is_custom)
+    open_wait(qtbot, window, "A", path)
+    open_wait(qtbot, window, "B", path)
+    with qtbot.waitSignal(window.compare.failed, timeout=RUN_MS) as blocker:
+        window.compare.run(CompareOptions(samples=2))
+    msg = blocker.args[0]
+    assert custom in msg and str(path.name) in msg
+    assert window.banner.isVisible() and custom in window.banner.text
+    assert "Failed" in window.compare_features.inputs.status.text() and window.compare_features.inputs.run_button.isEnabled()
+    # Still usable: the example pair compares fine afterwards.
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    assert _run(qtbot, window, count=2).samples == 2
