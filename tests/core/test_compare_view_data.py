@@ -1,0 +1,92 @@
+"""Core data behind the comparison views: one-sample re-runs, activation histograms on the
+quantization grid (clipped mass), the layer series (infinite SQNR, log floors), keep plans."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from inspector.core.activation_data import activation_histogram, keep_plan
+from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.compare_result import KeptValues, LayerResult
+from inspector.core.layer_series import error_grade, exact_sqnr_position, layer_series
+from inspector.core.metrics import compute_metrics
+from inspector.core.model import Model
+from inspector.core.single_sample import compare_one_sample
+
+
+def _sqnr(result):
+    return [lay.metrics.sqnr_db for lay in result.layers]
+
+
+@pytest.mark.parametrize("index", [0, 5])
+def test_one_sample_equals_that_sample_of_the_run(example_pair, tmp_path, index):
+    fa, fb = (str(p) for p in example_pair)
+    opts = CompareOptions(samples=6, seed=4)
+    one = compare_one_sample(fa, fb, opts, index)
+    # Independent: random sample `index` of seed 4 is rng([4, index]) uniform over the int8 input range.
+    q = Model(fb).main
+    inp = q.tensors[q.ops[0].outputs[0]] if q.ops[0].type == "QUANTIZE" else q.tensors[q.inputs[0]]
+    s, z = inp.quantization.scales[0], inp.quantization.zero_points[0]
+    x = np.random.default_rng([4, index]).uniform(s * (-128 - z), s * (127 - z), (1, 32, 32, 3)).astype(np.float32)
+    np.savez(tmp_path / "x.npz", image=x)
+    ref = compare_models(fa, fb, CompareOptions(inputs=str(tmp_path / "x.npz")))
+    assert one.samples == 1 and one.sources == (f"random #{index} (seed 4)",) and f"sample #{index}" in one.inputs
+    np.testing.assert_allclose(_sqnr(one), _sqnr(ref), rtol=1e-9)
+    assert _sqnr(one) != _sqnr(compare_one_sample(fa, fb, opts, 1 - index // 5))
+
+
+def test_one_sample_out_of_range_is_a_clear_error(example_pair):
+    from inspector.core.errors import InputError
+
+    with pytest.raises(InputError, match="no sample #9: the inputs hold 3 samples"):
+        compare_one_sample(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=3), 9)
+
+
+def _layer(scale, zp, dtype="int8", sqnr=30.0):
+    m = compute_metrics(np.ones(4), np.ones(4) * 0.99)
+    return LayerResult(0, "CONV_2D", "t", 1, 2, "name", m, dtype=dtype, shape=(4,), scale=scale, zero_point=zp)
+
+
+def test_histogram_bins_follow_the_grid_and_count_clipped_mass():
+    s, zp = 0.05, -10
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 3, 5000)
+    y = (np.clip(np.round(x / s) + zp, -128, 127) - zp) * s  # what an int8 tensor holds
+    h = activation_histogram(_layer((s,), (zp,)), KeptValues(x.astype(np.float32), y.astype(np.float32), 10_000))
+    steps = h.edges / s + zp + 0.5
+    np.testing.assert_allclose(steps, np.round(steps), atol=1e-6)
+    assert len(h.edges) - 1 <= 120 and h.steps_per_bin == math.ceil((np.round(x.max() / s) - np.round(x.min() / s) + 1) / 120)
+    np.testing.assert_array_equal(h.float_counts, np.histogram(np.float32(x), h.edges)[0])
+    np.testing.assert_array_equal(h.quant_counts, np.histogram(np.float32(y), h.edges)[0])
+    lo, hi = s * (-128 - zp), s * (127 - zp)
+    assert (h.rep_lo, h.rep_hi) == pytest.approx((lo, hi))
+    x32 = np.float32(x)
+    assert h.clipped_low == pytest.approx(np.mean(x32 < lo - s / 2)) and h.clipped_high == pytest.approx(np.mean(x32 > hi + s / 2))
+    assert 0.01 < h.clipped < 0.5 and h.used == 5000 and h.total == 10_000
+    assert len(h.scatter_x) == 2000 and np.all(np.isin(h.scatter_x, x32))
+    f = activation_histogram(_layer(None, None, dtype="float32"), KeptValues(x32, x32, 5000))
+    assert f.rep_lo is None and f.clipped == 0 and len(f.edges) == 101 and f.steps_per_bin is None
+
+
+def test_layer_series_draws_infinite_and_zero_values(example_pair):
+    r = compare_models(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=2))
+    s = layer_series(r, "sqnr_db")
+    raw = np.array([lay.metrics.sqnr_db for lay in r.layers])
+    inf = np.isinf(raw)
+    assert inf.any() and np.all(np.isfinite(s.values))
+    top = exact_sqnr_position(r)
+    assert top % 10 == 0 and raw[~inf].max() + 10 <= top < raw[~inf].max() + 20
+    assert np.all(s.values[inf] == top) and all("∞" in n for n, i in zip(s.notes, inf, strict=True) if i)
+    m = layer_series(r, "mse")
+    mse = np.array([lay.metrics.mse for lay in r.layers])
+    assert np.all(m.values[mse > 0] == mse[mse > 0]) and np.all(m.values[mse == 0] == mse[mse > 0].min() / 10)
+    assert [error_grade(v) for v in (40, 30, 20, 10, 0, None)] == [0.0, 0.0, 0.5, 1.0, 1.0, None]
+
+
+def test_keep_plan_all_layers_within_budget(example_pair):
+    q = Model(example_pair[1])
+    assert keep_plan(q) == frozenset(range(len(q.main.tensors)))
+    assert keep_plan(q, selected=7, budget=10) == frozenset({*q.main.outputs, 7})
