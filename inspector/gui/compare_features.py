@@ -55,19 +55,18 @@ class CompareFeatures(QObject):
         scroll.setWidget(self.inputs)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(self.inputs.minimumSizeHint().width() + 16)
         page.addWidget(scroll)
         page.addWidget(self.plot)
         page.setStretchFactor(1, 1)
         page.setSizes([280, 1100])
         self.page = page
-        worst_page = QSplitter(Qt.Orientation.Vertical)
-        worst_page.addWidget(self.worst)
-        worst_page.addWidget(self.sample_plot)
-        worst_page.setSizes([300, 200])
-        self.worst_page = worst_page
+        self.worst.add_side(self.sample_plot)  # below the per-class plot, beside the list
+        self.worst_page = self.worst
         window.add_tab("Layer error", page)
         window.add_tab("Activations", self.activations)
-        window.add_tab("Worst samples", worst_page)
+        window.add_tab("Worst samples", self.worst)
         self._install_summary()
         self._install_menu()
 
@@ -133,6 +132,7 @@ class CompareFeatures(QObject):
         for plot in (self.plot, self.sample_plot):
             plot.set_sample(run.result if run is not None else None, run.label if run is not None else "")
         if run is not None:
+            self.inputs.status.setText(f"{run.label} ({run.result.sources[0]}) re-run alone: its layerwise error is in the plot.")
             self.window.statusBar().showMessage(f"Layerwise error of {run.label} ({run.result.sources[0]}) added to the layer error plot", 8000)
 
     def _failed(self, message: str) -> None:

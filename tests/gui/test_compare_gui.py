@@ -146,7 +146,8 @@ def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
     finite = [i for i, lay in enumerate(first.layers) if math.isfinite(lay.metrics.sqnr_db)]
     np.testing.assert_allclose(by[finite], [first.layers[i].metrics.sqnr_db for i in finite], rtol=1e-9)
     assert not np.allclose(by[finite], ay[finite])  # different samples, different errors
-    labels = [item[1].text for item in plot.legend.items]
+    labels = plot.legend_labels
+    assert "before: int8" in plot.legend.text()
     assert "before: int8" in labels and "accumulated (end to end)" in labels
     # Closing model B makes the result stale: views clear, the baseline stays.
     win.controller.close_model("B")

@@ -78,7 +78,7 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     assert run.index == top.index and run.result.sources == (top.source,) and run.result.samples == 1
     x, y = plot.point_data("sample")
     assert len(x) == len(result.layers) == 6
-    assert any(item[1].text == f"sample #{top.index}" for item in plot.legend.items)
+    assert f"sample #{top.index}" in plot.legend_labels and f"sample #{top.index}" in plot.legend.text()
     # Independent: the PNG read and normalized as documented ((v - 127.5) / 127.5), one-sample npz.
     img = (np.asarray(Image.open(folder / top.source).convert("RGB"), np.float32)[None] - 127.5) / 127.5
     npz = tmp_path / "one.npz"

@@ -9,10 +9,12 @@ Values come from `core.layer_series`; this module only draws them.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from inspector.core.compare_result import ComparisonResult
 from inspector.core.layer_series import (
@@ -27,13 +29,13 @@ from inspector.gui.views.plot_style import (
     COLOR_B,
     COLOR_CLIP,
     COLOR_SECOND,
-    base_color,
     brush,
     style_plot,
     text_color,
 )
 
 COLOR_BASELINE = "#8c8c8c"
+MARKS = {"o": "●", "s": "■", "t": "▼", "d": "◆"}
 COLOR_SAMPLE = "#9467bd"
 EMPTY_TEXT = "Run a comparison (Ctrl+R) to plot every layer's error."
 
@@ -50,6 +52,7 @@ class LayerErrorPlot(QWidget):
         self.sample_label = ""
         self.selected: int | None = None
         self.series: dict[str, LayerSeries] = {}
+        self.legend_labels: list[str] = []  # series shown, in drawing order
         self.metric = QComboBox()
         for m in METRICS:
             self.metric.addItem(m.label + (" (log)" if m.log else ""), m.key)
@@ -59,17 +62,22 @@ class LayerErrorPlot(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(QLabel("Metric:"))
         bar.addWidget(self.metric)
-        bar.addWidget(self.title, 1)
+        self.legend = QLabel()  # outside the plot: never covers a point
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        bar.addWidget(self.legend, 1)
+        self.title.setWordWrap(True)
+        for label in (self.title, self.legend):  # long texts wrap instead of widening the window
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
         self.plot = pg.PlotWidget()
         style_plot(self.plot)
         p = self.plot.getPlotItem()
         p.setLabel("bottom", "layer (execution order of model B)")
         p.setMenuEnabled(False)
-        self.legend = p.addLegend(offset=(-10, 10), labelTextColor=text_color(), brush=brush(base_color(), 200))
         self.curves: dict[str, pg.PlotCurveItem] = {}
         self.points: dict[str, pg.ScatterPlotItem] = {}
-        styles = {
+        self.styles = styles = {
             "baseline": (COLOR_BASELINE, Qt.PenStyle.DashLine, "t"),
             "accumulated": (COLOR_B, Qt.PenStyle.SolidLine, "o"),
             "isolated": (COLOR_SECOND, Qt.PenStyle.SolidLine, "s"),
@@ -101,6 +109,7 @@ class LayerErrorPlot(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
+        lay.addWidget(self.title)
         lay.addWidget(self.plot, 1)
         self.redraw()
 
@@ -133,7 +142,7 @@ class LayerErrorPlot(QWidget):
         key = self.metric_key
         choice = METRIC_BY_KEY[key]
         p = self.plot.getPlotItem()
-        self.legend.clear()
+        legend: list[tuple[str, str]] = []
         self.series = {}
         r = self.result
         runs: list[tuple[str, ComparisonResult | None, bool, str]] = [
@@ -144,6 +153,9 @@ class LayerErrorPlot(QWidget):
         ]
         depth_of = {layer.float_tensor: i for i, layer in enumerate(r.layers)} if r is not None else {}
         p.setLogMode(y=choice.log)
+        n = len(r.layers) if r is not None else 0
+        step = next(v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if n / v <= 25)
+        p.getAxis("bottom").setTickSpacing(major=step, minor=step)  # layer numbers are integers
         top = exact_sqnr_position(self.baseline, r, self.sample)
         for name, res, iso, label in runs:
             curve, pts = self.curves[name], self.points[name]
@@ -167,7 +179,10 @@ class LayerErrorPlot(QWidget):
                 x=x[ok], y=plot_y[ok],
                 data=[(name, int(i), res) for i in np.flatnonzero(ok)],
             )  # fmt: skip
-            self.legend.addItem(pts, label)
+            color, _style, symbol = self.styles[name]
+            legend.append((label, f"<span style='color:{color}'>{MARKS[symbol]}</span> {html.escape(label)}"))
+        self.legend_labels = [lab for lab, _ in legend]
+        self.legend.setText("&nbsp;&nbsp;&nbsp;".join(h for _, h in legend))
         has_inf = any(n == "equal tensors (SQNR ∞)" for s in self.series.values() for n in s.notes)
         self.exact_line.setVisible(key == "sqnr_db" and has_inf)
         self.exact_line.setValue(top)

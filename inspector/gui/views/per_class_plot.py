@@ -19,6 +19,7 @@ class PerClassPlot(pg.PlotWidget):
         p.setLabel("left", "accuracy drop (points)")
         p.setTitle("Per-class accuracy drop", color=text_color().name())
         p.setMenuEnabled(False)
+        p.getAxis("bottom").setHeight(2 * self.fontMetrics().height() + 16)  # two-line tick labels
         self.bars: pg.BarGraphItem | None = None
         self.zero = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen(text_color(), width=1))
         p.addItem(self.zero)

@@ -66,7 +66,7 @@ class WorstSamplesView(QWidget):
         self.table.setWordWrap(False)
         h = self.table.horizontalHeader()
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((0, 48), (2, 90), (3, 150), (4, 160), (5, 100), (6, 80)):
+        for col, w in ((0, 40), (2, 100), (3, 110), (4, 150), (5, 86), (6, 66)):
             self.table.setColumnWidth(col, w)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.per_class = PerClassPlot()
@@ -75,13 +75,20 @@ class WorstSamplesView(QWidget):
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(self.summary)
         ll.addWidget(self.table, 1)
+        self.side = QSplitter(Qt.Orientation.Vertical)
+        self.side.addWidget(self.per_class)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
-        split.addWidget(self.per_class)
-        split.setSizes([780, 420])
+        split.addWidget(self.side)
+        split.setSizes([820, 580])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(split)
+
+    def add_side(self, widget: QWidget) -> None:
+        """Another view beside the list, below the per-class plot (e.g. the sample's layer error)."""
+        self.side.addWidget(widget)
+        self.side.setSizes([200, 260])
 
     def set_task(self, task: TaskResult | None, folder: str | Path | None = None, note: str = "") -> None:
         """Show `task`'s samples, worst first; `folder` (an image-folder source) enables thumbnails."""
