@@ -2,8 +2,9 @@
 
 x is the depth (position of the layer in the quantized model's execution order), so a
 baseline run, a per-sample run and the main run line up layer by layer. Values that cannot be
-drawn as they are get a drawable stand-in and a note: infinite SQNR (the tensors are equal) is
-drawn 10 dB above the best finite SQNR (`exact_sqnr_position`), not far above the data; zero error on a log axis at a floor below the smallest nonzero value.
+drawn as they are get a drawable stand-in and a note: infinite SQNR (the tensors are equal), and SQNR of at least
+`NEAR_EXACT_DB` (equal up to float rounding, e.g. an isolated MAX_POOL), are drawn on one line 10 dB
+above the best other SQNR (`exact_sqnr_position`), so they do not squash the scale; zero error on a log axis at a floor below the smallest nonzero value.
 Also the error grade behind the colour-coded SQNR column of the layer lists.
 """
 
@@ -38,7 +39,11 @@ METRICS: tuple[MetricChoice, ...] = (
 )
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 SQNR_EXACT_DB = 120.0  # where "equal tensors" (infinite SQNR) is drawn when no SQNR is finite
+NEAR_EXACT_DB = 100.0  # at or above: equal up to float rounding
 GOOD_DB, BAD_DB = 30.0, 10.0  # SQNR at or above GOOD is green, at or below BAD red
+
+
+EXACT_NOTE = "equal tensors (SQNR ∞)"
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def exact_sqnr_position(*results: ComparisonResult | None) -> float:
         if r is not None
         for layer in r.layers
         for m in (layer.metrics, layer.isolated)
-        if m is not None and math.isfinite(v := m.sqnr_db)
+        if m is not None and math.isfinite(v := m.sqnr_db) and v < NEAR_EXACT_DB
     ]
     return SQNR_EXACT_DB if not best else 10.0 * math.ceil((max(best) + 10.0) / 10.0)
 
@@ -84,7 +89,10 @@ def layer_series(
         for i, v in enumerate(raw):
             if v is not None and math.isinf(v):
                 vals[i] = top if v > 0 else np.nan
-                notes[i] = "equal tensors (SQNR ∞)" if v > 0 else "float reference is all zeros"
+                notes[i] = EXACT_NOTE if v > 0 else "float reference is all zeros"
+            elif v is not None and v >= NEAR_EXACT_DB:
+                vals[i] = top
+                notes[i] = f"{v:.0f} dB: equal up to float rounding, drawn on the ∞ line"
     if choice.log:
         pos = vals[np.isfinite(vals) & (vals > 0)]
         floor = float(pos.min()) / 10 if pos.size else 1e-12

@@ -73,11 +73,16 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     np.testing.assert_allclose(y[finite], want[finite], rtol=1e-9)
     assert np.all(y[~finite] > want[finite].max())  # equal tensors (int32 shape ops) drawn above
     xi, yi = plot.point_data("isolated")
-    iso = [lay for lay in indep.layers if lay.isolated is not None and math.isfinite(lay.isolated.sqnr_db)]
-    assert len(iso) >= 6
+    iso = [lay for lay in indep.layers if lay.isolated is not None and lay.isolated.sqnr_db < 100]
+    exact = [lay for lay in indep.layers if lay.isolated is not None and lay.isolated.sqnr_db >= 100]
+    assert len(iso) >= 6 and exact  # e.g. MAX_POOL alone is exact up to float rounding
     for lay in iso:
         k = [L.tensor_name for L in indep.layers].index(lay.tensor_name)
         assert yi[list(xi).index(k)] == pytest.approx(lay.isolated.sqnr_db, rel=1e-9)
+    top = y[~finite][0]  # the "equal" line, shared by both series
+    assert top > max(lay.isolated.sqnr_db for lay in iso) and plot.exact_line.isVisible() and plot.exact_line.value() == top
+    for lay in exact:
+        assert yi[list(xi).index([L.tensor_name for L in indep.layers].index(lay.tensor_name))] == top
 
     # Click the depthwise conv's point: both panes and the activation view follow.
     k = next(i for i, lay in enumerate(result.layers) if lay.op_type == "DEPTHWISE_CONV_2D")

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBox
 
 from inspector.core.compare_result import ComparisonResult
 from inspector.core.layer_series import (
+    EXACT_NOTE,
     METRIC_BY_KEY,
     METRICS,
     LayerSeries,
@@ -98,7 +99,7 @@ class LayerErrorPlot(QWidget):
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DotLine))
         self.cursor.hide()
         self.exact_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(text_color(), width=1, style=Qt.PenStyle.DotLine),
-                                          label="∞: equal tensors", labelOpts={"position": 0.03, "color": text_color(), "anchors": [(0, 1), (0, 1)]})  # fmt: skip
+                                          label="∞ or ≥ 100 dB: equal (up to float rounding)", labelOpts={"position": 0.03, "color": text_color(), "anchors": [(0, 1), (0, 1)]})  # fmt: skip
         self.exact_line.hide()
         p.addItem(self.exact_line)
         p.addItem(self.ring)
@@ -183,7 +184,7 @@ class LayerErrorPlot(QWidget):
             legend.append((label, f"<span style='color:{color}'>{MARKS[symbol]}</span> {html.escape(label)}"))
         self.legend_labels = [lab for lab, _ in legend]
         self.legend.setText("&nbsp;&nbsp;&nbsp;".join(h for _, h in legend))
-        has_inf = any(n == "equal tensors (SQNR ∞)" for s in self.series.values() for n in s.notes)
+        has_inf = any(n == EXACT_NOTE or "∞ line" in n for s in self.series.values() for n in s.notes)
         self.exact_line.setVisible(key == "sqnr_db" and has_inf)
         self.exact_line.setValue(top)
         p.setLabel("left", choice.label + choice.unit.replace(" ", " "))
