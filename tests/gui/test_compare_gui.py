@@ -192,3 +192,31 @@ def test_custom_op_fails_with_a_message_naming_the_op(qtbot, window, fixture_pat
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
     assert _run(qtbot, window, count=2).samples == 2
+
+
+def test_large_model_keeps_selected_values_and_collects_others(qtbot, example_window, monkeypatch):
+    """Over the keep budget only the selected tensor (and outputs) keep values; another layer's
+    values come from a re-run started by the activation view's button."""
+    import inspector.gui.compare_controller as cc_mod
+    from inspector.core.activation_data import keep_plan
+
+    monkeypatch.setattr(cc_mod, "keep_plan", lambda qm, selected=None: keep_plan(qm, selected, budget=0))
+    win = example_window
+    cf = win.compare_features
+    q = win.controller.models["B"].main
+    conv = next(op for op in q.ops if op.type == "CONV_2D")
+    win.controller.select_op("B", conv.index, tensor=conv.outputs[0])
+    result = _run(qtbot, win, count=2)
+    assert set(result.kept) == {conv.outputs[0], *q.outputs} & {lay.quant_tensor for lay in result.layers}
+    assert cf.activations.hist is not None and cf.activations.layer.quant_tensor == conv.outputs[0]
+    k = next(i for i, lay in enumerate(result.layers) if lay.op_type == "ADD")
+    cf.plot.click_layer(k)
+    add = result.layers[k]
+    assert cf.activations.hist is None and cf.activations.collect.isVisibleTo(cf.activations)
+    assert "not kept" in cf.activations.title.text()
+    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+        qtbot.mouseClick(cf.activations.collect, Qt.MouseButton.LeftButton)
+    again = blocker.args[0]
+    assert add.quant_tensor in again.kept and conv.outputs[0] in again.kept and again.samples == 2
+    assert cf.activations.layer.quant_tensor == add.quant_tensor and cf.activations.hist is not None
+    assert cf.activations.hist.used == len(again.kept[add.quant_tensor].float_values)
