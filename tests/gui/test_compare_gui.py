@@ -220,3 +220,22 @@ def test_large_model_keeps_selected_values_and_collects_others(qtbot, example_wi
     assert add.quant_tensor in again.kept and conv.outputs[0] in again.kept and again.samples == 2
     assert cf.activations.layer.quant_tensor == add.quant_tensor and cf.activations.hist is not None
     assert cf.activations.hist.used == len(again.kept[add.quant_tensor].float_values)
+
+
+def test_dynamic_range_model_every_metric_and_float_activations(qtbot, window, fixture_path):
+    """Hybrid (dynamic-range) layers have float outputs: no grid, no RMSE/scale; nothing breaks."""
+    open_wait(qtbot, window, "A", fixture_path("float"))
+    open_wait(qtbot, window, "B", fixture_path("dynamic"))
+    result = _run(qtbot, window, count=2)
+    plot = window.compare_features.plot
+    n = len(result.layers)
+    for key in ("sqnr_db", "mse", "max_abs", "cosine", "rmse_over_scale", "clip_rate", "range_use"):
+        plot.set_metric(key)
+        x, _y = plot.point_data()
+        drawable = [lay for lay in result.layers if getattr(lay.metrics, key) is not None]
+        assert len(x) == len(drawable) <= n, key
+    fc = next(i for i, lay in enumerate(result.layers) if lay.op_type == "FULLY_CONNECTED")
+    plot.click_layer(fc)
+    view = window.compare_features.activations
+    assert view.hist is not None and view.hist.rep_lo is None and view.hist.steps_per_bin is None
+    assert "no quantization grid" in view.title.text() and not view.range_lines[0].isVisible()
