@@ -24,6 +24,7 @@ from inspector import __version__
 from inspector.gui.compare_features import install_compare
 from inspector.gui.controller import SLOTS, Controller, Selection
 from inspector.gui.recent import RecentFiles
+from inspector.gui.requantize_features import install_requantize
 from inspector.gui.review import install_review
 from inspector.gui.views.model_pane import ModelPane, tflite_paths
 from inspector.gui.views.per_channel_view import PerChannelView
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self._update_title()
         install_compare(self)  # window.compare: run, layer error plot, activations, worst samples
         install_review(self)  # op math + audit tabs, File > Export report / sessions
+        install_requantize(self)  # window.requantize: Requantize tab (plan, versions, deltas, suggest, save)
         self._restore_state()
 
     # ------------------------------------------------------------------ extension points

@@ -1,0 +1,192 @@
+"""Installs the Requantize tab and menu (`install_requantize(window)`, one line in MainWindow).
+
+Sets `window.requantize` (the `RequantizeController`; also the session hook) and
+`window.requantize_panel`, and keeps the panel in step with the models, the selection and the
+comparison controller (`window.compare`, looked up when needed).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog
+
+from inspector.core.compare_result import ComparisonResult
+from inspector.core.layer_series import op_errors
+from inspector.core.requant_choices import algorithms_for
+from inspector.gui.requantize_controller import RequantizeController
+from inspector.gui.views.requantize_panel import RequantizePanel
+from inspector.gui.workers import Worker
+
+MODEL_FILTER = "TFLite models (*.tflite);;All files (*)"
+RECIPE_FILTER = "Recipe JSON (*.json);;All files (*)"
+
+
+def sample_text(opts) -> str:
+    what = f"{opts.samples or 'all'} samples of {Path(opts.inputs).name}" if opts.inputs else f"{opts.samples or 8} random samples (seed {opts.seed})"
+    return f"Calibration uses the comparison's samples: {what}. Change them in the Layer error tab."
+
+
+class RequantizeFeatures(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = c = window.controller
+        self.rq = rq = RequantizeController(window)
+        self.panel = p = RequantizePanel()
+        window.requantize = rq
+        window.requantize_panel = p
+        window.add_tab("Requantize", p)
+        self._attached = None
+        self._install_menu()
+        Worker(algorithms_for, "CONV_2D").start()  # imports litert-quantizer off the GUI thread
+
+        ed = p.editor
+        ed.add_selected_requested.connect(self.add_selected)
+        ed.run_requested.connect(rq.run)
+        ed.cancel_requested.connect(rq.cancel)
+        ed.message.connect(lambda msg: ed.status.setText(msg))
+        rq.running_changed.connect(self._running)
+        rq.progress.connect(ed.set_progress)
+        rq.failed.connect(lambda msg: ed.status.setText(msg))
+        rq.versions_changed.connect(self._versions_changed)
+        rq.current_changed.connect(self._versions_changed)
+        rq.delta_changed.connect(p.versions.set_delta)
+        rq.finished.connect(self._finished)
+        rq.suggestion_changed.connect(self._suggestion)
+        rq.saved.connect(lambda path: ed.status.setText(f"Saved {path}"))
+        p.versions.switch_requested.connect(rq.switch_to)
+        p.versions.compare_requested.connect(rq.compare_versions)
+        p.suggest.suggest_requested.connect(rq.suggest)
+        p.suggest.apply_requested.connect(rq.apply_suggestion)
+        p.suggest.edit_requested.connect(lambda: rq.suggestion is not None and ed.set_plan(rq.suggestion.plan))
+        p.save_model_requested.connect(self.choose_save_model)
+        p.save_recipe_requested.connect(self.choose_save_recipe)
+        p.plot.layer_clicked.connect(self._layer_clicked)
+        c.models_changed.connect(self._models_changed)
+        self._models_changed()
+
+    # ------------------------------------------------------------------ wiring to the comparison
+    def attach(self) -> None:
+        cc = getattr(self.window, "compare", None)
+        if cc is None or cc is self._attached:
+            return
+        self._attached = cc
+        cc.result_changed.connect(self._result_changed)
+        cc.baseline_changed.connect(lambda r: self.panel.plot.set_baseline(r, cc.baseline_label))
+        if hasattr(cc, "options_changed"):
+            cc.options_changed.connect(lambda _o: self._calibration_text())
+        self.panel.plot.set_result(cc.result)
+        self.panel.plot.set_baseline(cc.baseline, cc.baseline_label)
+
+    def _result_changed(self, result: ComparisonResult | None) -> None:
+        self.panel.plot.set_result(result)
+        errs = {op: float(layer.metrics.sqnr_db) for op, layer in op_errors(result, float_side=True).items()} if result else {}
+        self.panel.editor.set_errors(errs)
+        self._calibration_text()
+        self._versions_changed()
+
+    def _calibration_text(self) -> None:
+        self.panel.editor.set_calibration_text(sample_text(self.rq.comparison_options()))
+
+    def _models_changed(self) -> None:
+        self.attach()
+        self.panel.editor.set_float_model(self.controller.models["A"])
+        self._calibration_text()
+
+    def _versions_changed(self) -> None:
+        rq, p = self.rq, self.panel
+        rows = [(v.name, v.size_bytes, rq.output_sqnr(i)) for i, v in enumerate(rq.versions)]
+        p.versions.set_versions(rows, rq.current, rq.reference)
+        p.tradeoff.set_versions(rows)
+        v0 = rq.version(0)
+        if v0 is not None and v0.base != p.editor.property("inferred_from"):
+            p.editor.setProperty("inferred_from", v0.base)
+            p.editor.set_base(v0.base, f"inferred from {Path(v0.path).name}")
+        v = rq.version(rq.current)
+        if v is not None:
+            origin = "the model you opened" if v.kind == "opened" else f"{v.kind} from {Path(v.float_path).name}"
+            p.set_notes(f"{v.name} — {origin}\n{v.path}", v.notes)
+        p.save_recipe_button.setEnabled(v is not None and bool(v.recipe))
+
+    def _running(self, running: bool, what: str) -> None:
+        ed = self.panel.editor
+        ed.set_running(running, f"{what}…" if running else ("Cancelled." if what == "cancelled" else ""))
+        self.panel.suggest.run_button.setEnabled(not running)
+
+    def _finished(self, v) -> None:
+        n = len(v.notes)
+        first = f" The quantizer left {n} note(s), first: {v.notes[0]}" if n else ""
+        delta = self.rq.delta
+        gain = ""
+        if delta is not None and delta.output_delta_db is not None:
+            gain = f" Output SQNR {delta.output_before_db:.2f} → {delta.output_after_db:.2f} dB."
+        self.panel.editor.status.setText(f"{v.name} is model B now.{gain}{first}")
+        self.panel.plot_tabs.setCurrentWidget(self.panel.plot)
+
+    def _suggestion(self, s) -> None:
+        p = self.panel
+        p.tradeoff.set_suggestion(s)
+        if s is None:
+            p.suggest.set_result("", False)
+            return
+        chosen = ", ".join(f"op {x['op']} {x['type']} (+{x['gain_db']:.2f} dB)" for x in s.layers) or "no layer"
+        verdict = "meets the target" if s.met else "does not meet the target"
+        text = f"Suggested ({verdict}): {s.treatment} {chosen}.\n" + "\n".join(f"• {n}" for n in s.notes)
+        p.suggest.set_result(text, s.best is not None and self.rq.suggestion_path is not None)
+        p.plot_tabs.setCurrentWidget(p.tradeoff)
+
+    # ------------------------------------------------------------------ intents
+    def add_selected(self) -> None:
+        """Add the layer selected anywhere (op of A, or A's match of the selected op of B)."""
+        op = self.controller.selection.op("A")
+        ed = self.panel.editor
+        if op is None:
+            ed.status.setText("Select a layer first (in a layer list or the layer error plot); it must exist in model A.")
+            return
+        ed.add_layers([op])
+
+    def _layer_clicked(self, i: int) -> None:
+        r = getattr(getattr(self.window, "compare", None), "result", None)
+        if r is not None and 0 <= i < len(r.layers):
+            self.controller.select_op("B", r.layers[i].op_index)
+
+    def choose_save_model(self) -> None:
+        v = self.rq.version(self.rq.current)
+        start = str(Path(self.window.recent.last_dir or Path.home()) / f"{Path(v.path).stem if v else 'model'}.tflite")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save model B as", start, MODEL_FILTER)
+        if path:
+            self.rq.save_model_to(path)
+
+    def choose_save_recipe(self) -> None:
+        v = self.rq.version(self.rq.current)
+        start = str(Path(self.window.recent.last_dir or Path.home()) / f"{Path(v.path).stem if v else 'model'}.recipe.json")
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save recipe", start, RECIPE_FILTER)
+        if path:
+            self.rq.save_recipe_to(path)
+
+    def _install_menu(self) -> None:
+        w = self.window
+        m = w.menuBar().addMenu("Re&quantize")
+        self.act_run = QAction("&Run requantize", w, shortcut=QKeySequence("Ctrl+Shift+R"))
+        self.act_run.triggered.connect(lambda: self.rq.run(self.panel.editor.plan()))
+        self.act_add = QAction("&Add selected layer to the plan", w, shortcut=QKeySequence("Ctrl+Shift+A"))
+        self.act_add.triggered.connect(self.add_selected)
+        self.act_save = QAction("&Save model B as…", w)
+        self.act_save.triggered.connect(self.choose_save_model)
+        self.act_recipe = QAction("Save &recipe…", w)
+        self.act_recipe.triggered.connect(self.choose_save_recipe)
+        for a in (self.act_run, self.act_add, self.act_save, self.act_recipe):
+            m.addAction(a)
+        help_menu = next((a for a in w.menuBar().actions() if a.text().replace("&", "") == "Help"), None)
+        if help_menu is not None:  # keep Help last
+            w.menuBar().removeAction(help_menu)
+            w.menuBar().addAction(help_menu)
+
+
+def install_requantize(window) -> RequantizeFeatures:
+    """Add the Requantize tab and menu to `window` (sets `window.requantize`)."""
+    window.requantize_features = RequantizeFeatures(window)
+    return window.requantize_features

@@ -1,0 +1,145 @@
+"""The Requantize tab: plan editor | versions, deltas, notes, suggest | before/after and trade-off plots.
+
+Left: the plan (`PlanEditor`). Middle: the versions of model B with the deltas between two of
+them (`VersionsView`), the quantizer's notes of the shown version, and Suggest (target output
+SQNR and/or a layer budget). Right: the layer error plot of the shown comparison with the
+reference version as its baseline series, and the trade-off plot. Views only: the wiring and the
+work live in `gui.requantize_features` / `gui.requantize_controller`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.gui.views.layer_error_plot import LayerErrorPlot
+from inspector.gui.views.plan_editor import PlanEditor
+from inspector.gui.views.tradeoff_plot import TradeoffPlot
+from inspector.gui.views.versions_view import VersionsView
+
+
+class SuggestBox(QWidget):
+    suggest_requested = Signal(object, object, str)  # target dB | None, max layers | None, treatment
+    apply_requested = Signal()
+    edit_requested = Signal()  # copy the suggested plan into the plan editor
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.use_target = QCheckBox("output SQNR at least", checked=True)
+        self.target = QDoubleSpinBox(minimum=-50.0, maximum=200.0, value=40.0, decimals=1, suffix=" dB")
+        self.use_budget = QCheckBox("at most", checked=True)
+        self.budget = QSpinBox(minimum=0, maximum=64, value=3, suffix=" layers")
+        self.treatment = QComboBox()
+        self.treatment.addItem("keep float", "keep_float")
+        self.treatment.addItem("a16w8 (16-bit activations)", "a16w8")
+        self.run_button = QPushButton("Suggest")
+        self.run_button.setToolTip("Greedy search, each step verified by requantizing and comparing (runs in a worker)")
+        self.run_button.clicked.connect(self._request)
+        self.apply_button = QPushButton("Apply suggestion", enabled=False)
+        self.apply_button.setToolTip("The suggested model becomes the next version and model B")
+        self.apply_button.clicked.connect(self.apply_requested.emit)
+        self.edit_button = QPushButton("Edit plan", enabled=False)
+        self.edit_button.setToolTip("Copy the suggested layers into the plan editor")
+        self.edit_button.clicked.connect(self.edit_requested.emit)
+        self.result = QLabel("Suggest finds a few layers to move so the model output reaches a target.")
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid = QGridLayout()
+        grid.addWidget(self.use_target, 0, 0)
+        grid.addWidget(self.target, 0, 1)
+        grid.addWidget(self.use_budget, 1, 0)
+        grid.addWidget(self.budget, 1, 1)
+        grid.addWidget(QLabel("moved layers become"), 2, 0)
+        grid.addWidget(self.treatment, 2, 1)
+        buttons = QHBoxLayout()
+        for b in (self.run_button, self.apply_button, self.edit_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        lay = QVBoxLayout(self)
+        lay.addLayout(grid)
+        lay.addLayout(buttons)
+        lay.addWidget(self.result, 1)
+
+    def _request(self) -> None:
+        target = self.target.value() if self.use_target.isChecked() else None
+        budget = self.budget.value() if self.use_budget.isChecked() else None
+        self.suggest_requested.emit(target, budget, self.treatment.currentData())
+
+    def set_result(self, text: str, can_apply: bool) -> None:
+        self.result.setText(text)
+        self.apply_button.setEnabled(can_apply)
+        self.edit_button.setEnabled(can_apply)
+
+
+class RequantizePanel(QWidget):
+    save_model_requested = Signal()
+    save_recipe_requested = Signal()
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.editor = PlanEditor()
+        self.versions = VersionsView()
+        self.notes = QPlainTextEdit(readOnly=True)
+        self.notes.setPlaceholderText("What the quantizer changed, fixed or could not do for the shown version appears here.")
+        self.suggest = SuggestBox()
+        self.plot = LayerErrorPlot()
+        self.tradeoff = TradeoffPlot()
+
+        self.save_model_button = QPushButton("Save model as…")
+        self.save_model_button.setToolTip("Write the shown version of model B to a new file (never over an input)")
+        self.save_model_button.clicked.connect(self.save_model_requested.emit)
+        self.save_recipe_button = QPushButton("Save recipe…")
+        self.save_recipe_button.setToolTip("Write the litert-quantizer recipe JSON that reproduces the shown version")
+        self.save_recipe_button.clicked.connect(self.save_recipe_requested.emit)
+        save_row = QHBoxLayout()
+        save_row.addWidget(self.save_model_button)
+        save_row.addWidget(self.save_recipe_button)
+        save_row.addStretch(1)
+
+        self.middle_tabs = QTabWidget()
+        self.middle_tabs.setDocumentMode(True)
+        self.middle_tabs.addTab(self.versions, "Versions && deltas")
+        self.middle_tabs.addTab(self.notes, "Notes")
+        self.middle_tabs.addTab(self.suggest, "Suggest")
+        middle = QWidget()
+        mlay = QVBoxLayout(middle)
+        mlay.setContentsMargins(0, 0, 0, 0)
+        mlay.addWidget(self.middle_tabs, 1)
+        mlay.addLayout(save_row)
+
+        self.plot_tabs = QTabWidget()
+        self.plot_tabs.setDocumentMode(True)
+        self.plot_tabs.addTab(self.plot, "Before / after")
+        self.plot_tabs.addTab(self.tradeoff, "Trade-off")
+
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.editor)
+        split.addWidget(middle)
+        split.addWidget(self.plot_tabs)
+        split.setStretchFactor(1, 1)
+        split.setStretchFactor(2, 1)
+        split.setSizes([400, 440, 560])
+        self.splitter = split
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(split)
+
+    def set_notes(self, title: str, notes: list[str]) -> None:
+        body = "\n".join(f"• {n}" for n in notes) if notes else "(the quantizer reported nothing for this version)"
+        self.notes.setPlainText(f"{title}\n\n{body}" if title else body)
+        label = f"Notes ({len(notes)})" if notes else "Notes"
+        self.middle_tabs.setTabText(self.middle_tabs.indexOf(self.notes), label)

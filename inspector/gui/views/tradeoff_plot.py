@@ -1,0 +1,144 @@
+"""Trade-off plot: model size against model-output SQNR, one labelled point per evaluated plan.
+
+Series: the plans `suggest` evaluated (the suggested one ringed), and the versions of the
+requantize loop. Infinite SQNR (exact outputs) is drawn at `SQNR_EXACT_DB`. Numbers come from
+core (`SuggestResult.points`, `requant_delta.output_sqnr_db`); this module only draws them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from inspector.core.layer_series import SQNR_EXACT_DB
+from inspector.gui.views.plot_style import (
+    COLOR_A,
+    COLOR_B,
+    COLOR_CLIP,
+    base_color,
+    brush,
+    style_plot,
+    text_color,
+)
+
+EMPTY_TEXT = "Run Suggest to see size against output SQNR for each plan it tries."
+
+
+def _y(v: float | None) -> float:
+    if v is None or math.isnan(v):
+        return math.nan
+    return SQNR_EXACT_DB if math.isinf(v) else float(v)
+
+
+class TradeoffPlot(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.title = QLabel()
+        self.title.setWordWrap(True)
+        self.plot = pg.PlotWidget()
+        style_plot(self.plot)
+        p = self.plot.getPlotItem()
+        p.setLabel("bottom", "model size (KiB)")
+        p.setLabel("left", "output SQNR (dB)")
+        p.setMenuEnabled(False)
+        self.legend = p.addLegend(offset=(-10, -10), labelTextColor=text_color(), brush=brush(base_color(), 200))
+        self.candidates = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(COLOR_B), brush=brush(COLOR_B, 170),
+                                             hoverable=True, tip=self._tip)  # fmt: skip
+        self.versions = pg.ScatterPlotItem(symbol="s", size=10, pen=pg.mkPen(COLOR_A), brush=brush(COLOR_A, 170),
+                                           hoverable=True, tip=self._tip)  # fmt: skip
+        self.best = pg.ScatterPlotItem(symbol="o", size=20, pen=pg.mkPen(COLOR_CLIP, width=2.5), brush=pg.mkBrush(None))
+        self.target = pg.InfiniteLine(angle=0, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DashLine),
+                                      label="target", labelOpts={"color": COLOR_CLIP, "position": 0.05})  # fmt: skip
+        for item in (self.candidates, self.versions, self.best, self.target):
+            p.addItem(item)
+        self.target.hide()
+        self.labels: list[pg.TextItem] = []
+        self.empty = pg.TextItem(EMPTY_TEXT, color=text_color(), anchor=(0.5, 0.5))
+        p.addItem(self.empty)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.title)
+        lay.addWidget(self.plot, 1)
+        self.suggestion = None
+        self.version_points: list[tuple[str, int, float | None]] = []
+        self.redraw()
+
+    def set_suggestion(self, result) -> None:
+        """A `core.suggest.SuggestResult` (or None)."""
+        self.suggestion = result
+        self.redraw()
+
+    def set_versions(self, points: list[tuple[str, int, float | None]]) -> None:
+        """(name, size in bytes, output SQNR dB or None) per version of the loop."""
+        self.version_points = [p for p in points if p[2] is not None]
+        self.redraw()
+
+    def redraw(self) -> None:
+        p = self.plot.getPlotItem()
+        for t in self.labels:
+            p.removeItem(t)
+        self.labels = []
+        self.legend.clear()
+        s = self.suggestion
+        pts = [(pt.label, pt.size_bytes, pt.output_sqnr_db) for pt in s.points] if s is not None else []
+        self._fill(self.candidates, pts, "plans tried by Suggest", below=False)
+        self._fill(self.versions, self.version_points, "versions of model B", below=True)
+        self.best.setData([])
+        self.target.hide()
+        if s is not None and s.best is not None:
+            chosen = tuple(x["op"] for x in s.layers)
+            hit = next((pt for pt in reversed(s.points) if pt.layers == chosen and not pt.label.endswith('(given)')), None)
+            if hit is not None:
+                self.best.setData([hit.size_bytes / 1024], [_y(hit.output_sqnr_db)])
+                self.legend.addItem(self.best, "suggested")
+        if s is not None and s.target_sqnr_db is not None:
+            self.target.setValue(s.target_sqnr_db)
+            self.target.show()
+        empty = not pts and not self.version_points
+        self.empty.setVisible(empty)
+        if empty:
+            self.empty.setPos(0.5, 0.5)
+            p.setXRange(0, 1)
+            p.setYRange(0, 1)
+        else:
+            p.enableAutoRange()
+        self.title.setText(self._title())
+
+    def _fill(self, item: pg.ScatterPlotItem, pts: list[tuple[str, int, float | None]], name: str, below: bool) -> None:
+        if not pts:
+            item.setData([])
+            return
+        x = np.array([size / 1024 for _, size, _ in pts])
+        y = np.array([_y(v) for _, _, v in pts])
+        ok = np.isfinite(y)
+        item.setData(x=x[ok], y=y[ok], data=[pts[i] for i in np.flatnonzero(ok)])
+        self.legend.addItem(item, name)
+        for (label, _size, _v), xi, yi in zip(pts, x, y, strict=True):
+            if not math.isfinite(yi):
+                continue
+            t = pg.TextItem(label, color=text_color(), anchor=(0, -0.2) if below else (0, 1.2))
+            t.setPos(float(xi), float(yi))
+            self.plot.getPlotItem().addItem(t)
+            self.labels.append(t)
+
+    def _title(self) -> str:
+        s = self.suggestion
+        if s is None:
+            return "Size against output SQNR of the versions of model B." if self.version_points else ""
+        goal = f"target {s.target_sqnr_db:.1f} dB" if s.target_sqnr_db is not None else f"at most {s.max_layers} layer(s)"
+        verdict = "met" if s.met else "not met"
+        chosen = ", ".join(f"op {x['op']} {x['type']}" for x in s.layers) or "no layer"
+        return f"Suggest ({s.treatment}, base {s.base}, {goal}): {verdict} with {chosen}; {len(s.points)} plans evaluated."
+
+    def _tip(self, x, y, data) -> str:
+        label, size, v = data
+        sq = "∞ (exact)" if v is not None and math.isinf(v) else f"{v:.2f} dB"
+        return f"{label}\n{size / 1024:,.1f} KiB · output SQNR {sq}"
+
+    def point_data(self, which: str = "candidates") -> tuple[np.ndarray, np.ndarray]:
+        x, y = getattr(self, which).getData()
+        return np.asarray(x), np.asarray(y)

@@ -1,0 +1,214 @@
+"""Requantize tab: select two layers, keep them float, run -> model B is the new model (those ops
+float, checked in the file), the comparison re-ran with the old result as the baseline series,
+output SQNR improved (vs independent compare_models runs), deltas table, notes; switch back to
+v0; save model / recipe (recipe reproduces the bytes; input paths refused); suggest + trade-off
+plot + apply; a failing run reaches the banner."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gui_helpers import open_wait
+from PySide6.QtCore import Qt
+
+from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.model import Model
+from inspector.core.requant_delta import output_sqnr_db
+from inspector.core.requant_jobs import calibration_samples
+from inspector.core.requantize import requantize
+
+RUN_MS = 120_000
+SAMPLES, SEED = 4, 3
+LOGITS, SOFTMAX = 11, 12  # float-model ops of the example: the final FULLY_CONNECTED and SOFTMAX
+
+
+def _sha(p) -> str:
+    return hashlib.sha256(Path(p).read_bytes()).hexdigest()
+
+
+def _compare(qtbot, win):
+    panel = win.compare_features.inputs
+    panel.count.setValue(SAMPLES)
+    panel.seed.setValue(SEED)
+    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    return blocker.args[0]
+
+
+def _op_dtypes(model: Model, name: str) -> tuple[str, list[str]]:
+    """(output dtype, input dtypes) of the op whose first output is tensor `name`."""
+    sg = model.main
+    op = next(o for o in sg.ops if o.outputs and sg.tensors[o.outputs[0]].name == name)
+    return sg.tensors[op.outputs[0]].dtype, [sg.tensors[i].dtype for i in op.inputs if i >= 0]
+
+
+@pytest.fixture
+def loop(qtbot, window, example_pair, tmp_path):
+    """The example pair open, compared, and the final two layers requantized to keep float."""
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    before = _compare(qtbot, window)
+    rq, ed = window.requantize, window.requantize_panel.editor
+    ed.new_choice.setCurrentIndex(ed.new_choice.findData("keep_float"))
+    for op in (LOGITS, SOFTMAX):  # select each layer (as a click in a layer list does), then Add
+        window.controller.select_op("A", op)
+        qtbot.mouseClick(ed.add_button, Qt.MouseButton.LeftButton)
+    assert ed.ops() == [LOGITS, SOFTMAX]
+    with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as blocker:
+        qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+    return window, fa, fb, before, blocker.args[0]
+
+
+def test_keep_float_two_layers_improves_output(qtbot, loop):
+    win, fa, fb, before, v1 = loop
+    rq, panel = win.requantize, win.requantize_panel
+    fm = Model(fa)
+    names = [fm.main.tensors[fm.main.ops[i].outputs[0]].name for i in (LOGITS, SOFTMAX)]
+
+    # Model B is the new file, written into the versions folder; the input files are untouched.
+    b = win.controller.models["B"]
+    assert b.path == v1.path and Path(v1.path).parent == rq.folder and b.path != fb
+    assert [v.name for v in rq.versions] == ["v0 original int8", "v1 keep-float logits, softmax"]
+    assert rq.current == 1 and rq.reference == 0
+
+    # Those two ops compute in float in the new B (read from the file); the convolutions are int8.
+    nb = Model(v1.path)
+    for name in names:
+        out, ins = _op_dtypes(nb, name)
+        assert out == "float32" and set(ins) == {"float32"}, name
+    conv = fm.main.tensors[fm.main.ops[4].outputs[0]].name  # conv2
+    assert _op_dtypes(nb, conv)[0] == "int8"
+    assert _op_dtypes(Model(fb), "cnn_1/logits_1/MatMul1")[0] == "int8"  # it was int8 before
+
+    # The comparison re-ran on the new B with the same samples; the old result is the baseline.
+    after = win.compare.result
+    assert after is v1.comparison and after.quant_path == v1.path and after.samples == SAMPLES
+    assert win.compare.baseline is before is rq.versions[0].comparison
+    for plot in (panel.plot, win.compare_features.plot):  # two series: baseline + new
+        xb, yb = plot.point_data("baseline")
+        xa, ya = plot.point_data("accumulated")
+        assert len(xb) >= 9 and len(xa) >= 9
+    bx, by = panel.plot.point_data("baseline")
+    want = {L.float_tensor: L.metrics.sqnr_db for L in before.layers}
+    depth = {L.float_tensor: i for i, L in enumerate(after.layers)}
+    for L in before.layers:  # baseline points sit at the new run's depth of the same float tensor
+        if math.isfinite(want[L.float_tensor]) and L.float_tensor in depth:
+            k = list(bx).index(depth[L.float_tensor])
+            assert by[k] == pytest.approx(want[L.float_tensor], rel=1e-9)
+
+    # Output SQNR improved, and the deltas are the independent comparisons' numbers.
+    opts = CompareOptions(samples=SAMPLES, seed=SEED)
+    ind_before = output_sqnr_db(compare_models(fa, fb, opts))
+    ind_after = output_sqnr_db(compare_models(fa, v1.path, opts))
+    d = rq.delta
+    assert d.output_before_db == pytest.approx(ind_before, rel=1e-9)
+    assert d.output_after_db == pytest.approx(ind_after, rel=1e-9)
+    assert ind_after > ind_before + 3.0
+    assert d.size_before == Path(fb).stat().st_size and d.size_after == Path(v1.path).stat().st_size
+    table = panel.versions.deltas
+    assert table.rowCount() == len(d.rows) == len(after.layers)
+    row = next(r for r in range(table.rowCount()) if table.item(r, 1).text() == names[0])
+    layer_b = next(L for L in before.layers if L.tensor_name == "cnn_1/logits_1/MatMul1")
+    layer_a = next(L for L in after.layers if L.tensor_name == names[0])
+    assert table.item(row, 3).text() == f"{layer_b.metrics.sqnr_db:.4g} dB"
+    assert table.item(row, 4).text() == f"{layer_a.metrics.sqnr_db:.4g} dB"
+    assert table.item(row, 5).text() == f"{layer_a.metrics.sqnr_db - layer_b.metrics.sqnr_db:+.2f}"
+    assert f"{ind_after:.4g} dB" in panel.versions.summary.text()
+    assert panel.versions.table.rowCount() == 2
+    assert panel.versions.table.item(1, 2).text() == f"{ind_after:.4g} dB"
+
+    # The quantizer's notes are shown (the example hits the legacy-opcode trap).
+    assert v1.notes and all(n in panel.notes.toPlainText() for n in v1.notes)
+    assert any("operator code" in n for n in v1.notes)
+
+    # Switch back to v0: model B is the original again, with its stored comparison (no re-run).
+    win.tabs.setCurrentWidget(panel)
+    panel.middle_tabs.setCurrentWidget(panel.versions)
+    table = panel.versions.table
+    at = table.visualRect(table.model().index(0, 0)).center()
+    qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=at)  # a real double-click:
+    qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=at)  # press, release, double
+    qtbot.waitUntil(lambda: win.controller.models["B"].path == fb and win.compare.result is before, timeout=RUN_MS)
+    assert rq.current == 0 and _sha(win.controller.models["B"].path) == _sha(fb)
+
+
+def test_save_model_and_recipe(qtbot, loop, tmp_path):
+    win, fa, fb, _before, v1 = loop
+    rq = win.requantize
+    fb_hash, fa_hash = _sha(fb), _sha(fa)
+
+    out = tmp_path / "kept_float.tflite"
+    assert rq.save_model_to(out)
+    assert out.read_bytes() == Path(v1.path).read_bytes()
+    assert len(Model(str(out)).main.ops) == len(Model(v1.path).main.ops)
+
+    for target in (fb, fa):  # never over an input model: refused, with the path in the message
+        assert not rq.save_model_to(target)
+        assert "refusing to overwrite an input model" in win.banner.text and target in win.banner.text
+    assert _sha(fb) == fb_hash and _sha(fa) == fa_hash
+
+    recipe_path = tmp_path / "recipe.json"
+    assert rq.save_recipe_to(recipe_path)
+    recipe = json.loads(recipe_path.read_text())
+    assert recipe == v1.recipe and sum(r.get("algorithm_key") == "no_quantize" for r in recipe) >= 2
+    # The recipe reproduces the model, calibrated on the comparison's samples.
+    samples = calibration_samples(fa, fb, CompareOptions(samples=SAMPLES, seed=SEED))
+    again = requantize(fa, None, samples, recipe=recipe)
+    assert again.model_bytes == Path(v1.path).read_bytes()
+
+    rq.switch_to(0)
+    qtbot.waitUntil(lambda: win.controller.models["B"].path == fb, timeout=RUN_MS)
+    assert not rq.save_recipe_to(tmp_path / "v0.json")  # the opened model has no recipe
+    assert "no recipe" in win.banner.text and not (tmp_path / "v0.json").exists()
+
+
+def test_suggest_tradeoff_and_apply(qtbot, window, example_pair):
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    _compare(qtbot, window)
+    rq, panel = window.requantize, window.requantize_panel
+    box = panel.suggest
+    box.use_target.setChecked(True)
+    box.target.setValue(200.0)  # unreachable: the budget of one layer ends the search
+    box.budget.setValue(1)
+    with qtbot.waitSignal(rq.suggestion_changed, timeout=RUN_MS) as blocker:
+        qtbot.mouseClick(box.run_button, Qt.MouseButton.LeftButton)
+    s = blocker.args[0]
+    assert len(s.layers) == 1 and not s.met and len(s.points) >= 3
+    x, y = panel.tradeoff.point_data("candidates")
+    want = [(p.size_bytes / 1024, p.output_sqnr_db) for p in s.points if math.isfinite(p.output_sqnr_db)]
+    np.testing.assert_allclose(x, [w[0] for w in want])
+    np.testing.assert_allclose(y, [w[1] for w in want])
+    assert panel.plot_tabs.currentWidget() is panel.tradeoff and box.apply_button.isEnabled()
+    assert len(panel.tradeoff.best.getData()[0]) == 1
+
+    with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as done:
+        qtbot.mouseClick(box.apply_button, Qt.MouseButton.LeftButton)
+    v = done.args[0]
+    assert v.kind == "suggested" and window.controller.models["B"].path == v.path
+    assert v.name.startswith("v1 suggest: keep-float")
+    # The applied model's output SQNR (re-compared in the GUI) is the one Suggest measured for it.
+    chosen = next(p for p in s.points if p.layers == (s.layers[0]["op"],))
+    assert output_sqnr_db(v.comparison) == pytest.approx(chosen.output_sqnr_db, rel=1e-6)
+    xv, _ = panel.tradeoff.point_data("versions")
+    assert len(xv) == 2
+
+
+def test_failure_reaches_banner(qtbot, window, example_pair):
+    fb = str(example_pair[1])
+    open_wait(qtbot, window, "A", fb)  # a quantized model as the 'float' model
+    open_wait(qtbot, window, "B", fb)
+    rq = window.requantize
+    with qtbot.waitSignal(rq.failed, timeout=RUN_MS) as blocker:
+        rq.run(window.requantize_panel.editor.plan())
+    msg = blocker.args[0]
+    assert "already quantized" in msg and fb in msg
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
+    assert msg in window.banner.text and len(rq.versions) == 1 and not rq.running
