@@ -319,25 +319,42 @@ class RequantizeController(QObject):
 
     # ------------------------------------------------------------------ sessions
     def session_plans(self) -> list[dict]:
-        return [v.to_json() for v in self.versions[1:]]
+        """Every version (v0 included) with its plan and recipe, for session files."""
+        return [v.to_json() for v in self.versions]
 
     def restore_session_plans(self, plans: list[dict]) -> None:
-        """Re-list saved versions whose files still exist (their comparisons re-run on switch)."""
-        a = self.controller.models["A"]
+        """Re-list a session's versions whose files still exist (model B among them; their
+        comparisons re-run when switched to). Versions whose file is gone are reported."""
+        a, b = self.controller.models["A"], self.controller.models["B"]
+        if a is None or b is None:
+            return
+        restored: list[Version] = []
+        missing = []
         for d in plans:
-            if not (isinstance(d, dict) and d.get("path") and Path(d["path"]).is_file()):
+            if not isinstance(d, dict) or not d.get("path"):
                 continue
-            if any(same_file(v.path, d["path"]) for v in self.versions) or a is None:
-                continue
-            v = Version.from_json(d, len(self.versions), a.path)
-            v.size_bytes = _size(v.path)
-            self.versions.append(v)
+            if not Path(d["path"]).is_file():
+                missing.append(str(d.get("name") or d["path"]))
+            elif not any(same_file(v.path, d["path"]) for v in restored):
+                v = Version.from_json(d, len(restored), a.path)
+                v.size_bytes = _size(v.path)
+                restored.append(v)
+        if not restored:
+            return
+        if not any(same_file(v.path, b.path) for v in restored):
+            restored.insert(0, self.versions[0])
+        for i, v in enumerate(restored):
+            v.number = i
+        shown = self.version(self.current)
+        self.versions = restored
+        self.current = next(i for i, v in enumerate(restored) if same_file(v.path, b.path))
+        if shown is not None and shown.comparison is not None and same_file(shown.path, b.path):
+            self.versions[self.current].comparison = shown.comparison
+        self.reference = None
         self.versions_changed.emit()
-        b = self.controller.models["B"]
-        hit = next((i for i, v in enumerate(self.versions) if b is not None and same_file(v.path, b.path)), None)
-        if hit is not None:
-            self.current = hit
-            self._update()
+        self._update()
+        if missing:
+            self.window.show_error(f"Versions of model B not restored, their files no longer exist: {', '.join(missing)}")
 
     def output_sqnr(self, i: int) -> float | None:
         v = self.version(i)

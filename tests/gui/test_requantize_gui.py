@@ -212,3 +212,47 @@ def test_failure_reaches_banner(qtbot, window, example_pair):
     assert "already quantized" in msg and fb in msg
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
     assert msg in window.banner.text and len(rq.versions) == 1 and not rq.running
+
+
+def test_cancel_keeps_model_b(qtbot, window, example_pair):
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    rq, ed = window.requantize, window.requantize_panel.editor
+    ed.add_layers([LOGITS], "keep_float")
+    with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
+        with qtbot.waitSignal(rq.progress, timeout=RUN_MS):  # the run is under way in the worker
+            qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+        assert ed.cancel_button.isEnabled() and not ed.run_button.isEnabled()
+        qtbot.mouseClick(ed.cancel_button, Qt.MouseButton.LeftButton)
+    assert len(rq.versions) == 1 and window.controller.models["B"].path == fb
+    assert ed.status.text() == "Cancelled." and ed.run_button.isEnabled()
+    assert not window.banner.isVisible()
+
+
+def test_session_restores_versions(qtbot, loop, settings, tmp_path):
+    from inspector.gui.main_window import MainWindow
+
+    win, fa, fb, _before, v1 = loop
+    path = tmp_path / "s.tqi.json"
+    win.review.session.save(path)
+    other = MainWindow(settings=settings)
+    qtbot.addWidget(other)
+    with qtbot.waitSignal(other.review.session.restored, timeout=RUN_MS):
+        other.review.session.open(path)
+    rq = other.requantize
+    assert [v.name for v in rq.versions] == [v.name for v in win.requantize.versions]
+    assert [v.path for v in rq.versions] == [fb, v1.path]
+    assert rq.current == 1 and other.controller.models["B"].path == v1.path
+    assert rq.versions[1].plan == v1.plan and rq.versions[1].recipe == v1.recipe
+    assert rq.versions[1].comparison is not None  # the session's comparison, for this version
+    assert output_sqnr_db(rq.versions[1].comparison) == pytest.approx(output_sqnr_db(v1.comparison), rel=1e-9)
+
+
+def test_parse_typed_op_indices():
+    from inspector.gui.views.plan_editor import parse_ops
+
+    assert parse_ops("11, 12 op:4; 7-9") == [11, 12, 4, 7, 8, 9]
+    assert parse_ops("  ") == []
+    with pytest.raises(ValueError, match="'conv2' is not an op index"):
+        parse_ops("3, conv2")
