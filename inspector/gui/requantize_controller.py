@@ -207,8 +207,12 @@ class RequantizeController(QObject):
             before.comparison = run.baseline
         a = self.controller.models["A"]
         name = version_name(n, plan, a)
+        notes = list(run.result.notes)
+        if before.kind == "opened":
+            notes.append(f"every layer was calibrated again on the comparison's samples, not only the ones you chose, so "
+                         f"unselected layers can move too ({before.name} was calibrated by the tool that made it)")  # fmt: skip
         self._add_version(Version(n, name, run.path, run.result.float_path, "requantized", plan=plan,
-                                  recipe=run.result.recipe, notes=list(run.result.notes),
+                                  recipe=run.result.recipe, notes=notes,
                                   size_bytes=_size(run.path), base=plan.base), before)  # fmt: skip
 
     def _add_version(self, v: Version, before: Version) -> None:
@@ -221,7 +225,7 @@ class RequantizeController(QObject):
     def suggest(self, target_sqnr_db: float | None, max_layers: int | None, treatment: str = "keep_float") -> Worker | None:
         from inspector.core.suggest import SuggestOptions
 
-        a, v = self.controller.models["A"], self.version(self.current)
+        a, v = self.controller.models["A"], self.version(0)  # rank layers of the model the user opened
         if a is None or v is None:
             self._fail("Open the float model (A) and its quantized twin (B) first.")
             return None

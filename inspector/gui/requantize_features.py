@@ -104,7 +104,8 @@ class RequantizeFeatures(QObject):
         v0 = rq.version(0)
         if v0 is not None and v0.base != p.editor.property("inferred_from"):
             p.editor.setProperty("inferred_from", v0.base)
-            p.editor.set_base(v0.base, f"inferred from {Path(v0.path).name}")
+            p.editor.set_base(v0.base, "(inferred)")
+            p.editor.base.setToolTip(f"Scheme for every layer not listed below; {v0.base} was inferred from {Path(v0.path).name}")
         v = rq.version(rq.current)
         if v is not None:
             origin = "the model you opened" if v.kind == "opened" else f"{v.kind} from {Path(v.float_path).name}"

@@ -116,9 +116,10 @@ def test_keep_float_two_layers_improves_output(qtbot, loop):
     row = next(r for r in range(table.rowCount()) if table.item(r, 1).text() == names[0])
     layer_b = next(L for L in before.layers if L.tensor_name == "cnn_1/logits_1/MatMul1")
     layer_a = next(L for L in after.layers if L.tensor_name == names[0])
-    assert table.item(row, 3).text() == f"{layer_b.metrics.sqnr_db:.4g} dB"
-    assert table.item(row, 4).text() == f"{layer_a.metrics.sqnr_db:.4g} dB"
-    assert table.item(row, 5).text() == f"{layer_a.metrics.sqnr_db - layer_b.metrics.sqnr_db:+.2f}"
+    assert table.item(row, 2).text() == f"{layer_b.metrics.sqnr_db:.4g} dB"
+    assert table.item(row, 3).text() == f"{layer_a.metrics.sqnr_db:.4g} dB"
+    assert table.item(row, 4).text() == f"{layer_a.metrics.sqnr_db - layer_b.metrics.sqnr_db:+.2f}"
+    assert table.item(row, 5).text() == "FULLY_CONNECTED · int8 → float32"
     assert f"{ind_after:.4g} dB" in panel.versions.summary.text()
     assert panel.versions.table.rowCount() == 2
     assert panel.versions.table.item(1, 2).text() == f"{ind_after:.4g} dB"

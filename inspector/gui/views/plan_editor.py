@@ -37,10 +37,11 @@ from inspector.core.requant_choices import (
     algorithms_for,
     op_rows,
     override_for,
+    short_layer_name,
 )
 from inspector.core.requant_plan import Plan
 
-LAYER_COLUMNS = ("#", "Layer", "SQNR now", "Treatment", "Algorithm")
+LAYER_COLUMNS = ("#", "Layer", "SQNR", "Treatment", "Algorithm")
 COL_TREATMENT, COL_ALGORITHM = 3, 4
 
 
@@ -73,6 +74,8 @@ class PlanEditor(QWidget):
         for key, text in BASE_CHOICES:
             self.base.addItem(text, key)
         self.base.setToolTip("Scheme for every layer not listed below")
+        self.base.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.base.setMinimumContentsLength(10)
         self.base_note = QLabel()
         self.per_channel = QCheckBox("per-channel weights", checked=True)
         self.algorithm = QComboBox()
@@ -97,14 +100,16 @@ class PlanEditor(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((0, 34), (2, 70), (COL_TREATMENT, 150), (COL_ALGORITHM, 84)):
+        for col, w in ((0, 30), (2, 48), (COL_TREATMENT, 118), (COL_ALGORITHM, 76)):
             self.table.setColumnWidth(col, w)
         self.new_choice = QComboBox()
         for c in TREATMENT_CHOICES:
             self.new_choice.addItem(c.label, c.key)
+        self.new_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.new_choice.setMinimumContentsLength(10)
         self.new_choice.setToolTip("Treatment for layers you add; with rows selected, also applied to them")
         self.new_choice.activated.connect(lambda _i: self._apply_to_selected())
-        self.add_button = QPushButton("Add selected layer")
+        self.add_button = QPushButton("Add selected")
         self.add_button.setToolTip("Add the layer selected in the layer lists or the layer error plot (Ctrl+Shift+A)")
         self.add_button.clicked.connect(self.add_selected_requested.emit)
         self.ops_edit = QLineEdit()
@@ -194,14 +199,15 @@ class PlanEditor(QWidget):
         outs = [sg.tensors[o].name for o in sg.ops[op].outputs if o >= 0]
         num = QTableWidgetItem(str(op))
         num.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
-        name = QTableWidgetItem(f"{sg.ops[op].type} · {outs[0] if outs else ''}")
-        name.setToolTip("\n".join(outs))
+        name = QTableWidgetItem(f"{short_layer_name(self.model, op)} ({sg.ops[op].type})")  # type: ignore[arg-type]
+        name.setToolTip(f"op {op} of model A: {sg.ops[op].type}\n" + "\n".join(outs))
         for it in (num, name):
             it.setFlags(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled)
         self.table.setItem(r, 0, num)
         self.table.setItem(r, 1, name)
         self.table.setItem(r, 2, self._sqnr_item(op))
         treat = QComboBox()
+        treat.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         for c in TREATMENT_CHOICES:
             treat.addItem(c.label, c.key)
         algo = QComboBox()

@@ -97,6 +97,7 @@ class RequantizePanel(QWidget):
         self.notes.setPlaceholderText("What the quantizer changed, fixed or could not do for the shown version appears here.")
         self.suggest = SuggestBox()
         self.plot = LayerErrorPlot()
+        self.plot.title.hide()  # the versions summary says what is compared; the plot gets the room
         self.tradeoff = TradeoffPlot()
 
         self.save_model_button = QPushButton("Save model as…")
@@ -132,7 +133,7 @@ class RequantizePanel(QWidget):
         split.addWidget(self.plot_tabs)
         split.setStretchFactor(1, 1)
         split.setStretchFactor(2, 1)
-        split.setSizes([400, 440, 560])
+        split.setSizes([420, 450, 530])
         self.splitter = split
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)

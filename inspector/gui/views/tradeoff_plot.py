@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from inspector.core.layer_series import SQNR_EXACT_DB
@@ -19,11 +20,45 @@ from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
     COLOR_CLIP,
-    base_color,
     brush,
     style_plot,
     text_color,
 )
+
+
+def point_label(pt) -> str:
+    """Short label of a `TradeoffPoint`: 'given', 'none' (requantized, no overrides), '+op 11, 12'."""
+    if pt.label.endswith("(given)"):
+        return "given"
+    return "+op " + ", ".join(str(i) for i in pt.layers) if pt.layers else "none"
+
+
+ANCHORS = ((0.5, 1.25), (0.5, -0.25), (-0.08, 0.5), (1.08, 0.5))  # above, below, right, left
+
+
+def place_labels(entries: list[tuple[float, float, str]], width_px: float, height_px: float, extra_y: list[float] = (),  # type: ignore[assignment]
+                 char_px: float = 7.5, line_px: float = 17.0) -> list[tuple[float, float, str, tuple[float, float]]]:  # fmt: skip
+    """Greedy: each label takes the first side of its point where it overlaps no earlier label;
+    labels equal to one already placed at the same spot are dropped."""
+    if not entries:
+        return []
+    xs, ys = [e[0] for e in entries], [e[1] for e in entries] + list(extra_y)
+    sx = (max(xs) - min(xs) or 1.0) * 1.3 / width_px  # data units per pixel (with the view padding)
+    sy = (max(ys) - min(ys) or 1.0) * 1.3 / height_px
+    boxes: list[tuple[float, float, float, float]] = []
+    out = []
+    for x, y, text in entries:
+        w, h = len(text) * char_px * sx, line_px * sy
+        for ax, ay in ANCHORS:
+            x0 = x - ax * w
+            y0 = y + (ay - 1) * h  # pyqtgraph anchors y from the top of the text; the y axis points up
+            box = (x0, y0, x0 + w, y0 + h)
+            if not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in boxes):
+                boxes.append(box)
+                out.append((x, y, text, (ax, ay)))
+                break
+    return out
+
 
 EMPTY_TEXT = "Run Suggest to see size against output SQNR for each plan it tries."
 
@@ -39,13 +74,14 @@ class TradeoffPlot(QWidget):
         super().__init__(parent)
         self.title = QLabel()
         self.title.setWordWrap(True)
+        self.title.setTextFormat(Qt.TextFormat.RichText)
         self.plot = pg.PlotWidget()
         style_plot(self.plot)
         p = self.plot.getPlotItem()
         p.setLabel("bottom", "model size (KiB)")
         p.setLabel("left", "output SQNR (dB)")
         p.setMenuEnabled(False)
-        self.legend = p.addLegend(offset=(-10, -10), labelTextColor=text_color(), brush=brush(base_color(), 200))
+        p.getViewBox().setDefaultPadding(0.12)  # room for the point labels
         self.candidates = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(COLOR_B), brush=brush(COLOR_B, 170),
                                              hoverable=True, tip=self._tip)  # fmt: skip
         self.versions = pg.ScatterPlotItem(symbol="s", size=10, pen=pg.mkPen(COLOR_A), brush=brush(COLOR_A, 170),
@@ -82,11 +118,13 @@ class TradeoffPlot(QWidget):
         for t in self.labels:
             p.removeItem(t)
         self.labels = []
-        self.legend.clear()
         s = self.suggestion
-        pts = [(pt.label, pt.size_bytes, pt.output_sqnr_db) for pt in s.points] if s is not None else []
-        self._fill(self.candidates, pts, "plans tried by Suggest", below=False)
-        self._fill(self.versions, self.version_points, "versions of model B", below=True)
+        pts = [(point_label(pt), pt.size_bytes, pt.output_sqnr_db) for pt in s.points] if s is not None else []
+        xy = self._fill(self.candidates, pts) + self._fill(self.versions, self.version_points)
+        texts = [label for label, _, _ in pts] + [name.split(" ")[0] for name, _, _ in self.version_points]
+        extra_y = [s.target_sqnr_db] if s is not None and s.target_sqnr_db is not None else []
+        self._label([(x, y, t) for (x, y), t in zip(xy, texts, strict=True) if math.isfinite(y)], extra_y)
+
         self.best.setData([])
         self.target.hide()
         if s is not None and s.best is not None:
@@ -94,7 +132,6 @@ class TradeoffPlot(QWidget):
             hit = next((pt for pt in reversed(s.points) if pt.layers == chosen and not pt.label.endswith('(given)')), None)
             if hit is not None:
                 self.best.setData([hit.size_bytes / 1024], [_y(hit.output_sqnr_db)])
-                self.legend.addItem(self.best, "suggested")
         if s is not None and s.target_sqnr_db is not None:
             self.target.setValue(s.target_sqnr_db)
             self.target.show()
@@ -108,31 +145,38 @@ class TradeoffPlot(QWidget):
             p.enableAutoRange()
         self.title.setText(self._title())
 
-    def _fill(self, item: pg.ScatterPlotItem, pts: list[tuple[str, int, float | None]], name: str, below: bool) -> None:
+    def _fill(self, item: pg.ScatterPlotItem, pts: list[tuple[str, int, float | None]]) -> list[tuple[float, float]]:
         if not pts:
             item.setData([])
-            return
+            return []
         x = np.array([size / 1024 for _, size, _ in pts])
         y = np.array([_y(v) for _, _, v in pts])
         ok = np.isfinite(y)
         item.setData(x=x[ok], y=y[ok], data=[pts[i] for i in np.flatnonzero(ok)])
-        self.legend.addItem(item, name)
-        for (label, _size, _v), xi, yi in zip(pts, x, y, strict=True):
-            if not math.isfinite(yi):
-                continue
-            t = pg.TextItem(label, color=text_color(), anchor=(0, -0.2) if below else (0, 1.2))
-            t.setPos(float(xi), float(yi))
+        return list(zip(x.tolist(), y.tolist(), strict=True))
+
+    def _label(self, entries: list[tuple[float, float, str]], extra_y: list[float]) -> None:
+        """Label points without overlapping (approximately, in plot pixels); a point whose label
+        would cover another label is left to its tooltip."""
+        font = QFont(self.font())
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.85))
+        for x, y, text, anchor in place_labels(entries, max(self.plot.width(), 300), max(self.plot.height(), 200), extra_y):
+            t = pg.TextItem(text, color=text_color(), anchor=anchor)
+            t.setFont(font)
+            t.setPos(x, y)
             self.plot.getPlotItem().addItem(t)
             self.labels.append(t)
 
     def _title(self) -> str:
         s = self.suggestion
+        key = (f"<span style='color:{COLOR_B}'>●</span> plans Suggest tried · <span style='color:{COLOR_A}'>■</span> "
+               f"versions of model B · <span style='color:{COLOR_CLIP}'>◯</span> suggested")  # fmt: skip
         if s is None:
-            return "Size against output SQNR of the versions of model B." if self.version_points else ""
+            return f"Size against output SQNR. {key}" if self.version_points else ""
         goal = f"target {s.target_sqnr_db:.1f} dB" if s.target_sqnr_db is not None else f"at most {s.max_layers} layer(s)"
         verdict = "met" if s.met else "not met"
         chosen = ", ".join(f"op {x['op']} {x['type']}" for x in s.layers) or "no layer"
-        return f"Suggest ({s.treatment}, base {s.base}, {goal}): {verdict} with {chosen}; {len(s.points)} plans evaluated."
+        return f"Suggest ({s.treatment}, base {s.base}, {goal}): <b>{verdict}</b> with {chosen}; {len(s.points)} plans evaluated.<br>{key}"
 
     def _tip(self, x, y, data) -> str:
         label, size, v = data

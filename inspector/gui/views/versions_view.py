@@ -1,7 +1,7 @@
 """Versions of model B and what changed between two of them.
 
 Top: the versions (name, size, output SQNR; the current model B in bold), double-click to make
-one model B; "compare [before] → [after]" picks any two. Below: a one-line summary (output SQNR
+one model B; "compare [before] → [after]" picks any two ('after' becomes model B). Below: a one-line summary (output SQNR
 and size before → after) and the per-layer SQNR table before / after / delta of a
 `core.requant_delta.VersionDelta`. Renders only; intents go out as signals.
 """
@@ -29,7 +29,7 @@ from inspector.core.layer_series import format_value
 from inspector.core.requant_delta import VersionDelta
 
 VERSION_COLUMNS = ("Version", "Size", "Output SQNR")
-DELTA_COLUMNS = ("#", "Layer", "Type (before → after)", "SQNR before", "SQNR after", "Δ dB")
+DELTA_COLUMNS = ("#", "Layer", "SQNR before", "SQNR after", "Δ dB", "Type (before → after)")
 UP, DOWN = QColor("#2ca02c"), QColor("#d62728")
 
 
@@ -86,16 +86,11 @@ class VersionsView(QWidget):
         self.after = QComboBox()
         for combo in (self.before, self.after):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(12)
-        self.use_button = QPushButton("Use as model B")
-        self.use_button.setToolTip("Make the selected version model B")
-        self.use_button.clicked.connect(self._use_selected)
+            combo.setMinimumContentsLength(10)
         self.compare_button = QPushButton("Compare")
         self.compare_button.setToolTip("Show 'after' as model B with 'before' as the baseline series and the deltas below")
         self.compare_button.clicked.connect(lambda: self.compare_requested.emit(self.before.currentIndex(), self.after.currentIndex()))
         row = QHBoxLayout()
-        row.addWidget(self.use_button)
-        row.addSpacing(12)
         row.addWidget(QLabel("Compare"))
         row.addWidget(self.before, 1)
         row.addWidget(QLabel("→"))
@@ -110,8 +105,9 @@ class VersionsView(QWidget):
         self.deltas.verticalHeader().hide()
         self.deltas.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.deltas.setWordWrap(False)
-        self.deltas.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((0, 34), (2, 170), (3, 90), (4, 90), (5, 64)):
+        self.deltas.horizontalHeader().setStretchLastSection(True)
+        self.deltas.horizontalHeader().setMinimumSectionSize(28)
+        for col, w in ((0, 30), (1, 150), (2, 80), (3, 80), (4, 54), (5, 180)):
             self.deltas.setColumnWidth(col, w)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -120,11 +116,6 @@ class VersionsView(QWidget):
         lay.addWidget(self.summary)
         lay.addWidget(self.deltas, 3)
         self.delta: VersionDelta | None = None
-
-    def _use_selected(self) -> None:
-        rows = self.table.selectionModel().selectedRows()
-        if rows:
-            self.switch_requested.emit(rows[0].row())
 
     def set_versions(self, rows: list[tuple[str, int, float | None]], current: int | None, reference: int | None) -> None:
         """(name, size bytes, output SQNR dB or None) per version; `current` is model B."""
@@ -162,9 +153,9 @@ class VersionsView(QWidget):
             op = "" if row.float_op_index is None else str(row.float_op_index)
             delta = row.delta_db
             items = [_item(op, True, "float model op index"), _item(row.tensor_name, tip=row.tensor_name),
-                     _item(f"{row.op_type} · {dt}"), _item(db_text(row.before_db), True),
-                     _item(db_text(row.after_db), True), _item(delta_text(delta), True)]  # fmt: skip
+                     _item(db_text(row.before_db), True), _item(db_text(row.after_db), True),
+                     _item(delta_text(delta), True), _item(f"{row.op_type} · {dt}")]  # fmt: skip
             if delta is not None and abs(delta) >= 0.05:
-                items[5].setForeground(QBrush(UP if delta > 0 else DOWN))
+                items[4].setForeground(QBrush(UP if delta > 0 else DOWN))
             for c, it in enumerate(items):
                 self.deltas.setItem(r, c, it)
