@@ -134,7 +134,7 @@ class RequantizeController(QObject):
         if v.comparison is not None:
             if c.result is not v.comparison:
                 c.set_result(v.comparison)
-        elif not c.running:
+        else:  # a run still going is for an earlier model B: run() replaces it
             c.run(self.comparison_options())
         self._update()
 

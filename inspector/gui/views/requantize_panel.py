@@ -14,11 +14,13 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QSplitter,
     QTabWidget,
@@ -135,9 +137,13 @@ class RequantizePanel(QWidget):
         split.setStretchFactor(2, 1)
         split.setSizes([420, 450, 530])
         self.splitter = split
+        scroll = QScrollArea()  # a narrow window scrolls the panel instead of growing its minimum width
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(split)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(split)
+        lay.addWidget(scroll)
 
     def set_notes(self, title: str, notes: list[str]) -> None:
         body = "\n".join(f"• {n}" for n in notes) if notes else "(the quantizer reported nothing for this version)"

@@ -77,6 +77,7 @@ class VersionsView(QWidget):
         self.table = QTableWidget(0, len(VERSION_COLUMNS))
         self.table.setHorizontalHeaderLabels(VERSION_COLUMNS)
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
