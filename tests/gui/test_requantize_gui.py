@@ -257,3 +257,35 @@ def test_parse_typed_op_indices():
     assert parse_ops("  ") == []
     with pytest.raises(ValueError, match="'conv2' is not an op index"):
         parse_ops("3, conv2")
+
+
+def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pair):
+    import os
+    import signal
+
+    from inspector.core import isolation
+
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    rq, ed = window.requantize, window.requantize_panel.editor
+    window.compare_features.inputs.count.setValue(100_000)  # long: the before-comparison runs first
+    ed.add_layers([LOGITS], "keep_float")
+    failures: list[str] = []
+    rq.failed.connect(failures.append)
+    with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
+        with qtbot.waitSignal(rq.progress, timeout=RUN_MS):
+            qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+        pid = isolation.default_worker().pid
+        assert pid is not None and pid != os.getpid()
+        os.kill(pid, signal.SIGKILL)
+    (msg,) = failures
+    assert "SIGKILL" in msg and "requantizing" in msg and fa in msg
+    qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
+    assert msg in window.banner.text
+    assert len(rq.versions) == 1 and window.controller.models["B"].path == fb
+
+    window.compare_features.inputs.count.setValue(SAMPLES)  # the next run gets a fresh worker
+    with qtbot.waitSignal(rq.finished, timeout=RUN_MS):
+        qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+    assert len(rq.versions) == 2 and window.controller.models["B"].path == rq.versions[1].path
