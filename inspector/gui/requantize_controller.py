@@ -12,25 +12,21 @@ baseline series, and `delta_changed` carries the per-layer / output / size delta
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import os
-import re
 import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.compare import CompareOptions
-from inspector.core.errors import InputError, InspectorError
 from inspector.core.requant_choices import original_name, version_name
 from inspector.core.requant_delta import VersionDelta, output_sqnr_db, version_delta
 from inspector.core.requant_plan import Plan, infer_base
-from inspector.core.requantize import RequantizeResult, save_model, save_recipe
+from inspector.gui.requantize_io import VersionFiles, file_name, file_size
 from inspector.gui.requantize_state import Version, requant_thread, same_file, suggest_thread
 from inspector.gui.workers import Worker
 
 
-class RequantizeController(QObject):
+class RequantizeController(VersionFiles, QObject):
     versions_changed = Signal()
     current_changed = Signal()  # current and/or reference version changed
     delta_changed = Signal(object)  # VersionDelta | None
@@ -112,7 +108,7 @@ class RequantizeController(QObject):
         hit = next((i for i, v in enumerate(self.versions) if same_file(v.path, b.path)), None)
         if hit is None or not same_file(self.versions[0].float_path, a.path):
             base = infer_base(b)
-            self.versions = [Version(0, original_name(base), b.path, a.path, "opened", base=base, size_bytes=_size(b.path))]
+            self.versions = [Version(0, original_name(base), b.path, a.path, "opened", base=base, size_bytes=file_size(b.path))]
             self.current, self.reference, self._awaiting = 0, None, None
             self.suggestion = None
             self.suggestion_changed.emit(None)
@@ -213,7 +209,7 @@ class RequantizeController(QObject):
                          f"unselected layers can move too ({before.name} was calibrated by the tool that made it)")  # fmt: skip
         self._add_version(Version(n, name, run.path, run.result.float_path, "requantized", plan=plan,
                                   recipe=run.result.recipe, notes=notes,
-                                  size_bytes=_size(run.path), base=plan.base), before)  # fmt: skip
+                                  size_bytes=file_size(run.path), base=plan.base), before)  # fmt: skip
 
     def _add_version(self, v: Version, before: Version) -> None:
         self.versions.append(v)
@@ -254,7 +250,7 @@ class RequantizeController(QObject):
         a = self.controller.models["A"]
         self._add_version(Version(n, version_name(n, s.plan, a, "suggest"), self.suggestion_path, s.best.float_path,
                                   "suggested", plan=s.plan, recipe=s.best.recipe, notes=list(s.best.notes) + list(s.notes),
-                                  size_bytes=_size(self.suggestion_path), base=s.plan.base), before)  # fmt: skip
+                                  size_bytes=file_size(self.suggestion_path), base=s.plan.base), before)  # fmt: skip
         self.suggestion_path = None
         return True
 
@@ -285,97 +281,6 @@ class RequantizeController(QObject):
         paths = [v.path for v in self.versions] + ([a.path] if a is not None else [])
         return paths + ([opts.inputs] if opts.inputs else [])
 
-    # ------------------------------------------------------------------ save
-    def save_model_to(self, path: str | Path, version: int | None = None) -> bool:
-        """Write the version's model to `path` (atomic); input files are refused."""
-        v = self.version(self.current if version is None else version)
-        if v is None:
-            self._fail("No model B to save.")
-            return False
-        try:
-            data = Path(v.path).read_bytes()
-            res = RequantizeResult(data, v.recipe or [], [], v.plan, v.float_path)
-            save_model(res, path, protect=self._protected(self.comparison_options()))
-        except InspectorError as e:
-            self._fail(f"Could not save the model: {e}")
-            return False
-        except OSError as e:
-            self._fail(f"Could not save the model: {path}: {e.strerror or e}")
-            return False
-        self.saved.emit(str(path))
-        self.window.statusBar().showMessage(f"Saved {v.name} to {path}", 8000)
-        return True
-
-    def save_recipe_to(self, path: str | Path, version: int | None = None) -> bool:
-        """Write the litert-quantizer recipe that reproduces the version."""
-        v = self.version(self.current if version is None else version)
-        try:
-            if v is None or not v.recipe:
-                raise InputError(f"{v.name if v else 'model B'} was opened, not produced here, so it has no recipe; choose a requantized version")
-            res = RequantizeResult(b"", v.recipe, [], v.plan, v.float_path)
-            save_recipe(res, path, protect=self._protected(self.comparison_options()))
-        except InspectorError as e:
-            self._fail(f"Could not save the recipe: {e}")
-            return False
-        self.saved.emit(str(path))
-        self.window.statusBar().showMessage(f"Saved the recipe of {v.name} to {path}", 8000)
-        return True
-
-    # ------------------------------------------------------------------ sessions
-    def session_plans(self) -> list[dict]:
-        """Every version (v0 included) with its plan and recipe, for session files."""
-        return [v.to_json() for v in self.versions]
-
-    def restore_session_plans(self, plans: list[dict]) -> None:
-        """Re-list a session's versions whose files still exist (model B among them; their
-        comparisons re-run when switched to). Versions whose file is gone are reported."""
-        a, b = self.controller.models["A"], self.controller.models["B"]
-        if a is None or b is None:
-            return
-        restored: list[Version] = []
-        missing = []
-        for d in plans:
-            if not isinstance(d, dict) or not d.get("path"):
-                continue
-            if not Path(d["path"]).is_file():
-                missing.append(str(d.get("name") or d["path"]))
-            elif not any(same_file(v.path, d["path"]) for v in restored):
-                v = Version.from_json(d, len(restored), a.path)
-                v.size_bytes = _size(v.path)
-                restored.append(v)
-        if not restored:
-            return
-        if not any(same_file(v.path, b.path) for v in restored):
-            restored.insert(0, self.versions[0])
-        for i, v in enumerate(restored):
-            v.number = i
-        shown = self.version(self.current)
-        self.versions = restored
-        self.current = next(i for i, v in enumerate(restored) if same_file(v.path, b.path))
-        if shown is not None and shown.comparison is not None and same_file(shown.path, b.path):
-            self.versions[self.current].comparison = shown.comparison
-        self.reference = None
-        self.versions_changed.emit()
-        self._update()
-        if missing:
-            self.window.show_error(f"Versions of model B not restored, their files no longer exist: {', '.join(missing)}")
-
     def output_sqnr(self, i: int) -> float | None:
         v = self.version(i)
         return output_sqnr_db(v.comparison) if v is not None else None
-
-
-def file_name(name: str) -> str:
-    """'v1 keep-float logits, softmax' -> 'v1_keep-float_logits_softmax.tflite' (unique per run)."""
-    slug = re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")[:80]
-    return f"{slug}_{next(_serial)}.tflite"
-
-
-_serial = itertools.count(1)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0

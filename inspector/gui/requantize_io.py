@@ -1,0 +1,107 @@
+"""Saving versions of model B and carrying them through session files (a mixin of
+`RequantizeController`, which provides `versions`, `current`, `window`, `controller`, the
+`saved` / `versions_changed` signals, `version()`, `comparison_options()` and `_protected()`)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+from pathlib import Path
+
+from inspector.core.errors import InputError, InspectorError
+from inspector.core.requantize import RequantizeResult, save_model, save_recipe
+from inspector.gui.requantize_state import Version, same_file
+
+
+class VersionFiles:
+    # ------------------------------------------------------------------ save
+    def save_model_to(self, path: str | Path, version: int | None = None) -> bool:
+        """Write the version's model to `path` (atomic); input files are refused."""
+        v = self.version(self.current if version is None else version)
+        if v is None:
+            self._fail("No model B to save.")
+            return False
+        try:
+            data = Path(v.path).read_bytes()
+            res = RequantizeResult(data, v.recipe or [], [], v.plan, v.float_path)
+            save_model(res, path, protect=self._protected(self.comparison_options()))
+        except InspectorError as e:
+            self._fail(f"Could not save the model: {e}")
+            return False
+        except OSError as e:
+            self._fail(f"Could not save the model: {path}: {e.strerror or e}")
+            return False
+        self.saved.emit(str(path))
+        self.window.statusBar().showMessage(f"Saved {v.name} to {path}", 8000)
+        return True
+
+    def save_recipe_to(self, path: str | Path, version: int | None = None) -> bool:
+        """Write the litert-quantizer recipe that reproduces the version."""
+        v = self.version(self.current if version is None else version)
+        try:
+            if v is None or not v.recipe:
+                raise InputError(f"{v.name if v else 'model B'} was opened, not produced here, so it has no recipe; choose a requantized version")
+            res = RequantizeResult(b"", v.recipe, [], v.plan, v.float_path)
+            save_recipe(res, path, protect=self._protected(self.comparison_options()))
+        except InspectorError as e:
+            self._fail(f"Could not save the recipe: {e}")
+            return False
+        self.saved.emit(str(path))
+        self.window.statusBar().showMessage(f"Saved the recipe of {v.name} to {path}", 8000)
+        return True
+
+    # ------------------------------------------------------------------ sessions
+    def session_plans(self) -> list[dict]:
+        """Every version (v0 included) with its plan and recipe, for session files."""
+        return [v.to_json() for v in self.versions]
+
+    def restore_session_plans(self, plans: list[dict]) -> None:
+        """Re-list a session's versions whose files still exist (model B among them; their
+        comparisons re-run when switched to). Versions whose file is gone are reported."""
+        a, b = self.controller.models["A"], self.controller.models["B"]
+        if a is None or b is None:
+            return
+        restored: list[Version] = []
+        missing = []
+        for d in plans:
+            if not isinstance(d, dict) or not d.get("path"):
+                continue
+            if not Path(d["path"]).is_file():
+                missing.append(str(d.get("name") or d["path"]))
+            elif not any(same_file(v.path, d["path"]) for v in restored):
+                v = Version.from_json(d, len(restored), a.path)
+                v.size_bytes = file_size(v.path)
+                restored.append(v)
+        if not restored:
+            return
+        if not any(same_file(v.path, b.path) for v in restored):
+            restored.insert(0, self.versions[0])
+        for i, v in enumerate(restored):
+            v.number = i
+        shown = self.version(self.current)
+        self.versions = restored
+        self.current = next(i for i, v in enumerate(restored) if same_file(v.path, b.path))
+        if shown is not None and shown.comparison is not None and same_file(shown.path, b.path):
+            self.versions[self.current].comparison = shown.comparison
+        self.reference = None
+        self.versions_changed.emit()
+        self._update()
+        if missing:
+            self.window.show_error(f"Versions of model B not restored, their files no longer exist: {', '.join(missing)}")
+
+
+def file_name(name: str) -> str:
+    """'v1 keep-float logits, softmax' -> 'v1_keep-float_logits_softmax.tflite' (unique per run)."""
+    slug = re.sub(r"[^A-Za-z0-9.+-]+", "_", name).strip("_")[:80]
+    return f"{slug}_{next(_serial)}.tflite"
+
+
+_serial = itertools.count(1)
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
