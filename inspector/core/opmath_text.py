@@ -64,6 +64,34 @@ def _conv(op: Op, c: ConvMath) -> list[str]:
     return lines
 
 
+def _count(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= max(int(d), 0)
+    return n
+
+
+def _stored(c: ConvMath, tensors: tuple[TensorQuant, ...]) -> list[str]:
+    """What the file stores for this layer, and where a QAT layer's extra variables went."""
+    w = next((t for t in tensors if t.role == "weights"), None)
+    b = next((t for t in tensors if t.role == "bias"), None)
+    if w is None:
+        return []
+    nch = len(c.weight_scales)
+    parts = [f"{_count(w.shape):,} {w.dtype} weights + {nch} weight scale{'s' if nch > 1 else ''} and {nch} zero-point{'s' if nch > 1 else ''}"]
+    if b is not None:
+        parts.append(f"{_count(b.shape):,} {b.dtype} biases (+ {len(b.scales or ())} bias scales, derived, not free)")
+    parts.append("1 output scale S3 and zero-point Z3 on the output tensor")
+    return [
+        "Stored in the file for this layer: " + "; ".join(parts) + ".",
+        "If this layer came from quantization-aware training: a Keras QAT layer (tfmot's QuantizeWrapper) carries "
+        "5 extra non-trainable variables next to kernel and bias — optimizer_step, kernel_min, kernel_max, "
+        "post_activation_min, post_activation_max. None survives as such in the .tflite: kernel_min/max became S2 "
+        "(symmetric, Z2 = 0), post_activation_min/max became S3/Z3 of the output, the input's S1/Z1 come from the "
+        "previous layer's post_activation range (or the QuantizeLayer's), and optimizer_step only counted training steps.",
+    ]
+
+
 def _rescale(op: Op, r: RescaleMath, fixed: tuple[float, int] | None) -> list[str]:
     if r.kind == "quantize":
         return ["QUANTIZE: float input to integers, q = clamp(round(x / S) + Z). This is where the model enters the integer domain."]
@@ -115,6 +143,7 @@ def explain(op: Op, path: str, tensors, conv, rescale, hybrid, fixed) -> list[st
     lines: list[str] = []
     if conv is not None:
         lines += _conv(op, conv)
+        lines += _stored(conv, tensors)
     elif rescale is not None:
         lines += _rescale(op, rescale, fixed)
     elif hybrid is not None:

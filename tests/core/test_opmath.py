@@ -169,3 +169,21 @@ def test_observed_ranges_from_comparison(fixture_path):
     assert any("range use 42.0%" in line and "0.30%" in line for line in om.explanation)
     with pytest.raises(IndexError):
         op_math(m, 99)
+
+
+def test_stored_parameters_and_qat_variables_explained(fixture_path):
+    """'Why 5 extra parameters per QAT layer?': the panel counts what the file stores for the
+    layer (from the tensors' own shapes) and says where each QAT variable went."""
+    m = load_model(fixture_path("int8"))
+    conv = next(o for o in m.main.ops if o.type == "CONV_2D")
+    om = op_math(m, conv.index)
+    w = m.main.tensors[conv.inputs[1]]
+    b = m.main.tensors[conv.inputs[2]]
+    stored = next(line for line in om.explanation if line.startswith("Stored in the file"))
+    assert f"{int(np.prod(w.shape)):,} int8 weights + {w.shape[0]} weight scales" in stored
+    assert f"{int(np.prod(b.shape)):,} int32 biases" in stored
+    qat = next(line for line in om.explanation if "quantization-aware training" in line)
+    for var in ("optimizer_step", "kernel_min", "kernel_max", "post_activation_min", "post_activation_max"):
+        assert var in qat
+    other = next(op_math(m, o.index) for o in m.main.ops if o.type not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"))
+    assert other.conv is None and not any("quantization-aware" in line for line in other.explanation)
