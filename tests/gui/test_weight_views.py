@@ -133,3 +133,27 @@ def test_float16_and_dynamic_pairs(qtbot, window, fixture_path):
     window.controller.select_op("B", fc.index)
     w = window.weights_view.analysis
     assert w.b.dtype == "int8" and w.a.dtype == "float32" and 30 < w.metrics.sqnr_db < 70
+
+
+def test_exact_channels_are_not_drawn_as_nan(qtbot, loaded):
+    """A channel reproduced exactly (e.g. all-zero weights) has SQNR +inf: it is counted in the
+    title, not handed to the plot as NaN (pyqtgraph warned 'All-NaN slice' and lost its range)."""
+    import dataclasses
+    import warnings
+
+    win, mf, mq = loaded
+    conv = [op for op in mq.main.ops if op.type == "CONV_2D"][1]
+    win.controller.select_op("B", conv.index)
+    view = win.weights_view
+    w = view.analysis
+    sq = np.array(w.per_channel_sqnr_db, np.float64)
+    sq[[0, 2]] = np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        view.set_analysis(dataclasses.replace(w, per_channel_sqnr_db=sq))
+        cx, cy = _data(view.sqnr_points)
+        assert list(cx) == [c for c in range(len(sq)) if c not in (0, 2)] and np.all(np.isfinite(cy))
+        assert "2 channels exact" in view.sqnr_plot.titleLabel.text
+        view.set_analysis(dataclasses.replace(w, per_channel_sqnr_db=np.full_like(sq, np.inf)))
+        xs_all_exact = view.sqnr_points.getOriginalDataset()[0]
+        assert (xs_all_exact is None or len(xs_all_exact) == 0) and f"{len(sq)} channels exact" in view.sqnr_plot.titleLabel.text

@@ -244,12 +244,19 @@ class WeightHistogramView(QWidget):
             return
         self.channel_plot.show()
         x = np.arange(len(w.per_channel_sqnr_db))
-        finite = np.where(np.isfinite(w.per_channel_sqnr_db), w.per_channel_sqnr_db, np.nan)
-        self.sqnr_points.setData(x, finite)
+        sqnr = np.asarray(w.per_channel_sqnr_db, np.float64)
+        shown = np.isfinite(sqnr)  # +inf = exact channel (no error), not a point on a dB axis
+        exact = int(np.count_nonzero(~shown))
+        title = "SQNR by channel (dB)"
+        if exact:
+            title += f" — {exact} channel{'s' if exact > 1 else ''} exact (no error), not drawn"
+        self.sqnr_plot.setTitle(title)
+        self.sqnr_points.setData(x[shown], sqnr[shown])
         self.maxerr_points.setData(x, w.per_channel_max_abs)
         if w.quant is not None and w.quant.per_channel:
             self.half_step.setData(x, 0.5 * np.asarray(w.quant.scales))
-        self.sqnr_plot.autoRange()
+        if shown.any():
+            self.sqnr_plot.autoRange()
         self.maxerr_plot.autoRange()
 
     def _fill_channels(self, w: WeightAnalysis | None) -> None:
