@@ -24,3 +24,43 @@ def example_inputs() -> Path:
 
 def app_icon() -> Path:
     return resources_dir() / "icons" / "tflite-inspector.png"
+
+
+def user_cache_dir() -> Path:
+    """The per-user cache folder (XDG on Linux, LOCALAPPDATA on Windows, Library/Caches on macOS)."""
+    import os
+
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = str(Path.home() / "Library" / "Caches")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tflite-inspector"
+
+
+VERSIONS_KEEP_DAYS = 30
+
+
+def new_versions_folder(keep_days: float = VERSIONS_KEEP_DAYS) -> Path:
+    """A fresh folder for requantized versions, under the user cache so that sessions and crash
+    recovery still find the files after a restart (a temp folder may be wiped at boot). Version
+    folders untouched for `keep_days` are removed first, so the cache does not grow forever."""
+    import shutil
+    import tempfile
+    import time
+
+    root = user_cache_dir() / "versions"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        cutoff = time.time() - keep_days * 86400
+        for old in root.glob("tqi-versions-*"):
+            try:
+                newest = max([old.stat().st_mtime] + [p.stat().st_mtime for p in old.iterdir()])
+                if newest < cutoff:
+                    shutil.rmtree(old, ignore_errors=True)
+            except OSError:
+                continue
+        return Path(tempfile.mkdtemp(prefix="tqi-versions-", dir=root))
+    except OSError:  # read-only home: fall back to the system temp folder
+        return Path(tempfile.mkdtemp(prefix="tqi-versions-"))

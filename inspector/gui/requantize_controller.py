@@ -12,7 +12,6 @@ baseline series, and `delta_changed` carries the per-layer / output / size delta
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -24,6 +23,7 @@ from inspector.core.requant_plan import Plan, infer_base
 from inspector.gui.requantize_io import VersionFiles, file_name, file_size
 from inspector.gui.requantize_state import Version, requant_thread, same_file, suggest_thread
 from inspector.gui.workers import Worker
+from inspector.paths import new_versions_folder
 
 
 class RequantizeController(VersionFiles, QObject):
@@ -69,7 +69,7 @@ class RequantizeController(VersionFiles, QObject):
     def folder(self) -> Path:
         """Where new versions are written (created on first use)."""
         if self._folder is None:
-            self._folder = Path(tempfile.mkdtemp(prefix="tqi-versions-"))
+            self._folder = new_versions_folder()
         self._folder.mkdir(parents=True, exist_ok=True)
         return self._folder
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6.QtCore import QSettings
 
@@ -23,3 +25,13 @@ def window(qtbot, settings) -> MainWindow:
     win.resize(1400, 900)
     win.show()
     return win
+
+
+@pytest.fixture(autouse=True)
+def versions_in_tmp(tmp_path, monkeypatch):
+    """Requantized versions go to the test's temporary folder, never the user's cache."""
+    import tempfile
+
+    import inspector.gui.requantize_controller as rc
+
+    monkeypatch.setattr(rc, "new_versions_folder", lambda: Path(tempfile.mkdtemp(prefix="tqi-versions-", dir=tmp_path)))

@@ -10,3 +10,13 @@ def open_wait(qtbot, win, slot: str, path) -> None:
     w = win.open_model(slot, path)
     with qtbot.waitSignal(w.done, timeout=WAIT_MS):
         pass
+
+
+def click_enabled(qtbot, button, timeout: int = WAIT_MS) -> None:
+    """Click `button` once it is enabled. A run's result arrives (queued from the worker thread)
+    a moment before its `done`, which re-enables the Run buttons; a click on a disabled button
+    is silently ignored, so clicking at once could wait forever for a run that never started."""
+    from PySide6.QtCore import Qt
+
+    qtbot.waitUntil(button.isEnabled, timeout=timeout)
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)

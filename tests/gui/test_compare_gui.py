@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from gui_helpers import open_wait
+from gui_helpers import click_enabled, open_wait
 from PySide6.QtCore import QPoint, Qt
 
 from inspector.core.compare import CompareOptions, compare_models
@@ -26,7 +26,7 @@ def _run(qtbot, window, count: int = 4, seed: int = 3, isolated: bool = False):
     panel.seed.setValue(seed)
     panel.isolated.setChecked(isolated)
     with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
 
@@ -167,7 +167,7 @@ def test_cancel_keeps_the_app_usable(qtbot, example_window):
     panel = win.compare_features.inputs
     panel.count.setValue(100_000)  # minutes of work
     with qtbot.waitSignal(win.compare.progress, timeout=RUN_MS):
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, panel.run_button)
     assert win.compare.running and panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
     with qtbot.waitSignal(win.compare.cancelled, timeout=15_000):
         qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)

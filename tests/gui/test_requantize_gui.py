@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gui_helpers import open_wait
+from gui_helpers import click_enabled, open_wait
 from PySide6.QtCore import Qt
 
 from inspector.core.compare import CompareOptions, compare_models
@@ -36,7 +36,7 @@ def _compare(qtbot, win):
     panel.count.setValue(SAMPLES)
     panel.seed.setValue(SEED)
     with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
 
@@ -61,7 +61,7 @@ def loop(qtbot, window, example_pair, tmp_path):
         qtbot.mouseClick(ed.add_button, Qt.MouseButton.LeftButton)
     assert ed.ops() == [LOGITS, SOFTMAX]
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, ed.run_button)
     return window, fa, fb, before, blocker.args[0]
 
 
@@ -180,7 +180,7 @@ def test_suggest_tradeoff_and_apply(qtbot, window, example_pair):
     box.target.setValue(200.0)  # unreachable: the budget of one layer ends the search
     box.budget.setValue(1)
     with qtbot.waitSignal(rq.suggestion_changed, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(box.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, box.run_button)
     s = blocker.args[0]
     assert len(s.layers) == 1 and not s.met and len(s.points) >= 3
     x, y = panel.tradeoff.point_data("candidates")
@@ -223,7 +223,7 @@ def test_cancel_keeps_model_b(qtbot, window, example_pair):
     ed.add_layers([LOGITS], "keep_float")
     with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
         with qtbot.waitSignal(rq.progress, timeout=RUN_MS):  # the run is under way in the worker
-            qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+            click_enabled(qtbot, ed.run_button)
         assert ed.cancel_button.isEnabled() and not ed.run_button.isEnabled()
         qtbot.mouseClick(ed.cancel_button, Qt.MouseButton.LeftButton)
     assert len(rq.versions) == 1 and window.controller.models["B"].path == fb
@@ -275,7 +275,7 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
     rq.failed.connect(failures.append)
     with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
         with qtbot.waitSignal(rq.progress, timeout=RUN_MS):
-            qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+            click_enabled(qtbot, ed.run_button)
         pid = isolation.default_worker().pid
         assert pid is not None and pid != os.getpid()
         os.kill(pid, signal.SIGKILL)
@@ -287,5 +287,5 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
 
     window.compare_features.inputs.count.setValue(SAMPLES)  # the next run gets a fresh worker
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS):
-        qtbot.mouseClick(ed.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, ed.run_button)
     assert len(rq.versions) == 2 and window.controller.models["B"].path == rq.versions[1].path

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gui_helpers import open_wait
+from gui_helpers import click_enabled, open_wait
 from PIL import Image
 from PySide6.QtCore import Qt
 from task_fixtures import BROKEN_LAYER, CLASSES, TaskFixtures
@@ -37,7 +37,7 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     panel.path.setText(str(folder))
     panel.count.setValue(0)  # all 60 images
     with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+        click_enabled(qtbot, panel.run_button)
     result = blocker.args[0]
     task = compare_models(fa, fb, CompareOptions(inputs=str(folder), samples=None)).task()
     assert result.samples == task.num_samples == 60 and result.class_names == tuple(sorted(p.name for p in folder.iterdir()))
