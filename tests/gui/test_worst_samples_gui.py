@@ -59,8 +59,10 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     assert table.item(0, 3).text() == f"{names[top.float_pred]} ({top.float_pred})"
     assert table.item(0, 4).text().startswith(f"{names[top.quant_pred]} ({top.quant_pred})") and "flipped" in table.item(0, 4).text()
     assert "flipped" not in table.item(59, 4).text()
-    icon = table.item(0, 1).icon()
-    assert not icon.isNull() and icon.availableSizes()[0].width() == 40  # 32x32 PNG shown at 40 px
+    # Thumbnails are decoded on a pool thread and arrive after the list is filled.
+    qtbot.waitUntil(lambda: not view.thumbnails_loading, timeout=10_000)
+    icons = [table.item(r, 1).icon() for r in range(60)]
+    assert all(not i.isNull() and i.availableSizes()[0].width() == 40 for i in icons)  # 32x32 PNGs shown at 40 px
     assert f"{n_flip} flipped" in view.summary.text()
 
     # Per-class accuracy drop = core's.

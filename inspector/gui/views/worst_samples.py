@@ -5,10 +5,11 @@ Ranking and numbers come from `core.task.TaskResult`."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QIcon, QImageReader, QPixmap
+from PySide6.QtCore import QObject, QSize, Qt, QThreadPool, Signal
+from PySide6.QtGui import QBrush, QColor, QIcon, QImage, QImageReader, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -31,8 +32,9 @@ FLIP_COLOR = "#d62728"
 EMPTY_TEXT = "Run a comparison on a classifier to rank samples by how much quantization changed their output."
 
 
-def thumbnail(path: Path, size: int = THUMB) -> QIcon | None:
-    """A small icon of an image file, decoded at thumbnail size; None when it cannot be read."""
+def thumbnail_image(path: Path, size: int = THUMB) -> QImage | None:
+    """A small image of an image file, decoded at thumbnail size; None when it cannot be read.
+    QImage (unlike QPixmap) may be made off the GUI thread."""
     reader = QImageReader(str(path))
     full = reader.size()
     if full.isValid() and full.width() > 0 and full.height() > 0:
@@ -42,7 +44,41 @@ def thumbnail(path: Path, size: int = THUMB) -> QIcon | None:
         return None
     if img.width() < size and img.height() < size:  # small images: scale up crisply
         img = img.scaled(size, size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.FastTransformation)
-    return QIcon(QPixmap.fromImage(img))
+    return img
+
+
+def thumbnail(path: Path, size: int = THUMB) -> QIcon | None:
+    img = thumbnail_image(path, size)
+    return None if img is None else QIcon(QPixmap.fromImage(img))
+
+
+class ThumbnailLoader(QObject):
+    """Decodes thumbnails on a pool thread, in row order, and hands each to the GUI thread;
+    `stop()` (a new list) ends it after the current image."""
+
+    loaded = Signal(int, int, QImage)  # generation, row, image
+    done = Signal(int)  # generation
+
+    def __init__(self, generation: int, items: list[tuple[int, Path]]) -> None:
+        super().__init__()
+        self.generation = generation
+        self.items = items
+        self._stop = threading.Event()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self) -> None:
+        for row, path in self.items:
+            if self._stop.is_set():
+                return
+            img = thumbnail_image(path)
+            if img is not None and not self._stop.is_set():
+                self.loaded.emit(self.generation, row, img)
+        self.done.emit(self.generation)
+
+    def start(self) -> None:
+        QThreadPool.globalInstance().start(self.run)
 
 
 class WorstSamplesView(QWidget):
@@ -53,6 +89,8 @@ class WorstSamplesView(QWidget):
         self.task: TaskResult | None = None
         self.rows: list[SampleOutcome] = []
         self.folder: Path | None = None
+        self._thumbs: ThumbnailLoader | None = None
+        self._generation = 0
         self.summary = QLabel(EMPTY_TEXT)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -104,6 +142,7 @@ class WorstSamplesView(QWidget):
         for r, o in enumerate(self.rows):
             self._fill_row(r, o, names)
         self.table.blockSignals(False)
+        self._load_thumbnails()
         self.per_class.set_task(task)
         self.summary.setText(self._summary(task, note))
 
@@ -132,10 +171,35 @@ class WorstSamplesView(QWidget):
             self.table.setItem(r, c, it)
         src = self.table.item(r, 1)
         src.setToolTip(f"sample #{o.index}: {o.source}")
-        if self.folder is not None:
-            icon = thumbnail(self.folder / o.source)
-            if icon is not None:
-                src.setIcon(icon)
+
+    def _load_thumbnails(self) -> None:
+        """Thumbnails arrive from a pool thread (hundreds of photos would freeze the window)."""
+        if self._thumbs is not None:
+            self._thumbs.stop()
+            self._thumbs = None
+        self._generation += 1
+        if self.folder is None or not self.rows:
+            return
+        loader = ThumbnailLoader(self._generation, [(r, self.folder / o.source) for r, o in enumerate(self.rows)])
+        loader.loaded.connect(self._thumbnail_loaded)
+        loader.done.connect(self._thumbnails_done)
+        self._thumbs = loader
+        loader.start()
+
+    @property
+    def thumbnails_loading(self) -> bool:
+        return self._thumbs is not None
+
+    def _thumbnail_loaded(self, generation: int, row: int, img: QImage) -> None:
+        if generation != self._generation or row >= self.table.rowCount():
+            return
+        item = self.table.item(row, 1)
+        if item is not None:
+            item.setIcon(QIcon(QPixmap.fromImage(img)))
+
+    def _thumbnails_done(self, generation: int) -> None:
+        if generation == self._generation:
+            self._thumbs = None
 
     @staticmethod
     def _summary(task: TaskResult | None, note: str) -> str:
