@@ -158,10 +158,22 @@ class WeightHistogramView(QWidget):
         self.set_analysis(None)
 
     # ------------------------------------------------------------------ rendering
+    def _show_frame(self, on: bool) -> None:
+        """Axes, grid and legend only when there is something to plot (no meaningless ±400 axes)."""
+        p = self.plot.getPlotItem()
+        for axis in ("left", "bottom"):
+            p.showAxis(axis, on)
+        p.showGrid(x=on, y=on, alpha=0.15)
+        self.legend.setVisible(on)
+        if not on:
+            p.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
+            self.empty_text.setPos(0, 0)
+
     def set_analysis(self, w: WeightAnalysis | None) -> None:
         self.analysis = w
         has = w is not None
         self.empty_text.setVisible(not has)
+        self._show_frame(has)
         for it in (self.zoom_button, self.fit_button, self.channel_combo, self.log_check):
             it.setEnabled(has)
         self._fill_channels(w)
