@@ -222,7 +222,7 @@ class WeightHistogramView(QWidget):
             return
         x0, x1 = self.plot.getPlotItem().viewRange()[0]
         visible_bins = (x1 - x0) / float(w.edges[1] - w.edges[0])
-        fine = w.coarse_edges is None or visible_bins <= FINE_BINS_VISIBLE
+        fine = bool(w.coarse_edges is None or visible_bins <= FINE_BINS_VISIBLE)
         if fine == self.fine:
             return
         self.fine = fine
