@@ -42,6 +42,7 @@ from inspector.core.runner import RUNTIMES, ModelRunner, check_runtime
 
 KEEP_POINTS = 4096  # per kept tensor, over all samples
 PER_SAMPLE_OUTPUT_LIMIT = 1 << 16  # output elements per sample above which outputs are not kept
+DOUBLE_BUFFER_MAX_BYTES = 128 * 2**20  # both files above this: one interpreter set (memory over overlap)
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def compare_models(
     # Two sets of interpreters when threaded: sample k's statistics are computed while both
     # models already run sample k+1 (views of one set stay valid while the other runs).
     slots: list[_Slot | None] = [_Slot(fm, qm, opts.runtime, iso_plan), None]
+    # Big models run on one set only: each set holds its own packed copy of every weight.
+    double = pool is not None and fm.size_bytes + qm.size_bytes <= DOUBLE_BUFFER_MAX_BYTES
     iso_jobs = _isolated_jobs(plan.layers, iso_plan) if iso_plan else []
     keep = {j.quant_tensor: _Keeper(j, source.count, opts.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
     store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
@@ -99,11 +102,11 @@ def compare_models(
         while sample is not None:
             if cancel is not None and cancel():
                 raise Cancelled()
-            slot = slots[k % 2] if pool else slots[0]
+            slot = slots[k % 2] if double else slots[0]
             fv, qv = slot.values(running)
             del running
             nxt = next(samples, None)
-            if nxt is not None and pool:
+            if nxt is not None and double:
                 if slots[(k + 1) % 2] is None:  # the second set, made only when needed
                     slots[(k + 1) % 2] = _Slot(fm, qm, opts.runtime, iso_plan)
                 running = slots[(k + 1) % 2].start(pool, nxt)
@@ -120,8 +123,8 @@ def compare_models(
             labels.append(sample.label)
             sources.append(sample.source)
             del fv, qv
-            if nxt is not None and not pool:
-                running = slot.start(None, nxt)
+            if nxt is not None and not double:
+                running = slot.start(pool, nxt)  # both models still run side by side in the pool
             sample = nxt
             k += 1
             done += 1

@@ -125,3 +125,44 @@ def test_control_flow_and_stateful_models_compare(fixture_path, float_name, quan
             assert layer.isolated is None and layer.isolated_note
     if quant_name == "stateful_int8":
         assert 20 < res.outputs[0].metrics.sqnr_db < 80
+
+
+@pytest.mark.parametrize("name", ["float", "int8", "a16w8", "dynamic", "float16", "int8_no_signature"])
+def test_patched_rewrite_equals_object_api_rewrite(fixture_path, name):
+    """The in-place patch (one copy of the file) exposes exactly what the object-API rebuild does:
+    same outputs in the interpreter, no signatures, every weight byte where it was."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from inspector.core.model_rewrite import _rebuild, exposed_outputs, patch_outputs
+
+    path = str(fixture_path(name))
+    data = open(path, "rb").read()
+    outs = exposed_outputs(path)
+    patched = patch_outputs(data, 0, outs)
+    assert patched is not None and patched[: len(data)] != data  # only the outputs field changed ...
+    diff = [i for i in range(len(data)) if patched[i] != data[i]]
+    assert len(diff) <= 8  # ... (4 bytes) and the signature count (4 bytes)
+    rebuilt, rebuilt_outs = _rebuild(path, 0)
+    assert outs == rebuilt_outs
+    a, b = Interpreter(model_content=patched), Interpreter(model_content=rebuilt)
+    assert [d["index"] for d in a.get_output_details()] == [d["index"] for d in b.get_output_details()] == list(outs)
+    assert a.get_signature_list() == {}
+    assert expose_intermediates(path) == (patched, outs)
+    assert open(path, "rb").read() == data  # the input file is untouched
+
+
+def test_single_interpreter_set_for_big_models_gives_the_same_result(fixture_path, monkeypatch):
+    """Above DOUBLE_BUFFER_MAX_BYTES one set of interpreters is used (memory); same numbers."""
+    import inspector.core.compare as compare
+
+    f, q = str(fixture_path("float")), str(fixture_path("int8"))
+    opts = CompareOptions(samples=5, seed=2)
+    double = compare_models(f, q, opts)
+    made = []
+    real_slot = compare._Slot
+    monkeypatch.setattr(compare, "_Slot", lambda *a: made.append(1) or real_slot(*a))
+    monkeypatch.setattr(compare, "DOUBLE_BUFFER_MAX_BYTES", 0)
+    single = compare_models(f, q, opts)
+    assert len(made) == 1
+    for a, b in zip(double.layers, single.layers, strict=True):
+        assert a.metrics == b.metrics
