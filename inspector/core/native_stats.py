@@ -127,8 +127,9 @@ def _cpu_id() -> str:
 
 
 def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tflite-inspector"
+    from inspector.paths import user_cache_dir
+
+    return user_cache_dir()
 
 
 def _build() -> ctypes.CDLL | None:
