@@ -68,3 +68,8 @@ def array(shape, *, progress, cancel):
 
 def unpicklable(*, progress, cancel):
     return lambda: 1
+
+
+def segfault_any(*_args, progress, cancel):
+    """`segfault` standing in for a job that takes positional arguments."""
+    segfault(progress=progress, cancel=cancel)

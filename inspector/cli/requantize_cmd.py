@@ -100,7 +100,7 @@ def _refuse_inputs(target: str | None, inputs: list[str], what: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from inspector.core.requant_plan import Override, Plan
-    from inspector.core.requantize import load_recipe, requantize, save_model, save_recipe
+    from inspector.core.requantize import load_recipe, save_model, save_recipe
     from inspector.core.writing import write_json_output
 
     protect = (
@@ -122,14 +122,13 @@ def run(args: argparse.Namespace) -> int:
         algorithm=args.algorithm,
     )
     samples = _samples(args) if args.inputs else None
-    result = requantize(
-        args.model,
-        None if recipe else plan,
-        samples,
-        recipe=recipe,
-        num_samples=args.samples or 8,
-        seed=args.seed,
-    )
+    from inspector.core.isolation import run_isolated
+    from inspector.core.requant_jobs import requantize_cli_job
+
+    result = run_isolated(
+        requantize_cli_job, args.model, None if recipe else plan, samples, recipe, args.samples or 8, args.seed,
+        step="requantizing (calibrating and validating the new model)", models=(args.model,),
+    )  # fmt: skip
     save_model(result, args.out, protect=protect)
     if args.save_recipe:
         save_recipe(result, args.save_recipe, protect=protect)

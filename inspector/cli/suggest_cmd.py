@@ -60,7 +60,7 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.core.suggest import SuggestOptions, suggest
+    from inspector.core.suggest import SuggestOptions
     from inspector.core.writing import write_json_output
 
     if args.target_sqnr is None and args.max_float_layers is None:
@@ -83,7 +83,13 @@ def run(args: argparse.Namespace) -> int:
         candidates=args.candidates,
         max_evaluations=args.max_evaluations,
     )
-    result = suggest(args.float_model, args.quant_model, args.target_sqnr, opts)
+    from inspector.core.isolation import run_isolated
+    from inspector.core.requant_jobs import suggest_cli_job
+
+    result = run_isolated(
+        suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
+        step="suggesting (requantizing and comparing candidates)", models=(args.float_model, args.quant_model),
+    )  # fmt: skip
     if args.json:
         write_json_output(result.to_json(), args.json)
     out = sys.stderr if args.json == "-" else sys.stdout

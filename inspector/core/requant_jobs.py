@@ -103,3 +103,30 @@ def suggest_job(
         save_model(result.best, out_path, protect=protect)
         result.best = dataclasses.replace(result.best, model_bytes=b"")
     return result
+
+
+def requantize_cli_job(
+    float_path: str,
+    plan: Plan | None,
+    samples: Any,
+    recipe: list[dict[str, Any]] | None,
+    num_samples: int,
+    seed: int,
+    progress: WorkerProgress,
+    cancel: Callable[[], bool],
+) -> RequantizeResult:
+    """`requantize` for the CLI, in the worker process (a LiteRT crash while validating the
+    produced model becomes a clean error, not a dead command)."""
+    return requantize(float_path, plan, samples, recipe=recipe, num_samples=num_samples, seed=seed, cancelled=cancel)
+
+
+def suggest_cli_job(
+    float_path: str,
+    quant_path: str,
+    target_sqnr_db: float | None,
+    options: SuggestOptions,
+    progress: WorkerProgress,
+    cancel: Callable[[], bool],
+) -> SuggestResult:
+    """`suggest` for the CLI, in the worker process."""
+    return suggest(float_path, quant_path, target_sqnr_db, options, cancelled=cancel)

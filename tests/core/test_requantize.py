@@ -373,3 +373,23 @@ def test_silent_quantizer_fallbacks_are_reported(fcn, calib, tmp_path):
     m = _saved(r, tmp_path, "mse.tflite")
     add = next(op for op in m.main.ops if op.type == "ADD")
     assert m.main.tensors[add.outputs[0]].dtype == "int8"
+
+
+def test_cli_requantize_and_suggest_run_in_the_worker(fixture_path, tmp_path, capsys, monkeypatch):
+    """A LiteRT crash while requantizing (or suggesting) is a clean exit 2 naming the model and the
+    step, not a dead command: the jobs run in the worker process."""
+    import isolation_helpers as h
+
+    import inspector.core.requant_jobs as jobs
+
+    src, q = fixture_path("float"), fixture_path("int8")
+    out = tmp_path / "new.tflite"
+    monkeypatch.setattr(jobs, "requantize_cli_job", h.segfault_any)
+    monkeypatch.setattr(jobs, "suggest_cli_job", h.segfault_any)
+    assert main(["requantize", str(src), "--samples", "2", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "crashed (signal SIGSEGV" in err and src.name in err and "step 'requantizing" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(["suggest", str(src), str(q), "--target-sqnr", "40"]) == 2
+    err = capsys.readouterr().err
+    assert "crashed (signal SIGSEGV" in err and q.name in err and "step 'suggesting" in err
