@@ -80,10 +80,10 @@ class BatchStats:
             _, ft, qt, _ = self.jobs[i]
             x, q = xv[ft], qv[qt]
             if x.size != self.n[k] or q.size != self.n[k] or not (x.flags.c_contiguous and q.flags.c_contiguous):
-                # resized (dynamic shapes): this sample takes the numpy path for every pair
+                # resized (dynamic shapes): this sample takes the per-pair path for every pair
                 for j in self.native:
                     job = self.jobs[j]
-                    accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws, use_native=False)
+                    accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws)
                 return
             self.xs[k] = x.__array_interface__["data"][0]
             self.qs[k] = q.__array_interface__["data"][0]
@@ -111,7 +111,7 @@ class BatchStats:
             st: TensorStats = self.jobs[i][0]
             if self.count[k] == 0:
                 continue
-            t = self.tot[k]
+            t = [float(v) for v in self.tot[k]]  # Python floats, as the per-pair path keeps them
             st.n += int(self.count[k])
             st.sx2 += t[0]
             st.se2 += t[1]

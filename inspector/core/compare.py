@@ -210,10 +210,11 @@ def _isolated_jobs(layers: list[LayerJob], iso_plan) -> list[tuple]:
 def _batch(jobs: list[tuple], fm, qm) -> BatchStats:
     ft = [fm.main.tensors[j[1]] for j in jobs]
     qt = [qm.main.tensors[j[2]] for j in jobs]
-    dynamic = [a.is_dynamic or b.is_dynamic for a, b in zip(ft, qt, strict=True)]
+    # Dynamic dimensions (a Keras batch of None) are fine: BatchStats checks every sample's sizes
+    # against these and takes the per-layer path for a sample whose tensors were resized.
     return BatchStats(
         jobs,
-        [a.dtype if not d else "dynamic" for a, d in zip(ft, dynamic, strict=True)],
+        [a.dtype for a in ft],
         [b.dtype for b in qt],
         [b.num_elements for b in qt],
         [tuple(b.shape) for b in qt],
