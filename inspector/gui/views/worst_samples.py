@@ -104,7 +104,7 @@ class WorstSamplesView(QWidget):
         self.table.setWordWrap(False)
         h = self.table.horizontalHeader()
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        for col, w in ((0, 40), (2, 100), (3, 110), (4, 150), (5, 86), (6, 66)):
+        for col, w in ((0, 40), (2, 100), (3, 110), (4, 150), (5, 100), (6, 70)):
             self.table.setColumnWidth(col, w)
         self.table.itemSelectionChanged.connect(self._selection_changed)
         self.per_class = PerClassPlot()
