@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import numbers
 
 from inspector.core.compare_result import ComparisonResult, LayerResult
 from inspector.core.metrics import METRIC_KEYS, Metrics
@@ -35,8 +36,11 @@ CSV_COLUMNS = (
 def _cell(v) -> str:
     if v is None:
         return ""
-    if isinstance(v, float):
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, numbers.Integral)):
+        v = float(v)  # numpy scalars too: repr(np.float64(x)) is "np.float64(x)", not a number
         return "inf" if v == math.inf else "-inf" if v == -math.inf else repr(v)
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return str(int(v))
     return str(v)
 
 

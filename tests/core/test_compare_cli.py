@@ -98,3 +98,12 @@ def test_not_a_model_exits_2(pair, tmp_path, capfd):
     assert main(["compare", pair[0], str(bad)]) == 2
     _, err = capfd.readouterr()
     assert "bad.tflite" in err and len(err.strip().splitlines()) == 1
+
+
+def test_csv_cells_are_plain_numbers_for_numpy_scalars():
+    import numpy as np
+
+    from inspector.core.compare_export import _cell
+
+    got = [_cell(v) for v in (np.float64(1.5), np.float32(0.25), np.int64(3), 2.0, float("-inf"), None)]
+    assert got == ["1.5", "0.25", "3", "2.0", "-inf", ""]
