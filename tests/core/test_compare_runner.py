@@ -127,7 +127,7 @@ def test_control_flow_and_stateful_models_compare(fixture_path, float_name, quan
         assert 20 < res.outputs[0].metrics.sqnr_db < 80
 
 
-@pytest.mark.parametrize("name", ["float", "int8", "a16w8", "dynamic", "float16", "int8_no_signature"])
+@pytest.mark.parametrize("name", ["float", "int8", "a16w8", "dynamic", "float16", "int8_no_signature", "stateful", "stateful_int8", "sparse", "multi_subgraph"])
 def test_patched_rewrite_equals_object_api_rewrite(fixture_path, name):
     """The in-place patch (one copy of the file) exposes exactly what the object-API rebuild does:
     same outputs in the interpreter, no signatures, every weight byte where it was."""
