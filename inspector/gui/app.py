@@ -51,12 +51,34 @@ def run_app(float_path: str | None = None, quant_path: str | None = None) -> int
     from PySide6.QtCore import QTimer
 
     QTimer.singleShot(0, win.review.session.start_recovery)  # offer the session of a crashed run; autosave
+    _close_on_signals(app, win)
     code = app.exec()
     win.review.session.clean_exit()
     from PySide6.QtCore import QThreadPool
 
     QThreadPool.globalInstance().waitForDone(5000)
     return int(code)
+
+
+def _close_on_signals(app: QApplication, win) -> None:
+    """SIGTERM (logout, `kill`) and SIGINT (Ctrl+C in a terminal) close the window normally, so
+    the session is not taken for a crash next time. Qt's event loop does not return to Python on
+    its own; a cheap timer lets Python run its signal handlers."""
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    def handler(_signum, _frame) -> None:
+        QTimer.singleShot(0, win.close)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread, or not on this platform
+            return
+    tick = QTimer(app)
+    tick.timeout.connect(lambda: None)
+    tick.start(200)
 
 
 def render_self_test(float_path: str, quant_path: str) -> tuple[int, int]:
