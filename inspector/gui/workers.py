@@ -33,7 +33,10 @@ class Progress:
     def __call__(self, fraction: float | None = None, text: str = "") -> None:
         if self._worker.is_cancelled:
             raise Cancelled()
-        self._worker.progress.emit(-1.0 if fraction is None else float(fraction), text)
+        try:
+            self._worker.progress.emit(-1.0 if fraction is None else float(fraction), text)
+        except RuntimeError:  # the worker's Qt object is gone (shutting down): stop the work
+            raise Cancelled() from None
 
     @property
     def cancelled(self) -> bool:
@@ -108,18 +111,26 @@ class Worker(QObject):
                 raise Cancelled()
         except Cancelled:
             self._finished_event.set()
-            self.cancelled.emit()
+            self._emit(self.cancelled)
         except InspectorError as e:
             self.error = str(e)
             self._finished_event.set()
-            self.failed.emit(self.error)
+            self._emit(self.failed, self.error)
         except Exception as e:  # a bug, not bad input: report it, keep the app alive
             log.exception("background task failed")
             self.error = f"internal error: {type(e).__name__}: {e}"
             self._finished_event.set()
-            self.failed.emit(self.error)
+            self._emit(self.failed, self.error)
         else:
             self.result = out
             self._finished_event.set()
-            self.finished.emit(out)
-        self.done.emit()
+            self._emit(self.finished, out)
+        self._emit(self.done)
+
+    @staticmethod
+    def _emit(signal, *args) -> None:
+        """Emit unless the Qt side is gone (the app is shutting down: nobody is listening)."""
+        try:
+            signal.emit(*args)
+        except RuntimeError:
+            pass

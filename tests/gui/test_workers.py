@@ -71,3 +71,29 @@ def test_errors_become_messages(qtbot):
     with qtbot.waitSignal(w.failed, timeout=10_000) as blocker:
         pass
     assert blocker.args[0].startswith("internal error: ZeroDivisionError")
+
+
+def test_qt_side_deleted_mid_run_ends_quietly(qtbot):
+    """At shutdown a running worker's Qt object can be destroyed before the work ends: its
+    emits must not raise on the pool thread (they used to: 'Signal source has been deleted')."""
+    import shiboken6
+    from PySide6.QtCore import QThreadPool
+
+    make_app()
+    go, reached = threading.Event(), []
+
+    def work(progress):
+        go.wait(10)
+        try:
+            progress(0.5, "half")
+        finally:
+            reached.append("after progress")
+        return 1
+
+    w = Worker(work, wants_progress=True)
+    w.start()
+    qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() > 0, timeout=5000)
+    shiboken6.delete(w)
+    go.set()
+    assert QThreadPool.globalInstance().waitForDone(10_000)
+    assert reached == ["after progress"] and w.is_done  # the progress call ended the work (as a cancel)
