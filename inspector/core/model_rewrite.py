@@ -65,13 +65,6 @@ def to_bytes(model_obj) -> bytes:
     return bytes(fu.convert_object_to_bytearray(model_obj))
 
 
-def _opaque(model_obj, tensor) -> bool:
-    from ai_edge_litert import schema_py_generated as schema
-
-    names = {v: k for k, v in vars(schema.TensorType).items() if not k.startswith("_")}
-    return names.get(tensor.type, "") in _OPAQUE_TYPES
-
-
 def exposed_outputs(path: str, subgraph: int = 0) -> tuple[int, ...]:
     """The subgraph's outputs followed by every other op output that can be read back."""
     from inspector.core.model import load_model
@@ -170,23 +163,15 @@ def expose_intermediates(path: str, subgraph: int = 0) -> tuple[bytes, tuple[int
         return _rebuild(path, subgraph)
 
     key = ("expose", subgraph, *file_key(path))
-    if file_key(path)[1] > CACHE_MAX_BYTES:
+    if key[3] > CACHE_MAX_BYTES:  # file size
         return build()
     return cached(key, build)  # type: ignore[return-value]
 
 
 def _rebuild(path: str, subgraph: int) -> tuple[bytes, tuple[int, ...]]:
-    """The object-API way (any layout): read, change the outputs, serialize again."""
+    """The object-API way (any layout): read, set the outputs, serialize again."""
+    outs = exposed_outputs(path, subgraph)
     m = read_object(path)
-    sg = m.subgraphs[subgraph]
-    outs = [int(o) for o in (sg.outputs if sg.outputs is not None else [])]
-    seen = set(outs)
-    for op in sg.operators or []:
-        for o in op.outputs if op.outputs is not None else []:
-            o = int(o)
-            if o >= 0 and o not in seen and not _opaque(m, sg.tensors[o]):
-                outs.append(o)
-                seen.add(o)
-    sg.outputs = outs
+    m.subgraphs[subgraph].outputs = list(outs)
     m.signatureDefs = []
-    return to_bytes(m), tuple(outs)
+    return to_bytes(m), outs

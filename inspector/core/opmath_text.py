@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -64,13 +65,6 @@ def _conv(op: Op, c: ConvMath) -> list[str]:
     return lines
 
 
-def _count(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= max(int(d), 0)
-    return n
-
-
 def _stored(c: ConvMath, tensors: tuple[TensorQuant, ...]) -> list[str]:
     """What the file stores for this layer, and where a QAT layer's extra variables went."""
     w = next((t for t in tensors if t.role == "weights"), None)
@@ -78,9 +72,9 @@ def _stored(c: ConvMath, tensors: tuple[TensorQuant, ...]) -> list[str]:
     if w is None:
         return []
     nch = len(c.weight_scales)
-    parts = [f"{_count(w.shape):,} {w.dtype} weights + {nch} weight scale{'s' if nch > 1 else ''} and {nch} zero-point{'s' if nch > 1 else ''}"]
+    parts = [f"{math.prod(w.shape):,} {w.dtype} weights + {nch} weight scale{'s' if nch > 1 else ''} and {nch} zero-point{'s' if nch > 1 else ''}"]
     if b is not None:
-        parts.append(f"{_count(b.shape):,} {b.dtype} biases (+ {len(b.scales or ())} bias scales, derived, not free)")
+        parts.append(f"{math.prod(b.shape):,} {b.dtype} biases (+ {len(b.scales or ())} bias scales, derived, not free)")
     parts.append("1 output scale S3 and zero-point Z3 on the output tensor")
     return [
         "Stored in the file for this layer: " + "; ".join(parts) + ".",

@@ -47,11 +47,6 @@ def thumbnail_image(path: Path, size: int = THUMB) -> QImage | None:
     return img
 
 
-def thumbnail(path: Path, size: int = THUMB) -> QIcon | None:
-    img = thumbnail_image(path, size)
-    return None if img is None else QIcon(QPixmap.fromImage(img))
-
-
 class ThumbnailLoader(QObject):
     """Decodes thumbnails on a pool thread, in row order, and hands each to the GUI thread;
     `stop()` (a new list) ends it after the current image."""
