@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-EXAMPLE_FLOAT := resources/examples/example_float.tflite
-EXAMPLE_QUANT := resources/examples/example_int8.tflite
+EXAMPLE_FLOAT := inspector/resources/examples/example_float.tflite
+EXAMPLE_QUANT := inspector/resources/examples/example_int8.tflite
 
 .PHONY: run test lint bench package examples clean
 
@@ -23,11 +23,11 @@ run: $(VENV)/.installed-run
 	$(VENV)/bin/tflite-inspector gui $(EXAMPLE_FLOAT) $(EXAMPLE_QUANT)
 
 test: $(VENV)/.installed-dev
-	$(PY) -m ruff check inspector tests packaging resources
+	$(PY) -m ruff check inspector tests packaging
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed-dev
-	$(PY) -m ruff check inspector tests packaging resources
+	$(PY) -m ruff check inspector tests packaging
 
 bench: $(VENV)/.installed-dev
 	$(PY) tests/perf/run_all.py
@@ -37,7 +37,7 @@ package:
 	bash packaging/build.sh
 
 examples: $(VENV)/.installed-dev
-	$(PY) resources/examples/make_examples.py
+	$(PY) inspector/resources/examples/make_examples.py
 
 clean:
 	rm -rf $(VENV) .fixture-cache build dist

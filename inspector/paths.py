@@ -1,4 +1,9 @@
-"""Where bundled resources live: beside the package in a source tree, in _MEIPASS when frozen."""
+"""Where bundled resources live: `inspector/resources/`, inside the package.
+
+One lookup for every way the app runs: a source tree, an installed wheel (package data) and the
+PyInstaller bundle (whose spec copies them to `inspector/resources` beside the frozen modules,
+where `__file__` points) all find them next to this file.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +12,7 @@ from pathlib import Path
 
 
 def resources_dir() -> Path:
-    frozen = getattr(sys, "_MEIPASS", None)
-    if frozen:
-        return Path(frozen) / "resources"
-    return Path(__file__).resolve().parents[1] / "resources"
+    return Path(__file__).resolve().parent / "resources"
 
 
 def example_pair() -> tuple[Path, Path]:

@@ -39,7 +39,7 @@ def _examples_present() -> str:
 
 
 def _open_models() -> str:
-    from inspector.core.model import Model
+    from inspector.core.tflite.model import Model
 
     f, q = example_pair()
     mf, mq = Model(f), Model(q)
@@ -63,11 +63,12 @@ def _interpreter() -> str:
 
 
 def _compare() -> str:
-    from inspector.core.compare import CompareOptions
-    from inspector.core.isolation import compare_isolated
+    from inspector.core.compare.comparison import CompareOptions
+    from inspector.core.compare.in_worker import compare_in_worker
+    from inspector.core.samples.settings import SampleSettings
 
     f, q = example_pair()  # in a worker process, as the app runs it
-    res = compare_isolated(str(f), str(q), CompareOptions(samples=2, seed=0), timeout=120).to_json()
+    res = compare_in_worker(str(f), str(q), CompareOptions(samples=SampleSettings(2, seed=0)), timeout=120).to_json()
     if not res["layers"]:
         raise RuntimeError("the comparison found no layers")
     out = res["outputs"][0]["metrics"]["sqnr_db"]
@@ -77,12 +78,13 @@ def _compare() -> str:
 def _requantize() -> str:
     from ai_edge_litert.interpreter import Interpreter
 
-    from inspector.core.requant_plan import Override, Plan
-    from inspector.core.requantize import requantize, save_model
+    from inspector.core.requantize.plan import Override, Plan
+    from inspector.core.requantize.quantizer_route import requantize, save_model
+    from inspector.core.samples.settings import SampleSettings
 
     f, _ = example_pair()
     plan = Plan(base="int8", overrides=(Override("op:12", "keep_float"),))
-    res = requantize(str(f), plan, num_samples=2, seed=0)
+    res = requantize(str(f), plan, sample_settings=SampleSettings(2, seed=0))
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "requantized.tflite"
         save_model(res, out)
@@ -99,7 +101,9 @@ def _gui() -> str:
     from inspector.gui.app import render_self_test
 
     f, q = example_pair()
-    w, h = render_self_test(str(f), str(q))
+    w, h, colours = render_self_test(str(f), str(q))
+    if colours < 20:
+        raise RuntimeError(f"the main window rendered blank ({colours} colours)")
     return f"main window rendered at {w}x{h}"
 
 

@@ -19,7 +19,7 @@ ARCH=$(uname -m)
 rm -rf build/pyinstaller dist/tflite-inspector
 "$VENV/bin/pyinstaller" --noconfirm --clean --log-level WARN \
   --workpath build/pyinstaller --distpath dist packaging/tflite_inspector.spec
-cp packaging/linux/tflite-inspector.desktop resources/icons/tflite-inspector.png dist/tflite-inspector/
+cp packaging/linux/tflite-inspector.desktop inspector/resources/icons/tflite-inspector.png dist/tflite-inspector/
 cp packaging/linux/INSTALL.txt dist/tflite-inspector/
 TARBALL="dist/tflite-inspector-${VERSION}-linux-${ARCH}.tar.gz"
 tar -C dist -czf "$TARBALL" tflite-inspector

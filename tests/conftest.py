@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -12,13 +11,8 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 import pytest  # noqa: E402
 
-TESTS = Path(__file__).resolve().parent
-REPO = TESTS.parent
-sys.path.insert(0, str(TESTS))
-
-from fixture_models import FIXTURES, FixtureCache  # noqa: E402
-
-EXAMPLES = REPO / "resources" / "examples"
+from tests.helpers.fixture_models import FixtureCache  # noqa: E402
+from tests.helpers.paths import EXAMPLES, REPO  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -37,5 +31,3 @@ def fixture_path(fixtures):
 def example_pair() -> tuple[Path, Path]:
     return EXAMPLES / "example_float.tflite", EXAMPLES / "example_int8.tflite"
 
-
-ALL_FIXTURES = tuple(FIXTURES)

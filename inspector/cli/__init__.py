@@ -1,4 +1,4 @@
-"""Command line front end: `tflite-inspector [gui|info|compare|requantize|suggest|report] ...`.
+"""Command line front end: `tflite-inspector [gui|info|compare|compare-runtimes|requantize|suggest|report] ...`.
 
 Exit codes for every subcommand: 0 success, 2 bad input (one line on stderr naming the file
 and the problem), 1 a threshold was crossed (gates for CI pipelines).
@@ -7,6 +7,7 @@ and the problem), 1 a threshold was crossed (gates for CI pipelines).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -18,7 +19,7 @@ EXIT_THRESHOLD = 1
 EXIT_BAD_INPUT = 2
 
 # Each subcommand module exposes `add_parser(subparsers)` and `run(args) -> int`.
-_SUBCOMMANDS = ("gui", "info", "compare", "requantize", "suggest", "report")
+_SUBCOMMANDS = ("gui", "info", "compare", "compare-runtimes", "requantize", "suggest", "report")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -31,10 +32,11 @@ def _modules():
 
     mods = {}
     for name in _SUBCOMMANDS:
+        module = f"inspector.cli.{name.replace('-', '_')}_cmd"
         try:
-            mods[name] = importlib.import_module(f"inspector.cli.{name}_cmd")
+            mods[name] = importlib.import_module(module)
         except ModuleNotFoundError as e:
-            if e.name != f"inspector.cli.{name}_cmd":
+            if e.name != module:
                 raise
     return mods
 
@@ -49,7 +51,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+# Arguments that name input files: no output of the command may overwrite them.
+_INPUT_ARGS = ("float_model", "quant_model", "model", "quant", "recipe", "inputs", "calibrate_from", "plan")
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that went away
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; a reader that closes the pipe early (`info m.tflite | head`) ends it
+    quietly instead of with a BrokenPipeError traceback (the recipe from Python's signal docs)."""
+    import os
+
+    try:
+        code = _main(argv)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the interpreter's final flush must not raise again
+        return EXIT_BROKEN_PIPE
+
+
+def _exit_now(code: int) -> int:
+    """End the self-test process with `code` once its report is out. The self-test loads Qt,
+    pyqtgraph, TensorFlow-free LiteRT and a worker process into one short-lived process; their
+    teardown at interpreter exit is not part of what it checks and has crashed under load
+    (SIGSEGV after "6 passed"), so the worker is closed and the process ends here."""
+    from inspector.core.runtime.worker import close_default_worker
+
+    close_default_worker()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     mods = _modules()
     # Default subcommand is the GUI: `tflite-inspector [FLOAT] [QUANT]`.
@@ -60,9 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.self_test:
         from inspector.selftest import run_self_test
 
-        return run_self_test()
+        return _exit_now(run_self_test())
     if args.command is None:
         args = parser.parse_args(["gui"])
+    from inspector.core.writing import protect_input
+
+    protect_input(*(getattr(args, name, None) for name in _INPUT_ARGS))
     try:
         return int(mods[args.command].run(args) or 0)
     except InspectorError as e:

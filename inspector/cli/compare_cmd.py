@@ -8,15 +8,17 @@ worst layers.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 
 from inspector.cli.gates import accuracy_gate
-from inspector.core.compare import CompareOptions
-from inspector.core.compare_export import text_table, to_csv_text, worst_layers
-from inspector.core.errors import InputError
-from inspector.core.isolation import compare_isolated
-from inspector.core.task import task_summary
+from inspector.cli.pair_guard import guarded_pair
+from inspector.cli.sample_flags import add_sample_flags, sample_settings
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.export import text_table, to_csv_text, worst_layers
+from inspector.core.compare.in_worker import compare_in_worker
+from inspector.core.compare.task import task_summary
 from inspector.core.writing import atomic_write_text, write_json_output
 
 
@@ -24,17 +26,12 @@ def add_parser(sub) -> None:
     p = sub.add_parser("compare", help="layerwise error of a quantized model against its float twin")
     p.add_argument("float_model", metavar="FLOAT", help="float .tflite")
     p.add_argument("quant_model", metavar="QUANT", help="quantized .tflite")
-    p.add_argument("--samples", type=int, help="number of samples (default: 8 random, or every sample of --inputs)")
-    p.add_argument("--seed", type=int, default=0, help="seed for random samples and subsets (default 0)")
-    p.add_argument("--inputs", metavar="PATH", help=".npy / .npz file or a folder of images (default: random)")
-    p.add_argument(
-        "--normalization",
-        metavar="SPEC",
-        help="image folders: '-1,1', '0,1', '0,255' or 'mean=M,std=S' (default: model metadata, else -1,1)",
-    )
+    add_sample_flags(p)
     p.add_argument("--runtime", choices=("optimized", "reference"), default="optimized",
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
     p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
+    p.add_argument("--signature", metavar="KEY",
+                   help="compare this signature (its subgraph, inputs and outputs; default: subgraph 0)")
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")
     p.add_argument("--csv", metavar="PATH", help="write one CSV row per layer to PATH")
     p.add_argument("--fail-below-sqnr", type=float, metavar="DB", help="exit 1 when a model output's SQNR is below DB")
@@ -44,21 +41,23 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT percentage points below float "
                         "(needs labelled inputs: an image folder with class subfolders or an .npz with 'labels')")
+    p.add_argument("--allow-unrelated", action="store_true",
+                   help="compare even when the weights say the two files are not the same trained model")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.samples is not None and args.samples < 1:
-        raise InputError(f"--samples must be at least 1, got {args.samples}")
     opts = CompareOptions(
-        samples=args.samples,
-        seed=args.seed,
-        inputs=args.inputs,
+        samples=sample_settings(args),
         runtime=args.runtime,
         isolated=args.isolated,
-        normalization=args.normalization,
         task_kind=None if args.task == "auto" else args.task,
+        signature=args.signature,
     )
-    result = compare_isolated(args.float_model, args.quant_model, opts)
+    float_path, quant_path, check = guarded_pair(args.float_model, args.quant_model, "compare",
+                                                 allow_unrelated=args.allow_unrelated)  # fmt: skip
+    result = compare_in_worker(float_path, quant_path, opts)
+    if check.swapped:
+        result = dataclasses.replace(result, swapped=True, pair_check=check)
     task = result.task()
     if args.json:
         write_json_output(result.to_json(), args.json)
@@ -72,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_below_sqnr is not None:
         code = max(code, _gate(result, args.fail_below_sqnr))
     if args.fail_on_accuracy_drop is not None:
-        code = max(code, accuracy_gate(None if task is None else task.to_json(), args.fail_on_accuracy_drop, args.inputs))
+        code = max(code, accuracy_gate(task, args.fail_on_accuracy_drop, args.inputs))
     return code
 
 
@@ -82,10 +81,10 @@ def _gate(result, threshold: float) -> int:
         return 0
     for o in bad:
         print(f"FAIL: output '{o.name}' SQNR {o.metrics.sqnr_db:.2f} dB is below {threshold:g} dB", file=sys.stderr)
-    worst = ", ".join(f"op {w.op_index} {w.op_type} '{w.tensor_name}' ({w.metrics.sqnr_db:.2f} dB)" for w in worst_layers(result))
+    worst = ", ".join(f"op {w.op_index} {w.op_type} '{w.tensor_name}' ({w.metrics.sqnr_db:.2f} dB)" for w in worst_layers(result, 3))
     print(f"worst layers (accumulated SQNR): {worst}", file=sys.stderr)
     if result.isolated:
-        iso = worst_layers(result, isolated=True)
+        iso = worst_layers(result, 3, isolated=True)
         text = ", ".join(
             f"op {w.op_index} {w.op_type} ({w.isolated.sqnr_db:.2f} dB)" for w in iso if w.isolated is not None
         )

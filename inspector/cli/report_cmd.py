@@ -9,12 +9,15 @@ when findings at or above that severity exist, printing them (exit 2 stays for b
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 
 from inspector.cli.gates import accuracy_gate
-from inspector.core.audit import SEVERITIES, Finding, at_or_above
+from inspector.cli.pair_guard import guarded_pair
+from inspector.cli.sample_flags import add_sample_flags, sample_settings
 from inspector.core.errors import InputError, RuntimeFailure
-from inspector.core.report import build_report, write_report
+from inspector.core.review.audit import SEVERITIES, Finding, at_or_above
+from inspector.core.review.report import build_report, write_report
 
 
 def add_parser(sub) -> None:
@@ -25,31 +28,34 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     p.add_argument("--csv", metavar="PATH", help="write the comparison CSV (one row per layer)")
     p.add_argument("--model-explorer", metavar="PATH", help="write per-op SQNR as Model Explorer node data JSON")
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--samples", type=int, help="number of random samples (default 8)")
-    src.add_argument("--inputs", metavar="PATH", help=".npy / .npz file or a folder of images")
-    p.add_argument("--seed", type=int, default=0, help="seed for random samples (default 0)")
+    add_sample_flags(p, exclusive=True)
     p.add_argument("--runtime", choices=("optimized", "reference"), default="optimized",
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
     p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
+    p.add_argument("--signature", metavar="KEY",
+                   help="compare this signature (its subgraph, inputs and outputs; default: subgraph 0)")
     p.add_argument("--worst", type=int, default=5, metavar="N", help="worst layers to detail (default 5)")
     p.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when findings of this severity or worse exist")
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT points below float (needs labelled inputs)")
+    p.add_argument("--allow-unrelated", action="store_true",
+                   help="report even when the weights say the two files are not the same trained model")
 
 
-def _compare(args) -> dict:
-    from inspector.core.compare import CompareOptions  # heavy: only when comparing
-    from inspector.core.isolation import compare_isolated
+def _compare(args):
+    from inspector.core.compare.comparison import CompareOptions  # heavy: only when comparing
+    from inspector.core.compare.in_worker import compare_in_worker
 
-    opts = CompareOptions(samples=args.samples, seed=args.seed, inputs=args.inputs, runtime=args.runtime,
-                          isolated=args.isolated)  # fmt: skip
-    return compare_isolated(args.float_model, args.quant_model, opts).to_json()
+    opts = CompareOptions(samples=sample_settings(args), runtime=args.runtime, isolated=args.isolated,
+                          signature=args.signature)  # fmt: skip
+    result = compare_in_worker(args.float_model, args.quant_model, opts)
+    if args.pair_check is not None and args.pair_check.swapped:
+        result = dataclasses.replace(result, swapped=True, pair_check=args.pair_check)
+    return result
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.samples is not None and args.samples < 1:
-        raise InputError(f"--samples must be at least 1, got {args.samples}")
+    sample_settings(args)  # bad sample flags: exit 2 before anything runs
     if args.worst < 0:
         raise InputError(f"--worst must be >= 0, got {args.worst}")
     outputs = (args.html, args.json, args.csv, args.model_explorer)
@@ -60,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.quant_model and (args.csv or args.model_explorer):
         raise InputError("--csv and --model-explorer need both FLOAT and QUANT models (they show the comparison)")
     comparison = failure = None
+    args.pair_check = None
     if args.quant_model:
+        args.float_model, args.quant_model, args.pair_check = guarded_pair(
+            args.float_model, args.quant_model, "report", allow_unrelated=args.allow_unrelated)
         try:
             comparison = _compare(args)
         except RuntimeFailure as e:  # the runtime refuses the model: the audit usually says why
@@ -68,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(args.float_model, args.quant_model, comparison, worst_n=args.worst,
                           comparison_error=None if failure is None else str(failure))  # fmt: skip
     csv, me = (None, None) if failure else (args.csv, args.model_explorer)
-    written = write_report(report, html=args.html, json_path=args.json, csv=csv, model_explorer=me)
+    written = write_report(report, comparison, html=args.html, json_path=args.json, csv=csv, model_explorer=me)
     if args.json != "-":
         c = report["audit"]["counts"]
         print(f"audit: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
@@ -81,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fail_on and _gate([Finding.from_json(f) for f in report["audit"]["findings"]], args.fail_on):
         code = 1
     if args.fail_on_accuracy_drop is not None and comparison is not None:
-        code = max(code, accuracy_gate(comparison.get("task"), args.fail_on_accuracy_drop, args.inputs))
+        code = max(code, accuracy_gate(comparison.task(), args.fail_on_accuracy_drop, args.inputs))
     if code:
         return code
     return 2 if failure is not None else 0

@@ -1,17 +1,25 @@
-"""`tflite-inspector requantize FLOAT --out NEW.tflite [--base ...] [--keep-float PATTERN ...] ...`.
+"""`tflite-inspector requantize FLOAT [QUANT] --out NEW.tflite ...`.
 
-PATTERN is a regex searched in op output tensor names, or `op:INDEX` (main subgraph). Layer
-options apply in command-line order; a later one wins for an op selected twice.
+With QUANT: surgical edits of the quantized model QUANT (`requantize/surgical.py`): only the
+selected ops change, with FLOAT's weights; PATTERN is a regex over QUANT's op output tensor
+names or `op:INDEX` (QUANT's op index, the `op_index` of `compare --json`).
+Without QUANT: quantize FLOAT with litert-quantizer; PATTERN is a regex searched in op output
+tensor names, or `op:INDEX` (main subgraph: the --signature's). Layer options apply in command-line order; a later
+one wins for an op selected twice.
+`--calibrate-from QUANT` (without the QUANT positional) seeds the quantizer's calibration from
+the user's quantized model: every activation tensor paired with QUANT keeps QUANT's scale and
+zero point; only the ops the options select are re-calibrated on the samples.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from inspector.cli.sample_flags import add_sample_flags, sample_settings
 from inspector.core.errors import InputError
+from inspector.core.samples.settings import SampleSettings
 
 _LAYER_FLAGS = {
     "--keep-float": "keep_float",
@@ -32,6 +40,21 @@ class _LayerAction(argparse.Action):
         setattr(namespace, self.dest, items)
 
 
+class _EditAction(argparse.Action):
+    """Collect surgical (kind, pattern) pairs; `--weight-rounding mse P ...` names its rule first."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, self.dest) or [])
+        values = list(values)
+        kind = option_string.lstrip("-").replace("-", "_")
+        if option_string == "--weight-rounding":
+            if values[0] != "mse" or len(values) < 2:
+                parser.error("--weight-rounding takes the rule 'mse' and then patterns: --weight-rounding mse P ...")
+            kind, values = "weight_mse", values[1:]
+        items += [(kind, v) for v in values]
+        setattr(namespace, self.dest, items)
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "requantize",
@@ -40,6 +63,12 @@ def add_parser(sub) -> None:
         "over op output tensor names or op:INDEX.",
     )
     p.add_argument("model", metavar="FLOAT", help="the float .tflite model (only read)")
+    p.add_argument(
+        "quant",
+        metavar="QUANT",
+        nargs="?",
+        help="its quantized twin: edit only the selected ops of this model (surgical); only read",
+    )
     p.add_argument(
         "--out", required=True, metavar="NEW.tflite", help="where to write the new model"
     )
@@ -59,6 +88,29 @@ def add_parser(sub) -> None:
             metavar="PATTERN",
             help=f"ops to give the {treatment} treatment",
         )
+    for flag, what in (
+        ("--per-channel", "per-channel weights from FLOAT's weights (QUANT only)"),
+        ("--bias-correct", "bias correction from the measured isolated error; 'all' for every conv/FC (QUANT only)"),
+        ("--recalibrate", "re-calibrate these ops' output scale/zero-point (QUANT only)"),
+    ):
+        p.add_argument(flag, dest="edits", nargs="+", action=_EditAction, default=[], metavar="P", help=what)
+    p.add_argument(
+        "--weight-rounding",
+        dest="edits",
+        nargs="+",
+        action=_EditAction,
+        default=[],
+        metavar="P",
+        help="'mse P ...': per-channel weight scales minimising weight MSE (QUANT only)",
+    )
+    p.add_argument(
+        "--calibration",
+        default="minmax",
+        metavar="minmax|mse|percentile:P",
+        help="range rule for --recalibrate (default minmax)",
+    )
+    p.add_argument("--plan", metavar="PLAN.json", help="apply a saved surgical plan (QUANT only)")
+    p.add_argument("--save-plan", metavar="PLAN.json", help="also write the surgical plan that reproduces the model")
     p.add_argument(
         "--per-tensor", action="store_true", help="per-tensor weight scales (default per-channel)"
     )
@@ -73,14 +125,14 @@ def add_parser(sub) -> None:
         metavar="RECIPE.json",
         help="apply a saved litert-quantizer recipe instead of the options above",
     )
-    src = p.add_mutually_exclusive_group()
-    src.add_argument(
-        "--samples", type=int, metavar="N", help="number of random calibration samples (default 8)"
+    add_sample_flags(p, what="calibration samples", exclusive=True)
+    p.add_argument(
+        "--calibrate-from",
+        metavar="QUANT",
+        help="seed calibration from this quantized model's ranges: unselected layers keep its "
+        "scales and zero points; only the selected ops are re-calibrated on the samples",
     )
-    src.add_argument(
-        "--inputs", metavar="PATH", help="calibration samples: .npy/.npz file or a folder of images"
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed for random samples (default 0)")
+    p.add_argument("--signature", metavar="KEY", help="signature the calibration samples feed (default: the first)")
     p.add_argument(
         "--save-recipe", metavar="PATH", help="also write the recipe that reproduces the model"
     )
@@ -89,29 +141,26 @@ def add_parser(sub) -> None:
     )
 
 
-def _refuse_inputs(target: str | None, inputs: list[str], what: str) -> None:
-    if target is None:
-        return
-    t = Path(target)
-    for p in inputs:
-        if t.exists() and Path(p).exists() and os.path.samefile(t, p):
-            raise InputError(f"{what} would overwrite an input file; choose another path", target)
-
-
 def run(args: argparse.Namespace) -> int:
-    from inspector.core.requant_plan import Override, Plan
-    from inspector.core.requantize import load_recipe, save_model, save_recipe
-    from inspector.core.writing import write_json_output
+    if args.quant is not None:
+        from inspector.cli.surgical_cmd import run_surgical
+
+        return run_surgical(args)
+    if args.edits or args.plan or args.save_plan:
+        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --plan and --save-plan edit a quantized model: give FLOAT QUANT")
+    from inspector.core.requantize.plan import Override, Plan
+    from inspector.core.requantize.quantizer_route import load_recipe, save_model, save_recipe
+    from inspector.core.writing import refuse_if_input, write_json_output
 
     protect = (
         [args.model]
         + ([args.recipe] if args.recipe else [])
         + ([args.inputs] if args.inputs else [])
+        + ([args.calibrate_from] if args.calibrate_from else [])
     )
-    _refuse_inputs(args.out, protect, "--out")
-    _refuse_inputs(args.save_recipe, protect, "--save-recipe")
-    if args.samples is not None and args.samples < 1:
-        raise InputError("--samples must be at least 1")
+    refuse_if_input(args.out, "--out")
+    refuse_if_input(args.save_recipe, "--save-recipe")
+    settings = sample_settings(args)
     recipe = load_recipe(args.recipe) if args.recipe else None
     if recipe is not None and args.layers:
         raise InputError("--recipe replaces the layer options; give one or the other")
@@ -121,13 +170,15 @@ def run(args: argparse.Namespace) -> int:
         per_channel=not args.per_tensor,
         algorithm=args.algorithm,
     )
-    samples = _samples(args) if args.inputs else None
-    from inspector.core.isolation import run_isolated
-    from inspector.core.requant_jobs import requantize_cli_job
+    samples = _samples(args.model, settings) if args.inputs else None
+    from inspector.core.requantize.jobs import requantize_cli_job
+    from inspector.core.runtime.worker import run_isolated
 
     result = run_isolated(
-        requantize_cli_job, args.model, None if recipe else plan, samples, recipe, args.samples or 8, args.seed,
-        step="requantizing (calibrating and validating the new model)", models=(args.model,),
+        requantize_cli_job, args.model, None if recipe else plan, samples, recipe, settings, args.calibrate_from,
+        kwargs={"signature": args.signature} if args.signature else None,
+        step="requantizing (calibrating and validating the new model)",
+        models=(args.model, *([args.calibrate_from] if args.calibrate_from else ())),
     )  # fmt: skip
     save_model(result, args.out, protect=protect)
     if args.save_recipe:
@@ -145,11 +196,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _samples(args: argparse.Namespace):
-    from inspector.core.model import load_model
+def _samples(model: str, settings: SampleSettings, signature: str | None = None) -> list:
+    from inspector.core.samples.sources import open_source
+    from inspector.core.tflite.model import load_model
+    from inspector.core.tflite.signatures import select_signature
 
-    try:
-        from inspector.core.inputs import open_source
-    except ImportError:  # pragma: no cover - the inputs module ships with the app
-        raise InputError("--inputs needs inspector.core.inputs, which is not available") from None
-    return list(open_source(load_model(args.model), None, args.inputs, args.samples, args.seed))
+    return list(open_source(select_signature(load_model(model), signature), None, settings))

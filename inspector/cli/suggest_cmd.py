@@ -1,5 +1,7 @@
-"""`tflite-inspector suggest FLOAT QUANT --target-sqnr DB [--json PATH] [--max-float-layers K]`.
+"""`tflite-inspector suggest FLOAT QUANT --target-sqnr DB [--route surgical|quantizer] ...`.
 
+Default route: surgical edits of QUANT (keep float, per-channel, bias correction, a16w8), each
+verified; `--route quantizer` requantizes FLOAT with litert-quantizer instead.
 Exit 0 when the suggestion meets the target, 1 when no plan within the budget does.
 """
 
@@ -9,16 +11,31 @@ import argparse
 import math
 import sys
 
+from inspector.cli.sample_flags import add_sample_flags, sample_settings
 from inspector.core.errors import InputError
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "suggest",
-        help="find a few layers to keep float (or a16w8) so the output reaches a target SQNR",
-        description="Greedy search, verified by requantizing FLOAT and comparing; QUANT gives the "
-        "base scheme and the first ranking of layers.",
+        help="find a few edits of QUANT (or layers to keep float) so the output reaches a target SQNR",
+        description="Greedy search, verified by editing QUANT (surgical, default) or requantizing "
+        "FLOAT (--route quantizer) and comparing; QUANT gives the first ranking of layers.",
     )
+    p.add_argument(
+        "--route",
+        default="surgical",
+        choices=["surgical", "quantizer"],
+        help="surgical: edit QUANT's selected ops (default); quantizer: requantize FLOAT with litert-quantizer",
+    )
+    p.add_argument(
+        "--objective",
+        metavar="P",
+        help="surgical: the op(s) whose output SQNR must reach the target (regex over QUANT's op "
+        "output names or op:INDEX; default the model outputs)",
+    )
+    p.add_argument("--out", metavar="NEW.tflite", help="surgical: write the suggested model")
+    p.add_argument("--save-plan", metavar="PLAN.json", help="surgical: write the suggested plan")
     p.add_argument("float_model", metavar="FLOAT", help="the float .tflite model")
     p.add_argument("quant_model", metavar="QUANT", help="its quantized twin")
     p.add_argument("--target-sqnr", type=float, metavar="DB", help="output SQNR to reach, in dB")
@@ -29,19 +46,9 @@ def add_parser(sub) -> None:
         "--treatment",
         default="keep_float",
         choices=["keep_float", "a16w8"],
-        help="what moved layers become",
+        help="quantizer route: what moved layers become",
     )
-    p.add_argument(
-        "--samples",
-        type=int,
-        default=8,
-        metavar="N",
-        help="comparison/calibration samples (default 8)",
-    )
-    p.add_argument(
-        "--inputs", metavar="PATH", help="comparison samples: .npy/.npz or a folder of images"
-    )
-    p.add_argument("--seed", type=int, default=0)
+    add_sample_flags(p, what="comparison/calibration samples")
     p.add_argument(
         "--candidates", type=int, default=6, metavar="N", help="worst layers considered (default 6)"
     )
@@ -60,13 +67,13 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.core.suggest import SuggestOptions
+    from inspector.core.requantize.suggest import SuggestOptions
     from inspector.core.writing import write_json_output
 
     if args.target_sqnr is None and args.max_float_layers is None:
         raise InputError("give --target-sqnr DB (and optionally --max-float-layers K)")
+    samples = sample_settings(args)
     for flag, v in (
-        ("--samples", args.samples),
         ("--candidates", args.candidates),
         ("--max-evaluations", args.max_evaluations),
     ):
@@ -74,17 +81,19 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} must be at least 1")
     if args.max_float_layers is not None and args.max_float_layers < 0:
         raise InputError("--max-float-layers must be 0 or more")
+    if args.route == "surgical":
+        return _run_surgical(args)
+    if args.objective or args.out or args.save_plan:
+        raise InputError("--objective, --out and --save-plan belong to the surgical route")
     opts = SuggestOptions(
-        samples=args.samples,
-        seed=args.seed,
-        inputs=args.inputs,
+        samples=samples,
         treatment=args.treatment,
         max_layers=args.max_float_layers,
         candidates=args.candidates,
         max_evaluations=args.max_evaluations,
     )
-    from inspector.core.isolation import run_isolated
-    from inspector.core.requant_jobs import suggest_cli_job
+    from inspector.core.requantize.jobs import suggest_cli_job
+    from inspector.core.runtime.worker import run_isolated
 
     result = run_isolated(
         suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
@@ -115,3 +124,46 @@ def run(args: argparse.Namespace) -> int:
 
 def _db(v: float) -> str:
     return "inf dB" if math.isinf(v) else f"{v:.2f} dB"
+
+
+def _run_surgical(args: argparse.Namespace) -> int:
+    from inspector.core.requantize.jobs import surgical_suggest_cli_job
+    from inspector.core.requantize.suggest_surgical import SurgicalSuggestOptions
+    from inspector.core.runtime.worker import run_isolated
+    from inspector.core.writing import atomic_write_bytes, refuse_if_input, write_json_output
+
+    if args.treatment != "keep_float":
+        raise InputError("--treatment belongs to the quantizer route; the surgical route tries every edit")
+    for target, what in ((args.out, "--out"), (args.save_plan, "--save-plan")):
+        refuse_if_input(target, what)
+    opts = SurgicalSuggestOptions(
+        samples=sample_settings(args), candidates=args.candidates,
+        max_steps=args.max_float_layers, max_evaluations=args.max_evaluations, objective=args.objective,
+    )  # fmt: skip
+    result = run_isolated(
+        surgical_suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
+        step="suggesting (editing QUANT and comparing candidates)", models=(args.float_model, args.quant_model),
+    )  # fmt: skip
+    if args.json:
+        write_json_output(result.to_json(), args.json)
+    if args.out and result.best is not None:
+        atomic_write_bytes(args.out, result.best.model_bytes)
+    if args.save_plan and result.plan is not None:
+        write_json_output(result.plan.to_json(), args.save_plan)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    what = "output" if args.objective is None else f"objective ({', '.join(result.objective)})"
+    print(f"{what} SQNR {_db(result.baseline_sqnr_db)} (given) -> {_db(result.best_sqnr_db)} with {len(result.steps)} step(s) of surgical edits", file=out)
+    print(f"  given: {result.baseline_size_bytes:,} bytes, {result.baseline_latency_ms:.2f} ms (XNNPACK, 1 thread)", file=out)
+    for s in result.steps:
+        ops = ", ".join(str(i) for i in s.ops)
+        print(f"  {s.edit:<12} op(s) {ops}  +{s.gain_db:.2f} dB -> {_db(s.objective_sqnr_db)}; {s.size_bytes:,} bytes, {s.latency_ms:.2f} ms", file=out)
+    if result.plan is not None:
+        flags = " ".join(f"--{e.kind.replace('_', '-')} op:{e.ops[0]}" for e in result.plan.edits)
+        flags = flags.replace("--weight-mse", "--weight-rounding mse")
+        if result.plan.needs_samples():
+            src = f"--inputs {args.inputs}" if args.inputs else f"--samples {args.samples}"
+            flags += f" {src} --seed {args.seed}"
+        print(f"reproduce: tflite-inspector requantize {args.float_model} {args.quant_model} --out NEW.tflite {flags}", file=out)
+    for note in result.notes:
+        print(f"note: {note}", file=out)
+    return 0 if result.met else 1

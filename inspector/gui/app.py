@@ -81,8 +81,9 @@ def _close_on_signals(app: QApplication, win) -> None:
     tick.start(200)
 
 
-def render_self_test(float_path: str, quant_path: str) -> tuple[int, int]:
-    """Open both models, select the first layer with weights, render offscreen; (width, height)."""
+def render_self_test(float_path: str, quant_path: str) -> tuple[int, int, int]:
+    """Open both models, select the first layer with weights, render offscreen; (width, height,
+    distinct colours of the rendering: a blank or unpainted window has a handful)."""
     make_app()
     from inspector.gui.main_window import MainWindow
 
@@ -91,6 +92,8 @@ def render_self_test(float_path: str, quant_path: str) -> tuple[int, int]:
         win = MainWindow(settings=settings)
         for slot, path in (("A", float_path), ("B", quant_path)):
             w = win.open_model(slot, path, background=False)
+            if w is None:  # a whole .litertlm bundle: its sections were listed
+                raise RuntimeError(f"{path}: a .litertlm bundle, give one TFLite section as {path}#N")
             if w.error:
                 raise RuntimeError(w.error)
         c = win.controller
@@ -99,7 +102,8 @@ def render_self_test(float_path: str, quant_path: str) -> tuple[int, int]:
         if c.weights is None or c.weights.metrics is None:
             raise RuntimeError("no weight comparison for the first conv layer")
         win.resize(1400, 900)
-        img = win.grab()
+        img = win.grab().toImage()
         win.close()
         del settings
-    return img.width(), img.height()
+    colours = {img.pixel(x, y) for x in range(0, img.width(), 7) for y in range(0, img.height(), 7)}
+    return img.width(), img.height(), len(colours)

@@ -18,11 +18,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.activation_data import keep_plan
-from inspector.core.compare import CompareOptions
-from inspector.core.compare_result import ComparisonResult
-from inspector.core.isolation import run_isolated
-from inspector.core.task import TaskResult
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.compare.task import TaskResult
+from inspector.core.progress import TaskState
+from inspector.core.runtime.worker import run_isolated
+from inspector.core.viewdata.activations import keep_plan
 from inspector.gui.workers import Worker
 
 
@@ -38,23 +39,17 @@ class SampleRun:
         return f"sample #{self.index}"
 
 
-def _compare_job(float_path: str, quant_path: str, options: CompareOptions, index: int | None, progress) -> ComparisonResult:
+def _compare_job(float_path: str, quant_path: str, options: CompareOptions, index: int | None, task: TaskState) -> ComparisonResult:
     """Worker-thread side: the comparison (or one sample of it) in the worker process."""
-    from inspector.core.compare import compare_models
-    from inspector.core.single_sample import compare_one_sample
-
-    def on_progress(done, total=None, _msg="") -> None:
-        if progress.cancelled:
-            return  # the worker process is told through cancel(); keep reading its replies
-        frac = done / total if total else None
-        what = f"sample {int(done)} of {int(total)}" if total else "running"
-        progress(frac, f"Comparing: {what}" if index is None else f"Sample #{index}: {what}")
+    from inspector.core.compare.comparison import compare_models
+    from inspector.core.compare.single_sample import compare_one_sample
 
     if index is None:
         fn, args, step = compare_models, (float_path, quant_path, options), "comparing (running both models over the samples)"
     else:
         fn, args, step = compare_one_sample, (float_path, quant_path, options, index), f"re-running sample #{index}"
-    return run_isolated(fn, *args, progress=on_progress, cancel=lambda: progress.cancelled, step=step, models=(float_path, quant_path))
+    prefix = "Comparing: " if index is None else f"Sample #{index}: "
+    return run_isolated(fn, *args, task=task.span(0.0, 1.0, prefix), step=step, models=(float_path, quant_path))
 
 
 class CompareController(QObject):
@@ -71,21 +66,36 @@ class CompareController(QObject):
     def __init__(self, controller, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.options = CompareOptions()
-        self._result: ComparisonResult | None = None
+        self.state = state = controller.state  # options, result, run options, baseline live there
         self._task: TaskResult | None = None
-        self._baseline: ComparisonResult | None = None
-        self.baseline_label = ""
         self.sample: SampleRun | None = None
         self.worker: Worker | None = None
-        self.run_options: CompareOptions | None = None  # options of the current result
         self.task_error = ""
-        controller.models_changed.connect(self._models_changed)
+        state.options_changed.connect(self.options_changed.emit)
+        state.comparison_changed.connect(self._comparison_changed)
+        state.baseline_changed.connect(self.baseline_changed.emit)
 
     # ------------------------------------------------------------------ state
     @property
+    def options(self) -> CompareOptions:
+        return self.state.options
+
+    @property
+    def run_options(self) -> CompareOptions | None:
+        """The options of the current result."""
+        return self.state.run_options
+
+    @property
+    def baseline_label(self) -> str:
+        return self.state.baseline_label
+
+    @property
+    def _result(self) -> ComparisonResult | None:
+        return self.state.comparison
+
+    @property
     def result(self) -> ComparisonResult | None:
-        return self._result
+        return self.state.comparison
 
     @property
     def task(self) -> TaskResult | None:
@@ -93,19 +103,20 @@ class CompareController(QObject):
 
     @property
     def baseline(self) -> ComparisonResult | None:
-        return self._baseline
+        return self.state.baseline
 
     @property
     def running(self) -> bool:
         return self.worker is not None and not self.worker.is_done
 
     def set_options(self, options: CompareOptions) -> None:
-        self.options = options
-        self.options_changed.emit(options)
+        self.state.set_options(options)
 
-    def set_result(self, result: ComparisonResult | None) -> None:
+    def set_result(self, result: ComparisonResult | None, run_options: CompareOptions | None = None) -> None:
         """Show a result (a finished run, or one restored from a session)."""
-        self._result = result
+        self.state.set_comparison(result, run_options if run_options is not None else self.state.run_options)
+
+    def _comparison_changed(self, result: ComparisonResult | None) -> None:
         self._task, self.task_error = None, ""
         if result is not None:
             try:
@@ -118,17 +129,14 @@ class CompareController(QObject):
 
     def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None:
         """A second series in the layer error plot (e.g. before a requantization)."""
-        self._baseline = result
-        self.baseline_label = label if result is not None else ""
-        self.baseline_changed.emit(result)
+        self.state.set_baseline(result, label)
 
     def clear_baseline(self) -> None:
         self.set_baseline(None)
 
     # ------------------------------------------------------------------ runs
     def paths(self) -> tuple[str, str] | None:
-        a, b = self.controller.models["A"], self.controller.models["B"]
-        return None if a is None or b is None else (a.path, b.path)
+        return self.state.paths()
 
     def run(self, options: CompareOptions | None = None, *, paths: tuple[str, str] | None = None) -> Worker | None:
         """Compare models A and B (or `paths`) over the samples `options` (default: the panel's) describe."""
@@ -186,8 +194,7 @@ class CompareController(QObject):
         if w is not self.worker:
             return
         if index is None:
-            self.run_options = opts
-            self.set_result(result)
+            self.set_result(result, opts)
         else:
             self.sample = SampleRun(index, result)
             self.sample_changed.emit(self.sample)
@@ -204,16 +211,3 @@ class CompareController(QObject):
         if w is self.worker:
             self.worker = None
             self.finished.emit()
-
-    def _models_changed(self) -> None:
-        """A result for other files than the open pair is stale: drop it (the baseline stays)."""
-        r, p = self._result, self.paths()
-        if r is not None and (p is None or not (_same(r.float_path, p[0]) and _same(r.quant_path, p[1]))):
-            self.set_result(None)
-
-
-def _same(a: str, b: str) -> bool:
-    try:
-        return Path(a).resolve() == Path(b).resolve()
-    except OSError:
-        return a == b

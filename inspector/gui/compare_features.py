@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import QScrollArea, QSplitter
 
-from inspector.core.activation_data import activation_histogram
-from inspector.core.compare_result import ComparisonResult
-from inspector.core.layer_series import error_grade, format_value, layer_tooltip, op_errors
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.viewdata.activations import activation_histogram
+from inspector.core.viewdata.layer_series import error_grade, format_value, layer_tooltip, op_errors
 from inspector.gui.compare_controller import CompareController, SampleRun
 from inspector.gui.views.activation_view import ActivationView
 from inspector.gui.views.inputs_panel import InputsPanel
@@ -81,6 +81,7 @@ class CompareFeatures(QObject):
         cc.baseline_changed.connect(lambda r: self.plot.set_baseline(r, cc.baseline_label))
         cc.sample_changed.connect(self._sample_changed)
         cc.options_changed.connect(self.inputs.set_options)
+        self.inputs.options_edited.connect(cc.set_options)  # the state holds what the panel shows
         self.plot.layer_clicked.connect(self.select_layer)
         self.sample_plot.layer_clicked.connect(self.select_layer)
         self.activations.collect_requested.connect(cc.collect_values)
@@ -100,8 +101,15 @@ class CompareFeatures(QObject):
         self.act_cancel.triggered.connect(self.compare.cancel)
         self.act_clear = QAction("Clear &baseline series", self.window)
         self.act_clear.triggered.connect(self.compare.clear_baseline)
+        self.act_isolated = QAction("SQNR column shows the &isolated error", self.window, checkable=True)
+        self.act_isolated.setStatusTip("The layer lists' SQNR column: each layer's own (isolated) error instead of the "
+                                       "accumulated one; needs a comparison run with 'isolated error per layer'")  # fmt: skip
+        self.act_isolated.setEnabled(False)
+        self.act_isolated.toggled.connect(lambda _on: self._fill_error_columns(self.compare.result))
         for a in (self.act_run, self.act_cancel, self.act_clear):
             m.addAction(a)
+        m.addSeparator()
+        m.addAction(self.act_isolated)
         # keep Help last
         help_menu = next((a for a in self.window.menuBar().actions() if a.text().replace("&", "") == "Help"), None)
         if help_menu is not None:
@@ -115,7 +123,7 @@ class CompareFeatures(QObject):
         self.sample_plot.set_result(result)
         self.sample_plot.set_sample(None)
         self.summary.set_result(result, cc.task)
-        folder = cc.run_options.inputs if cc.run_options is not None else None
+        folder = cc.run_options.samples.source if cc.run_options is not None else None
         note = f"Task metrics unavailable: {cc.task_error}" if cc.task_error else ""
         if result is not None and result.per_sample_outputs is None and not note:
             note = "Outputs are too large to keep per sample, so samples are not ranked."
@@ -140,15 +148,26 @@ class CompareFeatures(QObject):
         self.window.show_error(f"Comparison failed: {message}")
 
     def _fill_error_columns(self, result: ComparisonResult | None) -> None:
+        """SQNR per op in both layer lists: accumulated, or isolated when chosen and available."""
+        has_iso = result is not None and result.isolated
+        self.act_isolated.setEnabled(bool(has_iso))
+        isolated = bool(has_iso) and self.act_isolated.isChecked()
         for slot, pane in self.window.panes.items():
+            pane.set_error_header("SQNR iso" if isolated else "SQNR",
+                                  "Isolated SQNR: the layer's own error (fed the quantized model's inputs)" if isolated
+                                  else "SQNR of the layer's output in the last comparison, accumulated end to end "
+                                       "(green: good, red: large error)")  # fmt: skip
             if result is None:
                 pane.set_errors({})
                 continue
             errors = {}
-            position = {id(layer): i for i, layer in enumerate(result.layers)}
             for op, layer in op_errors(result, float_side=slot == "A").items():
-                s = layer.metrics.sqnr_db
-                tip = layer_tooltip(layer, position[id(layer)], "sqnr_db", s)
+                m = layer.isolated if isolated else layer.metrics
+                if m is None:  # no isolated figure for this layer: say why in the tooltip
+                    errors[op] = ("—", None, layer.isolated_note or "no isolated error for this layer")
+                    continue
+                s = m.sqnr_db
+                tip = ("isolated (own error)\n" if isolated else "") + layer_tooltip(layer, "sqnr_db", s)
                 errors[op] = (format_value(s, "sqnr_db").replace(" dB", ""), grade_color(error_grade(s)), tip)
             pane.set_errors(errors)
 

@@ -1,6 +1,7 @@
-"""The one place that holds application state: model A (float), model B (quantized), their
-pairing, and the linked selection. Views send intents (open, select, pick a channel) and
-listen to signals; they never compute numbers themselves.
+"""The models-and-selection controller: opens models into the Qt-free `AppState` (model A
+float, model B quantized, their pairing, the linked selection) and turns its events into Qt
+signals. Views send intents (open, select, pick a channel) and listen to signals; they never
+compute numbers themselves.
 
 Extension points for later features (layer error plot, activation histograms, op math...):
 listen to `models_changed` and `selection_changed`; run long work through `run_task()` so it
@@ -9,36 +10,24 @@ shows in the status bar with progress and Cancel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.errors import InspectorError
-from inspector.core.model import Model, Subgraph, Tensor
-from inspector.core.pairing import Pairing, pair_models
-from inspector.core.weights import MAX_ELEMENTS, WeightAnalysis, analyze_tensors, weight_tensor_of
+from inspector.core.compare.pairing import Pairing
+from inspector.core.compare.weights import (
+    MAX_ELEMENTS,
+    WeightAnalysis,
+    analyze_tensors,
+    weight_tensor_of,
+)
+from inspector.core.state.app_state import SLOTS, AppState, Selection
+from inspector.core.tflite.model import Model, Subgraph, Tensor
 from inspector.gui.workers import Worker
 
-SLOTS = ("A", "B")
+__all__ = ["SLOTS", "Controller", "Selection"]
 SYNC_WEIGHT_ELEMENTS = 1_000_000  # smaller weight tensors are analysed at once, larger in a worker
-
-
-@dataclass(frozen=True)
-class Selection:
-    """What is selected, as indices in each model's main subgraph (None: nothing there)."""
-
-    origin: str = "A"  # the pane the user clicked in
-    op_a: int | None = None
-    op_b: int | None = None
-    tensor_a: int | None = None
-    tensor_b: int | None = None
-
-    def op(self, slot: str) -> int | None:
-        return self.op_a if slot == "A" else self.op_b
-
-    def tensor(self, slot: str) -> int | None:
-        return self.tensor_a if slot == "A" else self.tensor_b
 
 
 class Controller(QObject):
@@ -47,21 +36,40 @@ class Controller(QObject):
     models_changed = Signal()  # after any model_changed, once pairing is up to date
     load_failed = Signal(str, str, str)  # slot, path, message naming the file and the problem
     selection_changed = Signal(object)  # Selection
+    signature_changed = Signal(object)  # key | None: both models re-viewed (after their model_changed)
     weights_changed = Signal(object)  # WeightAnalysis | None
     quantization_changed = Signal(object)  # (label, Tensor) of the selected quantized tensor | None
     task_started = Signal(object, str)  # Worker, description
     error = Signal(str)  # any other user-facing error
 
-    def __init__(self, parent: QObject | None = None) -> None:
+    def __init__(self, parent: QObject | None = None, state: AppState | None = None) -> None:
         super().__init__(parent)
-        self.models: dict[str, Model | None] = {"A": None, "B": None}
-        self.pairing: Pairing | None = None
-        self.pairing_note = ""
-        self.selection = Selection()
+        self.state = state if state is not None else AppState()
         self.weights: WeightAnalysis | None = None
-        self.channel: int | None = None
         self._load_token = {"A": 0, "B": 0}
         self._weights_worker: Worker | None = None
+        self.state.signature_changed.connect(self._signature_changed)
+
+    # ------------------------------------------------------------------ state (held by AppState)
+    @property
+    def models(self) -> dict[str, Model | None]:
+        return self.state.models
+
+    @property
+    def pairing(self) -> Pairing | None:
+        return self.state.pairing
+
+    @property
+    def pairing_note(self) -> str:
+        return self.state.pairing_note
+
+    @property
+    def selection(self) -> Selection:
+        return self.state.selection
+
+    @property
+    def channel(self) -> int | None:
+        return self.state.channel
 
     # ------------------------------------------------------------------ models
     def subgraph(self, slot: str) -> Subgraph | None:
@@ -72,7 +80,7 @@ class Controller(QObject):
         """Load a .tflite into slot A or B; the other model stays as it is, also on failure."""
         if slot not in SLOTS:
             raise ValueError(f"slot must be A or B, not {slot!r}")
-        path = str(path)
+        path = os.path.abspath(path)  # versions, sessions and recent files must not depend on the working directory
         self._load_token[slot] += 1
         token = self._load_token[slot]
         w = Worker(Model, path)
@@ -90,6 +98,15 @@ class Controller(QObject):
         self._load_token[slot] += 1
         self._set_model(slot, None)
 
+    def swap_models(self) -> None:
+        """Exchange A and B (the pair check found the quantized model in slot A)."""
+        self.state.swap_models()
+        for slot in SLOTS:
+            self.model_changed.emit(slot)
+        self.models_changed.emit()
+        self.selection_changed.emit(self.selection)
+        self._update_weights()
+
     def _loaded(self, slot: str, token: int, model: Model) -> None:
         if token == self._load_token[slot]:  # a newer open of this slot wins
             self._set_model(slot, model)
@@ -99,17 +116,20 @@ class Controller(QObject):
             self.load_failed.emit(slot, path, msg)
 
     def _set_model(self, slot: str, model: Model | None) -> None:
-        self.models[slot] = model
-        self.pairing, self.pairing_note = None, ""
-        a, b = self.models["A"], self.models["B"]
-        if a is not None and b is not None:
-            try:
-                self.pairing = pair_models(a, b)
-            except (InspectorError, IndexError, ValueError) as e:  # fall back to names
-                self.pairing_note = f"structural pairing failed ({e}); matching by name"
-        self.selection = Selection(origin=slot)
+        self.state.set_model(slot, model)
         self.model_changed.emit(slot)
         self.models_changed.emit()
+        self.selection_changed.emit(self.selection)
+        self._update_weights()
+
+    def set_signature(self, key: str | None) -> None:
+        """Compare signature `key` (None: subgraph 0): the panes, pairing and op tables follow."""
+        self.state.set_signature(key)
+
+    def _signature_changed(self, key: str | None) -> None:
+        for slot in SLOTS:
+            self.model_changed.emit(slot)
+        self.signature_changed.emit(key)
         self.selection_changed.emit(self.selection)
         self._update_weights()
 
@@ -172,8 +192,7 @@ class Controller(QObject):
         self._select(slot, None, None, index, self.counterpart_tensor(slot, index))
 
     def clear_selection(self) -> None:
-        self.channel = None
-        self.selection = Selection()
+        self.state.select(Selection(), None)
         self.selection_changed.emit(self.selection)
         self._update_weights()
 
@@ -184,16 +203,15 @@ class Controller(QObject):
             sel = Selection("B", other_op, op, other_tensor, tensor)
         if sel == self.selection:
             return
-        if (sel.tensor_a, sel.tensor_b) != (self.selection.tensor_a, self.selection.tensor_b):
-            self.channel = None
-        self.selection = sel
+        same_tensors = (sel.tensor_a, sel.tensor_b) == (self.selection.tensor_a, self.selection.tensor_b)
+        self.state.select(sel, self.channel if same_tensors else None)
         self.selection_changed.emit(sel)
         self._update_weights()
 
     def set_channel(self, channel: int | None) -> None:
         """Show one channel of a per-channel weight tensor (None: all channels)."""
         if channel != self.channel:
-            self.channel = channel
+            self.state.select(self.selection, channel)
             self._update_weights()
 
     # ------------------------------------------------------------------ derived views

@@ -3,7 +3,8 @@
 Uses `core.report.build_report` / `write_report` (atomic writes; input models are never
 overwritten) with the current comparison, if there is one; CSV and the Model Explorer
 overlay need one. The dialog proposes `<model B>-report.*` in the last export folder
-(QSettings "export/last_dir") or else next to the models.
+(QSettings "export/last_dir"), else the user's last save / model folder, else home; never
+inside the app's resources (where the bundled example lives).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InputError
-from inspector.core.report import build_report, write_report
+from inspector.core.progress import TaskState, as_task
+from inspector.core.review.report import build_report, write_report
+from inspector.gui.recent import in_resources
 from inspector.gui.workers import Worker
 
 KINDS = ("html", "json", "csv", "model_explorer")
@@ -46,15 +50,14 @@ def export_paths(folder: str | Path, base: str, kinds) -> dict[str, str]:
     return {k: str(Path(folder) / f"{base}{SUFFIXES[k]}") for k in KINDS if k in kinds}
 
 
-def export_job(float_path: str, quant_path: str | None, comparison: dict | None, paths: dict[str, str],
-               progress=None) -> list[str]:  # fmt: skip
+def export_job(float_path: str, quant_path: str | None, comparison: ComparisonResult | None, paths: dict[str, str],
+               task: TaskState | None = None) -> list[str]:  # fmt: skip
     """Build the report and write the requested files (runs in a worker thread)."""
-    if progress is not None:
-        progress(0.05, "Building the report (audit, histograms, op math)")
+    task = as_task(task)
+    task.report(0.05, "Building the report (audit, histograms, op math)")
     report = build_report(float_path, quant_path, comparison)
-    if progress is not None:
-        progress(0.7, "Writing report files")
-    return write_report(report, html=paths.get("html"), json_path=paths.get("json"), csv=paths.get("csv"),
+    task.report(0.7, "Writing report files")
+    return write_report(report, comparison, html=paths.get("html"), json_path=paths.get("json"), csv=paths.get("csv"),
                         model_explorer=paths.get("model_explorer"))  # fmt: skip
 
 
@@ -79,13 +82,9 @@ class ReportExporter(QObject):
 
     def default_folder(self) -> str:
         last = str(self.window.settings.value(SETTINGS_DIR, "") or "")
-        if last and Path(last).is_dir():
+        if last and Path(last).is_dir() and not in_resources(last):
             return last
-        a, b = self.models()
-        for p in (b, a):
-            if p:
-                return str(Path(p).resolve().parent)
-        return str(Path.home())
+        return self.window.recent.save_dir  # the last folder saved into / models came from, else home; never resources
 
     def default_base(self) -> str:
         a, b = self.models()
@@ -97,7 +96,7 @@ class ReportExporter(QObject):
         """Write the report files in a worker; `exported(paths)` or `failed(message)` follow."""
         a, b = self.models()
         first, second = (a, b) if a else (b, None)
-        comparison = self.source.json()
+        comparison = self.source.result()
         kinds = [k for k in kinds if comparison is not None or k not in NEEDS_COMPARISON]
         if first is None:
             raise InputError("open a model first: there is nothing to report on")
@@ -127,7 +126,7 @@ class ReportExporter(QObject):
         if a is None and b is None:
             self.window.show_error("Export report: open a model first.")
             return None
-        d = ExportDialog(self.default_folder(), self.default_base(), self.source.json() is not None, self.window)
+        d = ExportDialog(self.default_folder(), self.default_base(), self.source.result() is not None, self.window)
         d.accepted.connect(lambda: self._accepted(d))
         d.open()  # window-modal; the event loop keeps running
         self.dialog = d

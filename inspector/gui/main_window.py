@@ -6,6 +6,7 @@ Later features add their views with `add_tab(title, widget)` and listen to the c
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
@@ -21,30 +22,53 @@ from PySide6.QtWidgets import (
 )
 
 from inspector import __version__
+from inspector.core.errors import InspectorError
+from inspector.core.runtime.versions import runtime_versions
+from inspector.core.state.app_state import AppState
+from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
 from inspector.gui.compare_features import install_compare
 from inspector.gui.controller import SLOTS, Controller, Selection
+from inspector.gui.pair_features import install_pair
+from inspector.gui.parity_features import install_parity
 from inspector.gui.recent import RecentFiles
 from inspector.gui.requantize_features import install_requantize
 from inspector.gui.review import install_review
-from inspector.gui.views.model_pane import ModelPane, tflite_paths
+from inspector.gui.signature_features import install_signatures
+from inspector.gui.views.file_drop import TfliteDropTarget
+from inspector.gui.views.model_pane import ModelPane
 from inspector.gui.views.per_channel_view import PerChannelView
+from inspector.gui.views.sections_dialog import SectionsDialog
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.views.weight_histogram import WeightHistogramView
 from inspector.gui.workers import Worker
 
 APP_TITLE = "TFLite Quantization Inspector"
-FILE_FILTER = "TFLite models (*.tflite);;All files (*)"
 
 
-class MainWindow(QMainWindow):
-    def __init__(self, controller: Controller | None = None, settings: QSettings | None = None) -> None:
+def about_versions() -> list[tuple[str, str]]:
+    """The runtime versions the About box lists (core's list plus PySide6 / Qt and pyqtgraph)."""
+    import pyqtgraph
+    import PySide6
+    from PySide6.QtCore import qVersion
+
+    return runtime_versions([("PySide6 / Qt", f"{PySide6.__version__} / Qt {qVersion()}"), ("pyqtgraph", pyqtgraph.__version__)])
+
+
+FILE_FILTER = "TFLite models and LiteRT-LM bundles (*.tflite *.litertlm);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;All files (*)"
+
+
+class MainWindow(TfliteDropTarget, QMainWindow):
+    def __init__(self, controller: Controller | None = None, settings: QSettings | None = None,
+                 state: AppState | None = None) -> None:  # fmt: skip
         super().__init__()
-        self.controller = controller or Controller(self)
+        self.controller = controller or Controller(self, state)
+        self.state = self.controller.state  # the Qt-free application state the controllers share
         self.settings = settings if settings is not None else QSettings()
         self.recent = RecentFiles(self.settings)
-        self.setAcceptDrops(True)
+        self.accept_tflite_drops()  # onto the window: first file -> A, second -> B (files_dropped_here)
         self.resize(1400, 900)
 
+        self.sections_dialog: SectionsDialog | None = None
         self.panes = {s: ModelPane(s) for s in SLOTS}
         self.banner = ErrorBanner()
         self._banner_slot: str | None = None
@@ -61,7 +85,12 @@ class MainWindow(QMainWindow):
         self.main_splitter = QSplitter(Qt.Orientation.Vertical)
         self.main_splitter.addWidget(self.pane_splitter)
         self.main_splitter.addWidget(self.tabs)
-        self.main_splitter.setSizes([430, 470])
+        self.main_splitter.setSizes([380, 520])  # the tabs get the larger share; F9 collapses the panes
+        for sp in (self.main_splitter, self.pane_splitter):  # drag to resize, or collapse a side entirely
+            sp.setChildrenCollapsible(True)
+            sp.setHandleWidth(7)
+        self.main_splitter.setCollapsible(1, False)  # the tabs never vanish
+        self.main_splitter.splitterMoved.connect(lambda *_: self._sync_panes_action())
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.setContentsMargins(4, 4, 4, 0)
@@ -74,9 +103,14 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._update_title()
-        install_compare(self)  # window.compare: run, layer error plot, activations, worst samples
-        install_review(self)  # op math + audit tabs, File > Export report / sessions
-        install_requantize(self)  # window.requantize: Requantize tab (plan, versions, deltas, suggest, save)
+        compare = install_compare(self).compare  # window.compare: run, layer error plot, activations, worst samples
+        requantize_tab = self.tabs.count()
+        requantize = install_requantize(self, compare).rq  # window.requantize: plan, versions, deltas, suggest, save
+        install_review(self, compare, requantize)  # op math + audit tabs, File > Export report / sessions
+        install_signatures(self)  # the signature chooser above the comparison's inputs
+        install_pair(self, compare)  # window.pair: pair check (swap back, not twins), random-inputs banner, inputs per pair
+        install_parity(self)  # window.parity: "Runtime parity" tab (model B on two runtimes / thread counts)
+        self.tabs.tabBar().moveTab(requantize_tab, self.tabs.count() - 1)  # Requantize stays the last tab
         self._restore_state()
 
     # ------------------------------------------------------------------ extension points
@@ -85,17 +119,42 @@ class MainWindow(QMainWindow):
         return self.tabs.addTab(widget, title)
 
     # ------------------------------------------------------------------ intents
-    def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker:
+    def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
+        """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None)."""
+        if split_address(path)[1] is None and is_bundle_file(path):
+            self.choose_section(slot, str(path))
+            return None
         return self.controller.open_model(slot, path, background=background)
 
+    def choose_section(self, slot: str, path: str) -> SectionsDialog | None:
+        """List the bundle's sections; the chosen TFLite section opens as `path#N` in A or B."""
+        try:
+            bundle = read_bundle(path)
+        except InspectorError as e:
+            self.show_error(f"Could not open model {slot}: {e}", slot)
+            return None
+        dlg = SectionsDialog(bundle, slot, self)
+        dlg.section_chosen.connect(lambda s, address: self.open_model(s, address))
+        dlg.finished.connect(lambda _r, d=dlg: self._section_dialog_closed(d))
+        self.sections_dialog = dlg  # the open one (tests, screenshots)
+        dlg.open()  # window-modal, does not block the event loop
+        return dlg
+
+    def _section_dialog_closed(self, dlg: SectionsDialog) -> None:
+        if self.sections_dialog is dlg:
+            self.sections_dialog = None
+        dlg.deleteLater()
+
     def open_files(self, paths: list[str], slot: str | None = None) -> list[Worker]:
-        """First file -> slot (default: A, or B when only A is loaded), second -> the other."""
+        """First file -> slot (default: A, or B when only A is loaded), second -> the other.
+        Bundles show their sections instead (no worker for them)."""
         if not paths:
             return []
         if slot is None:
             slot = "B" if len(paths) == 1 and self.controller.models["A"] is not None else "A"
         order = [slot, "B" if slot == "A" else "A"]
-        return [self.open_model(s, p) for s, p in zip(order, paths[:2], strict=False)]
+        workers = [self.open_model(s, p) for s, p in zip(order, paths[:2], strict=False)]
+        return [w for w in workers if w is not None]
 
     def choose_file(self, slot: str) -> None:
         what = "float model (A)" if slot == "A" else "quantized model (B)"
@@ -109,10 +168,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 10000)
 
     def show_about(self) -> QMessageBox:
+        rows = "".join(f"<tr><td style='white-space:nowrap'>{html.escape(k)}</td><td>&nbsp;&nbsp;{html.escape(v)}</td></tr>"
+                       for k, v in about_versions())  # fmt: skip
         box = QMessageBox(QMessageBox.Icon.Information, f"About {APP_TITLE}",
                           f"<b>{APP_TITLE}</b> {__version__}<br><br>Compare a float TensorFlow Lite / LiteRT "
-                          "model with its quantized twin: quantization parameters, weights and errors.", parent=self)  # fmt: skip
+                          "model with its quantized twin: quantization parameters, weights and errors."
+                          f"<br><br><table>{rows}</table>", parent=self)  # fmt: skip
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 460px; }")  # the version table on one line per package
         box.open()  # window-modal, does not block the event loop
         self._about = box
         return box
@@ -130,6 +193,11 @@ class MainWindow(QMainWindow):
         self._action(m, "Close model B", None, lambda: self.controller.close_model("B"))
         m.addSeparator()
         self.act_quit = self._action(m, "&Quit", QKeySequence("Ctrl+Q"), self.close)
+        v = self.menuBar().addMenu("&View")
+        self.act_panes = self._action(v, "Show &model panes (A, B)", QKeySequence("F9"), self.show_panes)
+        self.act_panes.setCheckable(True)
+        self.act_panes.setChecked(True)
+        self.act_panes.setStatusTip("Hide the model panes so the tabs take the whole height (F9)")
         h = self.menuBar().addMenu("&Help")
         self.act_about = self._action(h, "&About", QKeySequence("F1"), self.show_about)
 
@@ -203,6 +271,27 @@ class MainWindow(QMainWindow):
         names = [Path(m.path).name if m else "—" for m in self.controller.models.values()]
         self.setWindowTitle(APP_TITLE if names == ["—", "—"] else f"{names[0]} ↔ {names[1]} — {APP_TITLE}")
 
+    # ------------------------------------------------------------------ panes
+    def show_panes(self, on: bool) -> None:
+        """Show or collapse the model panes (A, B); collapsed, the tabs take the whole height."""
+        sizes = self.main_splitter.sizes()
+        total = sum(sizes)
+        if on and sizes[0] == 0:
+            top = getattr(self, "_panes_height", 0) or int(total * 0.45)
+            self.main_splitter.setSizes([top, max(total - top, 1)])
+        elif not on and sizes[0] > 0:
+            self._panes_height = sizes[0]
+            self.main_splitter.setSizes([0, total])
+        self._sync_panes_action()
+
+    def panes_collapsed(self) -> bool:
+        return self.main_splitter.sizes()[0] == 0
+
+    def _sync_panes_action(self) -> None:
+        self.act_panes.blockSignals(True)
+        self.act_panes.setChecked(not self.panes_collapsed())
+        self.act_panes.blockSignals(False)
+
     # ------------------------------------------------------------------ window state
     def _restore_state(self) -> None:
         for key, fn in (
@@ -214,6 +303,7 @@ class MainWindow(QMainWindow):
             v = self.settings.value(key)
             if isinstance(v, QByteArray | bytes) and len(v):
                 fn(QByteArray(v))
+        self._sync_panes_action()
 
     def save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -222,18 +312,10 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/pane_splitter", self.pane_splitter.saveState())
         self.settings.sync()
 
+    def files_dropped_here(self, paths: list[str]) -> None:
+        self.open_files(paths)
+
     def closeEvent(self, e) -> None:
         self.save_state()
         self.tasks.cancel_all()
         super().closeEvent(e)
-
-    # ------------------------------------------------------------------ drag and drop onto the window
-    def dragEnterEvent(self, e) -> None:
-        if tflite_paths(e.mimeData()):
-            e.acceptProposedAction()
-
-    def dropEvent(self, e) -> None:
-        paths = tflite_paths(e.mimeData())
-        if paths:
-            e.acceptProposedAction()
-            self.open_files(paths)

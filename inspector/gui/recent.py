@@ -1,10 +1,18 @@
-"""Recent files and last folder, kept in QSettings (tests pass their own QSettings)."""
+"""Recent files and last folders, kept in QSettings (tests pass their own QSettings).
+
+`last_dir` is where the last model was opened from (the open dialog starts there). Save and
+export dialogs start in `save_dir`: the folder the user last saved into, else the last model
+folder, else home; never inside the app's own resources (the bundled example lives there, and an
+installed app's folder is no place for the user's files).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
+
+from inspector.paths import resources_dir
 
 MAX_RECENT = 10
 
@@ -41,3 +49,25 @@ class RecentFiles:
     @property
     def last_dir(self) -> str:
         return str(self.settings.value("last_dir", "") or "")
+
+    @property
+    def save_dir(self) -> str:
+        """Where save / export / session dialogs start (see the module docstring)."""
+        for key in ("last_save_dir", "last_dir"):
+            d = str(self.settings.value(key, "") or "")
+            if d and Path(d).is_dir() and not in_resources(d):
+                return d
+        return str(Path.home())
+
+    def remember_save_dir(self, path: str | Path, is_folder: bool = False) -> None:
+        """The folder of a file the user saved (or the folder itself), for the next save dialog."""
+        d = Path(path) if is_folder else Path(path).parent
+        self.settings.setValue("last_save_dir", str(d.resolve()))
+
+
+def in_resources(path: str | Path) -> bool:
+    """True for the app's bundled resources folder or anything below it."""
+    try:
+        return Path(path).resolve().is_relative_to(resources_dir())
+    except OSError:
+        return False

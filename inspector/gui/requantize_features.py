@@ -13,9 +13,10 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
-from inspector.core.compare_result import ComparisonResult
-from inspector.core.layer_series import op_errors
-from inspector.core.requant_choices import algorithms_for
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.requantize.choices import algorithms_for, edit_label, logits_objective
+from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
+from inspector.core.viewdata.layer_series import op_errors
 from inspector.gui.requantize_controller import RequantizeController
 from inspector.gui.views.requantize_panel import RequantizePanel
 from inspector.gui.workers import Worker
@@ -24,22 +25,50 @@ MODEL_FILTER = "TFLite models (*.tflite);;All files (*)"
 RECIPE_FILTER = "Recipe JSON (*.json);;All files (*)"
 
 
+def origin_text(v) -> str:
+    if v.kind == "opened":
+        return "the model you opened"
+    if v.surgical:
+        return f"{v.kind} from {Path(v.source).name} (ops {', '.join(map(str, v.edited_ops))} of it; every other op unchanged)"
+    if v.kind == "recalibrated":
+        return f"litert-quantizer from {Path(v.float_path).name} with no changes, calibration seeded from {Path(v.source).name}"
+    return f"{v.kind} from {Path(v.float_path).name}" + (f", calibration seeded from {Path(v.source).name}" if v.source else "")
+
+
+def suggest_text(s, at: str | None = None) -> str:
+    """What Suggest found, in words (surgical steps with their size and latency cost)."""
+    verdict = "meets the target" if s.met else "does not meet the target"
+    if isinstance(s, SurgicalSuggestResult):
+        size0, lat0 = s.baseline_size_bytes, s.baseline_latency_ms
+        steps = "\n".join(
+            f"{k + 1}. {edit_label(st.edit)} on op {', '.join(map(str, st.ops))} {st.type}: {st.gain_db:+.2f} dB → "
+            f"{st.objective_sqnr_db:.2f} dB, size {(st.size_bytes - size0) / 1024:+.1f} KiB, latency "
+            f"{st.latency_ms - lat0:+.2f} ms"
+            for k, st in enumerate(s.steps)
+        ) or "no edit found"  # fmt: skip
+        head = f"Suggested ({verdict}): SQNR at {at or 'the model output'} {s.baseline_sqnr_db:.2f} → {s.best_sqnr_db:.2f} dB."
+        if at and s.output_sqnr_db_after is not None and s.output_sqnr_db_before is not None:
+            head += f" Model output {s.output_sqnr_db_before:.2f} → {s.output_sqnr_db_after:.2f} dB."
+        return f"{head}\n{steps}\n" + "\n".join(f"• {n}" for n in s.notes)
+    chosen = ", ".join(f"op {x['op']} {x['type']} (+{x['gain_db']:.2f} dB)" for x in s.layers) or "no layer"
+    return f"Suggested ({verdict}): {s.treatment} {chosen}.\n" + "\n".join(f"• {n}" for n in s.notes)
+
+
 def sample_text(opts) -> str:
-    what = f"{opts.samples or 'all'} samples of {Path(opts.inputs).name}" if opts.inputs else f"{opts.samples or 8} random samples (seed {opts.seed})"
-    return f"Calibration uses the comparison's samples: {what}. Change them in the Layer error tab."
+    return f"Calibration uses the comparison's samples: {opts.samples.describe()}. Change them in the Layer error tab."
 
 
 class RequantizeFeatures(QObject):
-    def __init__(self, window) -> None:
+    def __init__(self, window, compare) -> None:
         super().__init__(window)
         self.window = window
         self.controller = c = window.controller
-        self.rq = rq = RequantizeController(window)
+        self.compare = compare
+        self.rq = rq = RequantizeController(window, compare)
         self.panel = p = RequantizePanel()
         window.requantize = rq
         window.requantize_panel = p
         window.add_tab("Requantize", p)
-        self._attached = None
         self._install_menu()
         Worker(algorithms_for, "CONV_2D").start()  # imports litert-quantizer off the GUI thread
 
@@ -66,20 +95,15 @@ class RequantizeFeatures(QObject):
         p.save_recipe_requested.connect(self.choose_save_recipe)
         p.plot.layer_clicked.connect(self._layer_clicked)
         c.models_changed.connect(self._models_changed)
+        c.signature_changed.connect(lambda _key: self._models_changed())  # the ops of the chosen signature
+        compare.result_changed.connect(self._result_changed)
+        compare.baseline_changed.connect(lambda r: self.panel.plot.set_baseline(r, compare.baseline_label))
+        compare.options_changed.connect(lambda _o: self._calibration_text())
+        self.panel.plot.set_result(compare.result)
+        self.panel.plot.set_baseline(compare.baseline, compare.baseline_label)
         self._models_changed()
 
     # ------------------------------------------------------------------ wiring to the comparison
-    def attach(self) -> None:
-        cc = getattr(self.window, "compare", None)
-        if cc is None or cc is self._attached:
-            return
-        self._attached = cc
-        cc.result_changed.connect(self._result_changed)
-        cc.baseline_changed.connect(lambda r: self.panel.plot.set_baseline(r, cc.baseline_label))
-        if hasattr(cc, "options_changed"):
-            cc.options_changed.connect(lambda _o: self._calibration_text())
-        self.panel.plot.set_result(cc.result)
-        self.panel.plot.set_baseline(cc.baseline, cc.baseline_label)
 
     def _result_changed(self, result: ComparisonResult | None) -> None:
         self.panel.plot.set_result(result)
@@ -92,14 +116,21 @@ class RequantizeFeatures(QObject):
         self.panel.editor.set_calibration_text(sample_text(self.rq.comparison_options()))
 
     def _models_changed(self) -> None:
-        self.attach()
-        self.panel.editor.set_float_model(self.controller.models["A"])
+        c = self.controller
+        self.panel.editor.set_float_model(c.models["A"])
+        b = c.models["B"]
+        self.panel.editor.set_quant_model(b if c.models["A"] is not None else None)
+        self.panel.editor.set_op_maps(0 if b is None or c.models["A"] is None else len(b.main.ops),
+                                      lambda i: c.counterpart_op("B", i), lambda i: c.counterpart_op("A", i))  # fmt: skip
         self._calibration_text()
+        logits = logits_objective(b) if b is not None else None
+        self.panel.suggest.set_logits(logits, f"op {logits[3:]}" if logits else "")
 
     def _versions_changed(self) -> None:
         rq, p = self.rq, self.panel
         rows = [(v.name, v.size_bytes, rq.output_sqnr(i)) for i, v in enumerate(rq.versions)]
         p.versions.set_versions(rows, rq.current, rq.reference)
+        p.versions.set_baseline_reason(rq.baseline_reason())
         p.tradeoff.set_versions(rows)
         v0 = rq.version(0)
         if v0 is not None and v0.base != p.editor.property("inferred_from"):
@@ -108,9 +139,11 @@ class RequantizeFeatures(QObject):
             p.editor.base.setToolTip(f"Scheme for every layer not listed below; {v0.base} was inferred from {Path(v0.path).name}")
         v = rq.version(rq.current)
         if v is not None:
-            origin = "the model you opened" if v.kind == "opened" else f"{v.kind} from {Path(v.float_path).name}"
-            p.set_notes(f"{v.name} — {origin}\n{v.path}", v.notes)
-        p.save_recipe_button.setEnabled(v is not None and bool(v.recipe))
+            p.set_notes(f"{v.name} — {origin_text(v)}\n{v.path}", v.notes)
+        else:  # no pair open: nothing to describe
+            p.notes.clear()
+            p.middle_tabs.setTabText(p.middle_tabs.indexOf(p.notes), "Notes")
+        p.save_recipe_button.setEnabled(v is not None and (bool(v.recipe) or v.surgical))
 
     def _running(self, running: bool, what: str) -> None:
         ed = self.panel.editor
@@ -119,24 +152,23 @@ class RequantizeFeatures(QObject):
 
     def _finished(self, v) -> None:
         n = len(v.notes)
-        first = f" The quantizer left {n} note(s), first: {v.notes[0]}" if n else ""
+        first = f" {n} note(s) (Notes tab), first: {v.notes[0]}" if n else ""
         delta = self.rq.delta
         gain = ""
         if delta is not None and delta.output_delta_db is not None:
-            gain = f" Output SQNR {delta.output_before_db:.2f} → {delta.output_after_db:.2f} dB."
-        self.panel.editor.status.setText(f"{v.name} is model B now.{gain}{first}")
+            gain = f" Output SQNR {delta.output_before_db:.2f} → {delta.output_after_db:.2f} dB against {delta.before_name}."
+        why = self.rq.baseline_reason()
+        self.panel.editor.status.setText(f"{v.name} is model B now.{gain}" + (f" {why}" if why else first))
         self.panel.plot_tabs.setCurrentWidget(self.panel.plot)
 
     def _suggestion(self, s) -> None:
         p = self.panel
-        p.tradeoff.set_suggestion(s)
+        at = p.suggest.objective.currentText() if isinstance(s, SurgicalSuggestResult) and self.rq.suggestion_objective else None
+        p.tradeoff.set_suggestion(s, at)
         if s is None:
             p.suggest.set_result("", False)
             return
-        chosen = ", ".join(f"op {x['op']} {x['type']} (+{x['gain_db']:.2f} dB)" for x in s.layers) or "no layer"
-        verdict = "meets the target" if s.met else "does not meet the target"
-        text = f"Suggested ({verdict}): {s.treatment} {chosen}.\n" + "\n".join(f"• {n}" for n in s.notes)
-        p.suggest.set_result(text, s.best is not None and self.rq.suggestion_path is not None)
+        p.suggest.set_result(suggest_text(s, at), s.best is not None and self.rq.suggestion_path is not None)
         p.plot_tabs.setCurrentWidget(p.tradeoff)
 
     # ------------------------------------------------------------------ intents
@@ -150,23 +182,23 @@ class RequantizeFeatures(QObject):
         ed.add_layers([op])
 
     def _layer_clicked(self, i: int) -> None:
-        r = getattr(getattr(self.window, "compare", None), "result", None)
+        r = self.compare.result
         if r is not None and 0 <= i < len(r.layers):
             self.controller.select_op("B", r.layers[i].op_index)
 
     def choose_save_model(self) -> None:
         v = self.rq.version(self.rq.current)
-        start = str(Path(self.window.recent.last_dir or Path.home()) / f"{Path(v.path).stem if v else 'model'}.tflite")
+        start = str(Path(self.window.recent.save_dir) / f"{Path(v.path).stem if v else 'model'}.tflite")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save model B as", start, MODEL_FILTER)
-        if path:
-            self.rq.save_model_to(path)
+        if path and self.rq.save_model_to(path):
+            self.window.recent.remember_save_dir(path)
 
     def choose_save_recipe(self) -> None:
         v = self.rq.version(self.rq.current)
-        start = str(Path(self.window.recent.last_dir or Path.home()) / f"{Path(v.path).stem if v else 'model'}.recipe.json")
+        start = str(Path(self.window.recent.save_dir) / f"{Path(v.path).stem if v else 'model'}.recipe.json")
         path, _ = QFileDialog.getSaveFileName(self.window, "Save recipe", start, RECIPE_FILTER)
-        if path:
-            self.rq.save_recipe_to(path)
+        if path and self.rq.save_recipe_to(path):
+            self.window.recent.remember_save_dir(path)
 
     def _install_menu(self) -> None:
         w = self.window
@@ -187,7 +219,7 @@ class RequantizeFeatures(QObject):
             w.menuBar().addAction(help_menu)
 
 
-def install_requantize(window) -> RequantizeFeatures:
+def install_requantize(window, compare) -> RequantizeFeatures:
     """Add the Requantize tab and menu to `window` (sets `window.requantize`)."""
-    window.requantize_features = RequantizeFeatures(window)
+    window.requantize_features = RequantizeFeatures(window, compare)
     return window.requantize_features

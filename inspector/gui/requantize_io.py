@@ -10,8 +10,10 @@ import re
 from pathlib import Path
 
 from inspector.core.errors import InputError, InspectorError
-from inspector.core.requantize import RequantizeResult, save_model, save_recipe
-from inspector.gui.requantize_state import Version, same_file
+from inspector.core.requantize.quantizer_route import RequantizeResult, save_model, save_recipe
+from inspector.core.state.app_state import same_file
+from inspector.core.writing import atomic_write_text, to_json_text
+from inspector.gui.requantize_state import Version
 
 
 class VersionFiles:
@@ -37,9 +39,18 @@ class VersionFiles:
         return True
 
     def save_recipe_to(self, path: str | Path, version: int | None = None) -> bool:
-        """Write the litert-quantizer recipe that reproduces the version."""
+        """Write the litert-quantizer recipe that reproduces the version; for a surgical version,
+        its plan JSON (`requantize FLOAT QUANT --plan` on the model it edited reproduces the bytes)."""
         v = self.version(self.current if version is None else version)
         try:
+            if v is not None and v.surgical:
+                for p in self._protected(self.comparison_options()):
+                    if Path(path).exists() and Path(p).exists() and same_file(str(path), p):
+                        raise InputError("refusing to overwrite an input file with the plan", str(path))
+                atomic_write_text(path, to_json_text(v.plan.to_json()) + "\n")
+                self.saved.emit(str(path))
+                self.window.statusBar().showMessage(f"Saved the plan of {v.name} to {path}", 8000)
+                return True
             if v is None or not v.recipe:
                 raise InputError(f"{v.name if v else 'model B'} was opened, not produced here, so it has no recipe; choose a requantized version")
             res = RequantizeResult(b"", v.recipe, [], v.plan, v.float_path)

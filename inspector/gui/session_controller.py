@@ -1,28 +1,36 @@
 """Sessions in the GUI: File > Save session / Open session (`.tqi.json`) and crash recovery.
 
-A session holds the open model paths (with size and hash, so a model changed on disk since is
-reported), the comparison's input settings, the selection, the comparison result JSON and the
-requantize plans. Other controllers are reached through attribute lookups and skipped when
-absent: `window.compare` (`options` / `set_options(CompareOptions)`, `set_result(result)`),
-`window.requantize` (`session_plans()` / `restore_session_plans(plans)`).
+A session is the serialized `AppState` (`core.state.session.session_from_state`): the open
+model paths (with size and hash, so a model changed on disk since is reported), the
+comparison's options and sample settings, the selection, the comparison result JSON and the
+versions of B. Restoring opens the models, then sets the selection, the options (through the
+comparison controller), the versions (through the requantize controller) and the result.
 Crash recovery (`start_recovery`, used by `app.run_app`): an autosave after each comparison and
 every few minutes; after an abnormal exit the next start offers the autosaved session.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from inspector.core.compare_result import ComparisonResult
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InspectorError
-from inspector.core.recovery import CrashRecovery, Recoverable
-from inspector.core.session import SUFFIX, load_session, model_changes, save_session
+from inspector.core.state.recovery import CrashRecovery, Recoverable
+from inspector.core.state.session import (
+    SUFFIX,
+    load_session,
+    model_changes,
+    save_session,
+    session_from_state,
+)
+from inspector.core.tflite.litertlm import split_address
 from inspector.core.writing import to_json_text
+from inspector.gui.recent import in_resources
 from inspector.gui.workers import Worker
 
 ROLES = {"A": "float", "B": "quant"}
@@ -30,34 +38,17 @@ AUTOSAVE_MS = 120_000
 SESSION_FILTER = f"Inspector sessions (*{SUFFIX});;All files (*)"
 
 
-def _options_json(options) -> dict:
-    if options is None or not dataclasses.is_dataclass(options):
-        return {}
-    d = dataclasses.asdict(options)
-    return {k: sorted(v) if isinstance(v, set | frozenset) else v for k, v in d.items()}
-
-
-def _options_from_json(d: dict):
-    from inspector.core.compare import CompareOptions
-
-    fields = {f.name for f in dataclasses.fields(CompareOptions)}
-    kw = {k: v for k, v in d.items() if k in fields}
-    if "keep_values" in kw:
-        kw["keep_values"] = frozenset(kw["keep_values"] or ())
-    return CompareOptions(**kw)
-
-
 class SessionController(QObject):
     restored = Signal(dict)  # the state, once its models are open and it is applied
     saved = Signal(str)  # path
 
-    def __init__(self, window, source) -> None:
+    def __init__(self, window, source, compare, requantize) -> None:
         super().__init__(window)
         self.window, self.source = window, source
+        self.compare, self.requantize = compare, requantize
         self.controller = window.controller
+        self.app_state = self.controller.state
         self.path: str | None = None
-        self.inputs: dict = {}  # input settings when no comparison controller takes them
-        self.plans: list[dict] = []  # requantize plans when no requantize controller takes them
         self.recovery: CrashRecovery | None = None
         self._last_autosave = ""
         self._autosave_worker: Worker | None = None
@@ -77,22 +68,8 @@ class SessionController(QObject):
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict:
-        c = self.controller
-        models = {ROLES[s]: (c.models[s].path if c.models[s] is not None else None) for s in ROLES}
-        sel = c.selection
-        selection = {"origin": sel.origin, "op_a": sel.op_a, "op_b": sel.op_b,
-                     "tensor_a": sel.tensor_a, "tensor_b": sel.tensor_b, "channel": c.channel}  # fmt: skip
-        for slot in ROLES:  # names too, for a reader without the model
-            t = c.selected_tensor(slot)
-            selection[f"tensor_name_{slot.lower()}"] = None if t is None else t.name
-        compare = getattr(self.window, "compare", None)
-        inputs = _options_json(getattr(compare, "options", None)) or dict(self.inputs)
-        rq = getattr(self.window, "requantize", None)
-        getter = getattr(rq, "session_plans", None)
-        plans = list(getter()) if callable(getter) else list(self.plans)
-        result = self.source.result()
-        results = {"compare": result.to_json(include_per_sample=True)} if result is not None else {}
-        return {"models": models, "inputs": inputs, "selection": selection, "requantize_plans": plans, "results": results}
+        """The session content: the app state, serialized."""
+        return session_from_state(self.app_state)
 
     def save(self, path: str | Path) -> dict:
         p = str(path)
@@ -129,7 +106,7 @@ class SessionController(QObject):
                 continue
             if role in changes:
                 problems.append(f"model {slot}: {changes[role]}")
-                if not Path(m["path"]).is_file():
+                if not Path(split_address(m["path"])[0]).is_file():
                     self.controller.close_model(slot)
                     continue
             w = self.controller.open_model(slot, m["path"])
@@ -158,22 +135,17 @@ class SessionController(QObject):
     def _finish(self, state: dict, problems: list[str], origin: str) -> None:
         c = self.controller
         changed = model_changes(state)
-        self._restore_selection(state.get("selection") or {})
         inputs = state.get("inputs") or {}
-        compare = getattr(self.window, "compare", None)
-        self.inputs = dict(inputs)
-        setter = getattr(compare, "set_options", None)
-        if inputs and callable(setter):
+        if inputs:  # first: its signature decides which subgraph the selection's indices address
             try:
-                setter(_options_from_json(inputs))
-            except (TypeError, ValueError) as e:
+                self.compare.set_options(CompareOptions.from_json(inputs))
+            except (InspectorError, TypeError, ValueError) as e:
                 problems.append(f"input settings not restored ({e})")
+        self._restore_selection(state.get("selection") or {})
         plans = state.get("requantize_plans") or []
-        self.plans = list(plans)
-        restore_plans = getattr(getattr(self.window, "requantize", None), "restore_session_plans", None)
-        if plans and callable(restore_plans):
+        if plans:
             try:
-                restore_plans(plans)
+                self.requantize.restore_session_plans(plans)
             except Exception as e:  # noqa: BLE001 - another feature's data: report, keep going
                 problems.append(f"requantize plans not restored ({e})")
         comp = (state.get("results") or {}).get("compare")
@@ -209,16 +181,23 @@ class SessionController(QObject):
 
     # ------------------------------------------------------------------ menu intents
     def choose_save(self) -> None:
-        start = self.path or str(Path(self.window.recent.last_dir or Path.home()) / f"session{SUFFIX}")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", start, SESSION_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", self.save_start(), SESSION_FILTER)
         if path:
             try:
                 self.save(path)
             except InspectorError as e:
                 self.window.show_error(f"Could not save the session: {e}")
+            else:
+                self.window.recent.remember_save_dir(path)
+
+    def save_start(self) -> str:
+        """Where Save session proposes to write: this session's file, else the user's save folder."""
+        if self.path and not in_resources(self.path):
+            return self.path
+        return str(Path(self.window.recent.save_dir) / f"session{SUFFIX}")
 
     def choose_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self.window.recent.last_dir, SESSION_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self.window.recent.save_dir, SESSION_FILTER)
         if path:
             self.open(path)
 

@@ -1,8 +1,10 @@
 """Run a callable off the GUI thread: progress, cancel, result or a user-facing error.
 
-The callable receives a `Progress` and may call it as `progress(fraction, text)` (fraction in
-[0, 1], or None for "busy"); every call is also a cancellation point that raises `Cancelled`
-once `Worker.cancel()` was called. `InspectorError`s become `failed(message)`; any other
+With `wants_progress=True` the callable receives `task=` a `core.progress.TaskState` (the one
+progress protocol; this module is the GUI's one adapter of it): `task.report(fraction, text)`
+(fraction in [0, 1], or None for "busy") emits `progress`, and is also a cancellation point
+that raises `Cancelled` once `Worker.cancel()` was called; `task.cancelled` reads the flag.
+Passed on to `run_isolated(..., task=task)`, reports of the worker process arrive here too. `InspectorError`s become `failed(message)`; any other
 exception becomes `failed("internal error: ...")` with the traceback logged, never a crash.
 
     w = Worker(load_model, path)
@@ -20,27 +22,26 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from inspector.core.errors import Cancelled, InspectorError
+from inspector.core.progress import TaskState
 
 log = logging.getLogger(__name__)
 
 
-class Progress:
-    """Handed to the work function: report progress, and learn about cancellation."""
+class WorkerTask(TaskState):
+    """The TaskState handed to the work function: reports become the Worker's `progress` signal."""
 
     def __init__(self, worker: Worker) -> None:
+        super().__init__(self._emit, lambda: worker.is_cancelled)
         self._worker = worker
 
-    def __call__(self, fraction: float | None = None, text: str = "") -> None:
-        if self._worker.is_cancelled:
-            raise Cancelled()
+    def _emit(self, fraction: float | None, text: str) -> None:
         try:
             self._worker.progress.emit(-1.0 if fraction is None else float(fraction), text)
         except RuntimeError:  # the worker's Qt object is gone (shutting down): stop the work
             raise Cancelled() from None
 
-    @property
-    def cancelled(self) -> bool:
-        return self._worker.is_cancelled
+    def cancel(self) -> None:
+        self._worker.cancel()
 
 
 class _Runnable(QRunnable):
@@ -104,7 +105,7 @@ class Worker(QObject):
             if self.is_cancelled:  # cancelled before it started
                 raise Cancelled()
             if self._wants_progress:
-                out = self._fn(*self._args, progress=Progress(self), **self._kwargs)
+                out = self._fn(*self._args, task=WorkerTask(self), **self._kwargs)
             else:
                 out = self._fn(*self._args, **self._kwargs)
             if self.is_cancelled:

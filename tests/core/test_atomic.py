@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from inspector.core import writing
-from inspector.core.session import load_session, save_session
+from inspector.core.state.session import load_session, save_session
 from inspector.core.writing import write_json_output
+from tests.helpers.failing_writes import fail_mid_write
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,23 +36,7 @@ def test_failed_session_write_keeps_old_file(tmp_path, monkeypatch, failing):
         raise OSError(28, "No space left on device")
 
     if failing == "write":  # fail halfway through writing the data
-        real_fdopen = os.fdopen
-
-        class Half:
-            def __init__(self, f):
-                self.f = f
-
-            def __enter__(self):
-                return self
-
-            def __exit__(self, *exc):
-                self.f.close()
-
-            def write(self, data):
-                self.f.write(data[: len(data) // 2])
-                raise OSError(28, "No space left on device")
-
-        monkeypatch.setattr(writing.os, "fdopen", lambda fd, mode: Half(real_fdopen(fd, mode)))
+        fail_mid_write(monkeypatch, writing, OSError(28, "No space left on device"))
     else:
         monkeypatch.setattr(writing.os, failing, boom)
     with pytest.raises(OSError, match="No space left"):
@@ -74,7 +59,7 @@ def test_failed_json_output_keeps_old_report(tmp_path, monkeypatch):
 _WRITER = """
 import os, sys, time
 from inspector.core import writing
-from inspector.core.session import save_session
+from inspector.core.state.session import save_session
 path, mode = sys.argv[1], sys.argv[2]
 payload = "x" * 8_000_000
 save_session(path, {"selection": {"round": 0}, "results": {"blob": {"data": payload}}})
@@ -150,9 +135,9 @@ def hook(event, args):
 
 sys.addaudithook(hook)
 from inspector.cli import main
-from inspector.core.model import Model
-from inspector.core.session import model_changes, save_session
-from inspector.core.runtime_probe import probe_model
+from inspector.core.tflite.model import Model
+from inspector.core.state.session import model_changes, save_session
+from inspector.core.runtime.probe import probe_model
 rc = main(["info", model, "--json", out])
 m = Model(model)
 for t in m.main.tensors:

@@ -8,10 +8,11 @@ import json
 import numpy as np
 import pytest
 from ai_edge_litert.interpreter import Interpreter
-from audit_fixtures import planted
 
-from inspector.core.audit import Finding, at_or_above, audit_model, counts
-from inspector.core.model import load_model
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.review.audit import Finding, at_or_above, audit_model, counts
+from inspector.core.tflite.model import load_model
+from tests.helpers.audit_fixtures import planted
 
 
 def _audit_planted(fixture_path, tmp_path, names, base="int8"):
@@ -130,15 +131,21 @@ def test_hybrid_ops_explained(fixture_path):
     assert not _errors(fs)
 
 
+def _typed(layers: list[dict]) -> ComparisonResult:
+    """A typed comparison holding these layers (the fields the JSON leaves out filled in)."""
+    return ComparisonResult.from_json({"float": "f.tflite", "quant": "q.tflite", "runtime": "optimized", "samples": 1, "outputs": [],
+                                       "layers": [{"float_tensor": 0, "match": "name", **lay} for lay in layers]})  # fmt: skip
+
+
 def test_comparison_rules_and_gates(fixture_path):
     m = load_model(fixture_path("int8"))
     t = m.main.tensors[m.main.ops[5].outputs[0]]
-    comparison = {"layers": [
+    comparison = _typed([
         {"op_index": 5, "op_type": "CONV_2D", "tensor_name": t.name, "quant_tensor": t.index,
          "metrics": {"range_use": 0.05, "clip_rate": 0.03, "sqnr_db": 20.0}},
         {"op_index": 1, "op_type": "CONV_2D", "tensor_name": "x", "quant_tensor": 15,
          "metrics": {"range_use": 0.5, "clip_rate": 0.0, "sqnr_db": 40.0}},
-    ]}  # fmt: skip
+    ])  # fmt: skip
     fs = audit_model(m, comparison)
     warn = {(f.rule, f.op_index, f.tensor_index, f.observed) for f in fs if f.severity == "warning"}
     assert warn == {("low-range-use", 5, t.index, 0.05), ("clipping", 5, t.index, 0.03)}

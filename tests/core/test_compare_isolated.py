@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fixture_models import _rep_dataset, _tf, keras_cnn, representative_images
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.compare_export import to_csv_text
-from inspector.core.model import load_model
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.export import to_csv_text
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
+from tests.helpers.fixture_models import _rep_dataset, _tf, keras_cnn, representative_images
 
 REL = 1e-3
 
@@ -43,7 +44,7 @@ def qd_and_ours(fixture_path, tmp_path_factory):
     p = tmp_path_factory.mktemp("qd") / "debug.npz"
     np.savez(p, image=data)
     fpath, qpath = fixture_path("float"), fixture_path("int8")
-    ours = compare_models(str(fpath), str(qpath), CompareOptions(samples=None, inputs=str(p), isolated=True))
+    ours = compare_models(str(fpath), str(qpath), CompareOptions(samples=SampleSettings(count=None, source=str(p)), isolated=True))
     return qd, ours, load_model(fpath), load_model(qpath)
 
 
@@ -91,7 +92,7 @@ def test_csv_quantization_debugger_columns_match_qd(qd_and_ours):
 def test_isolated_on_other_quantization_kinds(fixture_path, quant):
     """Hybrid/float16 ops read float activations: isolated is the same op on the same inputs."""
     f, q = str(fixture_path("float")), str(fixture_path(quant))
-    res = compare_models(f, q, CompareOptions(samples=2, isolated=True))
+    res = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), isolated=True))
     compute = [layer for layer in res.layers if layer.op_type in ("CONV_2D", "FULLY_CONNECTED", "DEPTHWISE_CONV_2D")]
     assert compute and all(layer.isolated is not None for layer in compute)
     for layer in compute:

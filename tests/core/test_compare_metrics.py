@@ -12,24 +12,14 @@ import math
 
 import numpy as np
 import pytest
-from fixture_models import representative_images
 
-from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.samples.settings import SampleSettings
+from tests.helpers.fixture_models import representative_images
+from tests.helpers.reference import preserving_interpreter as _interpreter
 
 N_SAMPLES = 3
 REL = 1e-5
-
-
-def _interpreter(path):
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    it = Interpreter(
-        model_path=str(path),
-        experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-        experimental_preserve_all_tensors=True,
-    )
-    it.allocate_tensors()
-    return it
 
 
 def _run_all(path, images):
@@ -120,7 +110,7 @@ def npz_inputs(tmp_path_factory):
 def test_layer_metrics_match_independent_numpy(fixture_path, npz_inputs, quant):
     path, images = npz_inputs
     fpath, qpath = fixture_path("float"), fixture_path(quant)
-    res = compare_models(str(fpath), str(qpath), CompareOptions(samples=None, inputs=str(path), runtime="reference"))
+    res = compare_models(str(fpath), str(qpath), CompareOptions(samples=SampleSettings(count=None, source=str(path)), runtime="reference"))
     assert res.samples == N_SAMPLES and res.runtime == "reference"
     fvals, qvals = _run_all(fpath, images), _run_all(qpath, images)
     # A float output written by DEQUANTIZE is measured on its quantized input's grid.

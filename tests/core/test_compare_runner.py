@@ -7,14 +7,16 @@ import pickle
 
 import numpy as np
 import pytest
-from fixture_models import representative_images
 
-from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.errors import Cancelled, RuntimeFailure
-from inspector.core.model import load_model
-from inspector.core.model_rewrite import expose_intermediates
-from inspector.core.runner import ModelRunner, preserved_values
+from inspector.core.progress import TaskState
+from inspector.core.runtime.runner import ModelRunner, preserved_values
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
+from inspector.core.tflite.rewrite import expose_intermediates
 from inspector.core.writing import to_json_text
+from tests.helpers.fixture_models import representative_images
 
 
 @pytest.mark.parametrize("name", ["float", "int8", "a16w8", "dynamic"])
@@ -46,7 +48,7 @@ def test_exposed_outputs_cover_every_op_output(fixture_path):
 
 def test_custom_op_is_a_clear_runtime_failure(fixture_path):
     with pytest.raises(RuntimeFailure) as err:
-        compare_models(str(fixture_path("float")), str(fixture_path("custom_op")), CompareOptions(samples=1))
+        compare_models(str(fixture_path("float")), str(fixture_path("custom_op")), CompareOptions(samples=SampleSettings(count=1)))
     msg = str(err.value)
     assert "custom_op.tflite" in msg and "MyCustomSoftmax" in msg and "op 12" in msg
 
@@ -54,8 +56,8 @@ def test_custom_op_is_a_clear_runtime_failure(fixture_path):
 def test_cancel_raises_and_progress_counts(fixture_path):
     f, q = str(fixture_path("float")), str(fixture_path("int8"))
     seen = []
-    res = compare_models(f, q, CompareOptions(samples=4), progress=lambda d, t: seen.append((d, t)))
-    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    res = compare_models(f, q, CompareOptions(samples=SampleSettings(count=4)), task=TaskState(lambda f, m: seen.append((f, m))))
+    assert seen == [(k / 4, f"sample {k} of 4") for k in (1, 2, 3, 4)]
     assert res.samples == 4
     calls = []
 
@@ -64,13 +66,13 @@ def test_cancel_raises_and_progress_counts(fixture_path):
         return len(calls) > 2
 
     with pytest.raises(Cancelled):
-        compare_models(f, q, CompareOptions(samples=50), cancel=cancel)
+        compare_models(f, q, CompareOptions(samples=SampleSettings(count=50)), task=TaskState(is_cancelled=cancel))
     assert len(calls) == 3
 
 
 def test_equal_models_give_null_sqnr_not_a_crash(fixture_path):
     f = str(fixture_path("float"))
-    res = compare_models(f, f, CompareOptions(samples=2))
+    res = compare_models(f, f, CompareOptions(samples=SampleSettings(count=2)))
     assert res.layers
     data = json.loads(to_json_text(res.to_json()))
     for layer in data["layers"]:
@@ -81,8 +83,8 @@ def test_equal_models_give_null_sqnr_not_a_crash(fixture_path):
 
 def test_optimized_and_reference_are_both_recorded(fixture_path):
     f, q = str(fixture_path("float")), str(fixture_path("int8"))
-    opt = compare_models(f, q, CompareOptions(samples=2, runtime="optimized"))
-    ref = compare_models(f, q, CompareOptions(samples=2, runtime="reference"))
+    opt = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), runtime="optimized"))
+    ref = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), runtime="reference"))
     assert opt.runtime == "optimized" and "XNNPACK" in opt.kernels
     assert ref.runtime == "reference" and "BUILTIN_WITHOUT_DEFAULT_DELEGATES" in ref.kernels
     # same layers, and both measure a real (finite, plausible) error
@@ -96,7 +98,7 @@ def test_result_pickles_and_json_round_trips(fixture_path):
     f, q = str(fixture_path("float")), str(fixture_path("int8"))
     m = load_model(q)
     conv = next(op for op in m.main.ops if op.type == "CONV_2D").outputs[0]
-    res = compare_models(f, q, CompareOptions(samples=3, isolated=True, keep_values=frozenset({conv})))
+    res = compare_models(f, q, CompareOptions(samples=SampleSettings(count=3), isolated=True, keep_values=frozenset({conv})))
     again = pickle.loads(pickle.dumps(res))
     assert again.to_json() == res.to_json()
     d = json.loads(to_json_text(res.to_json(include_per_sample=True)))
@@ -118,7 +120,7 @@ def test_result_pickles_and_json_round_trips(fixture_path):
 
 @pytest.mark.parametrize("float_name, quant_name", [("multi_subgraph", "multi_subgraph"), ("stateful", "stateful_int8")])
 def test_control_flow_and_stateful_models_compare(fixture_path, float_name, quant_name):
-    res = compare_models(str(fixture_path(float_name)), str(fixture_path(quant_name)), CompareOptions(samples=2, isolated=True))
+    res = compare_models(str(fixture_path(float_name)), str(fixture_path(quant_name)), CompareOptions(samples=SampleSettings(count=2), isolated=True))
     assert res.layers and res.outputs
     for layer in res.layers:
         if layer.op_type in ("WHILE", "READ_VARIABLE", "ASSIGN_VARIABLE", "VAR_HANDLE"):
@@ -133,7 +135,7 @@ def test_patched_rewrite_equals_object_api_rewrite(fixture_path, name):
     same outputs in the interpreter, no signatures, every weight byte where it was."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from inspector.core.model_rewrite import _rebuild, exposed_outputs, patch_outputs
+    from inspector.core.tflite.rewrite import _rebuild, exposed_outputs, patch_outputs
 
     path = str(fixture_path(name))
     data = open(path, "rb").read()
@@ -153,10 +155,10 @@ def test_patched_rewrite_equals_object_api_rewrite(fixture_path, name):
 
 def test_single_interpreter_set_for_big_models_gives_the_same_result(fixture_path, monkeypatch):
     """Above DOUBLE_BUFFER_MAX_BYTES one set of interpreters is used (memory); same numbers."""
-    import inspector.core.compare as compare
+    import inspector.core.compare.comparison as compare
 
     f, q = str(fixture_path("float")), str(fixture_path("int8"))
-    opts = CompareOptions(samples=5, seed=2)
+    opts = CompareOptions(samples=SampleSettings(count=5, seed=2))
     double = compare_models(f, q, opts)
     made = []
     real_slot = compare._Slot

@@ -8,13 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from inspector.core import native_stats
-from inspector.core.batch_stats import BatchStats
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.fast_stats import Workspace, accumulate
-from inspector.core.metrics import METRIC_KEYS, TensorStats
-from inspector.core.model import Quantization
-from inspector.core.quant import dequantize, representable_range
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.quantmath.quant import dequantize, representable_range
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.stats import native as native_stats
+from inspector.core.stats.batch_sums import BatchStats
+from inspector.core.stats.metrics import METRIC_KEYS, TensorStats
+from inspector.core.stats.tensor_sums import Workspace, accumulate
+from inspector.core.tflite.model import Quantization
 
 native = pytest.mark.skipif(not native_stats.available(), reason="no C compiler: numpy path only")
 
@@ -64,15 +65,25 @@ def test_fast_paths_match_the_definition(dtype, per_channel, use_native):
     if per_channel and dtype == "float32":
         pytest.skip("float tensors have no channels")
     ref, fast, ws = None, None, Workspace()
+    saturated = 0  # independent: elements of x beyond half a step outside the representable range
     for seed in range(3):  # several samples
         x, q, quant = _case(dtype, per_channel, seed)
         if ref is None:
-            ref, fast = _stats(quant, dtype), _stats(quant, dtype)
+            ref, fast, first = _stats(quant, dtype), _stats(quant, dtype), quant  # thresholds of the first
         ref.update(x, dequantize(q, quant) if quant is not None else q)
         accumulate(fast, x, q, quant, ws, use_native=use_native)
+        if quant is not None:
+            info = np.iinfo(dtype)
+            sc, zp = np.asarray(first.scales, np.float64), np.asarray(first.zero_points, np.float64)
+            lo, hi = sc * (info.min - zp - 0.5), sc * (info.max - zp + 0.5)
+            saturated += int(np.count_nonzero((x < lo) | (x > hi)))
     # per-channel quantized tensors always take the numpy (float32 chunk) path
     _agree(fast, ref, 1e-9 if use_native and not per_channel else 1e-5)
-    assert ref.result().clip_rate is None or ref.clipped >= 0
+    if quant is None:
+        assert ref.result().clip_rate is None and fast.result().clip_rate is None
+    else:
+        assert ref.clipped == fast.clipped == saturated
+        assert ref.result().clip_rate == saturated / ref.n
 
 
 @native
@@ -96,17 +107,17 @@ def test_batch_matches_the_definition_and_handles_nan():
         batch.add(xv, qv)
     batch.finish()
     for (st, *_), ref in zip(jobs[1:], refs[1:], strict=True):
-        _agree(st, ref, 1e-9)
+        _agree(st, ref, 1e-5)  # float32 blocks summed in float64 (native_source)
     assert math.isnan(jobs[0][0].result().mse) and math.isnan(refs[0].result().mse)
 
 
 def test_numpy_path_gives_the_same_comparison(fixture_path, monkeypatch):
     f, q = str(fixture_path("float")), str(fixture_path("int8"))
-    a = compare_models(f, q, CompareOptions(samples=2, runtime="reference"))
+    a = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), runtime="reference"))
     monkeypatch.setattr(native_stats, "_lib", None)
     monkeypatch.setattr(native_stats, "_tried", True)
     assert not native_stats.available()
-    b = compare_models(f, q, CompareOptions(samples=2, runtime="reference"))
+    b = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), runtime="reference"))
     for la, lb in zip(a.layers, b.layers, strict=True):
         ma, mb = la.metrics, lb.metrics
         if math.isinf(ma.sqnr_db):

@@ -8,13 +8,14 @@ import math
 import numpy as np
 import pytest
 
-from inspector.core.activation_data import activation_histogram, keep_plan
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.compare_result import KeptValues, LayerResult
-from inspector.core.layer_series import error_grade, exact_sqnr_position, layer_series
-from inspector.core.metrics import compute_metrics
-from inspector.core.model import Model
-from inspector.core.single_sample import compare_one_sample
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.result import KeptValues, LayerResult
+from inspector.core.compare.single_sample import compare_one_sample
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.stats.metrics import compute_metrics
+from inspector.core.tflite.model import Model
+from inspector.core.viewdata.activations import activation_histogram, keep_plan
+from inspector.core.viewdata.layer_series import error_grade, exact_sqnr_position, layer_series
 
 
 def _sqnr(result):
@@ -24,7 +25,7 @@ def _sqnr(result):
 @pytest.mark.parametrize("index", [0, 5])
 def test_one_sample_equals_that_sample_of_the_run(example_pair, tmp_path, index):
     fa, fb = (str(p) for p in example_pair)
-    opts = CompareOptions(samples=6, seed=4)
+    opts = CompareOptions(samples=SampleSettings(count=6, seed=4))
     one = compare_one_sample(fa, fb, opts, index)
     # Independent: random sample `index` of seed 4 is rng([4, index]) uniform over the int8 input range.
     q = Model(fb).main
@@ -32,7 +33,7 @@ def test_one_sample_equals_that_sample_of_the_run(example_pair, tmp_path, index)
     s, z = inp.quantization.scales[0], inp.quantization.zero_points[0]
     x = np.random.default_rng([4, index]).uniform(s * (-128 - z), s * (127 - z), (1, 32, 32, 3)).astype(np.float32)
     np.savez(tmp_path / "x.npz", image=x)
-    ref = compare_models(fa, fb, CompareOptions(inputs=str(tmp_path / "x.npz")))
+    ref = compare_models(fa, fb, CompareOptions(samples=SampleSettings(source=str(tmp_path / "x.npz"))))
     assert one.samples == 1 and one.sources == (f"random #{index} (seed 4)",) and f"sample #{index}" in one.inputs
     np.testing.assert_allclose(_sqnr(one), _sqnr(ref), rtol=1e-9)
     assert _sqnr(one) != _sqnr(compare_one_sample(fa, fb, opts, 1 - index // 5))
@@ -42,7 +43,7 @@ def test_one_sample_out_of_range_is_a_clear_error(example_pair):
     from inspector.core.errors import InputError
 
     with pytest.raises(InputError, match="no sample #9: the inputs hold 3 samples"):
-        compare_one_sample(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=3), 9)
+        compare_one_sample(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=SampleSettings(count=3)), 9)
 
 
 def _layer(scale, zp, dtype="int8", sqnr=30.0):
@@ -72,7 +73,7 @@ def test_histogram_bins_follow_the_grid_and_count_clipped_mass():
 
 
 def test_layer_series_draws_infinite_and_zero_values(example_pair):
-    r = compare_models(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=2))
+    r = compare_models(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=SampleSettings(count=2)))
     s = layer_series(r, "sqnr_db")
     raw = np.array([lay.metrics.sqnr_db for lay in r.layers])
     inf = np.isinf(raw)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fuzz_mutations import KINDS, SeedModel, exercise, mutate
+
+from tests.helpers.fuzz_mutations import KINDS, SeedModel, exercise, mutate
 
 SEEDS = ("multi_subgraph", "sparse", "stateful", "stateful_int8", "int8", "float16", "a16w8", "dynamic")
 CASES_PER_KIND = 40

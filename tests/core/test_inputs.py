@@ -5,13 +5,15 @@ from __future__ import annotations
 import flatbuffers
 import numpy as np
 import pytest
-from fixture_models import representative_images
 
 from inspector.core.errors import InputError
-from inspector.core.image_inputs import parse_normalization
-from inspector.core.inputs import feed, open_source
-from inspector.core.model import load_model
-from inspector.core.tflite_metadata import parse_normalization as parse_metadata
+from inspector.core.samples.images import parse_normalization
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.samples.sources import open_source
+from inspector.core.samples.spec import feed
+from inspector.core.tflite.metadata import parse_normalization as parse_metadata
+from inspector.core.tflite.model import load_model
+from tests.helpers.fixture_models import representative_images
 
 
 @pytest.fixture(scope="module")
@@ -21,14 +23,14 @@ def models(fixture_path):
 
 def test_random_samples_are_seeded_and_within_the_quantized_range(models):
     fm, qm, _ = models
-    a = list(open_source(fm, qm, None, 3, seed=7))
-    b = list(open_source(fm, qm, None, 3, seed=7))
-    c = list(open_source(fm, qm, None, 3, seed=8))
+    a = list(open_source(fm, qm, SampleSettings(count=3, seed=7)))
+    b = list(open_source(fm, qm, SampleSettings(count=3, seed=7)))
+    c = list(open_source(fm, qm, SampleSettings(count=3, seed=8)))
     assert len(a) == 3 and a[0].inputs[0].shape == (1, 32, 32, 3) and a[0].inputs[0].dtype == np.float32
     np.testing.assert_array_equal(a[2].inputs[0], b[2].inputs[0])
     assert not np.array_equal(a[0].inputs[0], c[0].inputs[0])
     # sample i does not depend on how many samples were asked for
-    np.testing.assert_array_equal(list(open_source(fm, qm, None, 1, seed=7))[0].inputs[0], a[0].inputs[0])
+    np.testing.assert_array_equal(list(open_source(fm, qm, SampleSettings(count=1, seed=7)))[0].inputs[0], a[0].inputs[0])
     t = qm.main.tensors[qm.main.inputs[0]]
     s, z = t.quantization.scales[0], t.quantization.zero_points[0]
     lo, hi = s * (-128 - z), s * (127 - z)
@@ -39,7 +41,7 @@ def test_random_samples_are_seeded_and_within_the_quantized_range(models):
 
 def test_feed_quantizes_with_each_inputs_own_parameters(models):
     fm, qm, q_float_io = models
-    smp = next(iter(open_source(fm, qm, None, 1, seed=1)))
+    smp = next(iter(open_source(fm, qm, SampleSettings(count=1, seed=1))))
     t = qm.main.tensors[qm.main.inputs[0]]
     fed = feed(qm, smp)[t.index]
     s, z = t.quantization.scales[0], t.quantization.zero_points[0]
@@ -57,12 +59,12 @@ def test_npz_by_input_name_with_labels(models, tmp_path):
     imgs = representative_images(5, seed=2)
     p = tmp_path / "data.npz"
     np.savez(p, image=imgs, labels=np.array([3, 1, 4, 1, 5]))
-    src = open_source(fm, qm, str(p), None)
+    src = open_source(fm, qm, SampleSettings(count=None, source=str(p)))
     got = list(src)
     assert len(src) == 5 and [s.label for s in got] == [3, 1, 4, 1, 5]
     np.testing.assert_array_equal(got[4].inputs[0], imgs[4:5])
     assert "data.npz[4]" in got[4].source
-    assert len(list(open_source(fm, qm, str(p), 2))) == 2
+    assert len(list(open_source(fm, qm, SampleSettings(count=2, source=str(p))))) == 2
 
 
 def test_npz_single_unnamed_array_and_npy(models, tmp_path):
@@ -71,11 +73,11 @@ def test_npz_single_unnamed_array_and_npy(models, tmp_path):
     np.savez(tmp_path / "one.npz", whatever=imgs)
     np.save(tmp_path / "one.npy", imgs.astype(np.float64))
     for name in ("one.npz", "one.npy"):
-        got = list(open_source(fm, qm, str(tmp_path / name), None))
+        got = list(open_source(fm, qm, SampleSettings(count=None, source=str(tmp_path / name))))
         assert len(got) == 3 and got[1].inputs[0].dtype == np.float32
         np.testing.assert_allclose(got[1].inputs[0], imgs[1:2])
     np.save(tmp_path / "single.npy", imgs[0])  # one sample without its batch dim
-    assert len(list(open_source(fm, qm, str(tmp_path / "single.npy"), None))) == 1
+    assert len(list(open_source(fm, qm, SampleSettings(count=None, source=str(tmp_path / "single.npy"))))) == 1
 
 
 @pytest.mark.parametrize(
@@ -92,7 +94,7 @@ def test_bad_npz_names_the_input_and_file(models, tmp_path, arrays, words):
     p = tmp_path / "bad.npz"
     np.savez(p, **arrays)
     with pytest.raises(InputError) as err:
-        list(open_source(fm, qm, str(p), None))
+        list(open_source(fm, qm, SampleSettings(count=None, source=str(p))))
     for w in words:
         assert w in str(err.value), (w, str(err.value))
 
@@ -102,7 +104,7 @@ def test_pickled_npy_is_refused(models, tmp_path):
     p = tmp_path / "obj.npy"
     np.save(p, np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(InputError, match="pickled"):
-        open_source(fm, qm, str(p), None)
+        open_source(fm, qm, SampleSettings(count=None, source=str(p)))
 
 
 def test_image_folder_with_class_subfolders(models, tmp_path):
@@ -117,7 +119,7 @@ def test_image_folder_with_class_subfolders(models, tmp_path):
             a = rng.integers(0, 256, (40, 48, 3), dtype=np.uint8)
             Image.fromarray(a).save(tmp_path / cls / f"{i}.png")
             pixels[f"{cls}/{i}.png"] = a
-    src = open_source(fm, qm, str(tmp_path), None)
+    src = open_source(fm, qm, SampleSettings(count=None, source=str(tmp_path)))
     got = list(src)
     assert src.class_names == ("cat", "dog")
     assert [s.label for s in got] == [0, 0, 1, 1]
@@ -125,9 +127,9 @@ def test_image_folder_with_class_subfolders(models, tmp_path):
     assert x.shape == (1, 32, 32, 3) and x.dtype == np.float32
     want = np.asarray(Image.fromarray(pixels["dog/0.png"]).resize((32, 32), Image.BILINEAR), np.float32)
     np.testing.assert_allclose(x[0], want / 127.5 - 1, atol=1e-6)  # default [-1, 1]
-    x01 = list(open_source(fm, qm, str(tmp_path), None, normalization="0,1"))[2].inputs[0]
+    x01 = list(open_source(fm, qm, SampleSettings(count=None, source=str(tmp_path), normalization="0,1")))[2].inputs[0]
     np.testing.assert_allclose(x01[0], want / 255, atol=1e-6)
-    assert len(list(open_source(fm, qm, str(tmp_path), 3, seed=1))) == 3
+    assert len(list(open_source(fm, qm, SampleSettings(count=3, source=str(tmp_path), seed=1)))) == 3
 
 
 def test_normalization_option_parsing():
@@ -205,6 +207,6 @@ def test_image_folder_uses_model_metadata_normalization(fixture_path, tmp_path):
     folder.mkdir()
     Image.fromarray(np.full((32, 32, 3), 200, np.uint8)).save(folder / "a.png")
     fm = load_model(path)
-    src = open_source(fm, None, str(folder), None)
+    src = open_source(fm, None, SampleSettings(count=None, source=str(folder)))
     assert "metadata" in src.description
     np.testing.assert_allclose(next(iter(src)).inputs[0], 2.0)  # (200 - 100) / 50

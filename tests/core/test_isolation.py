@@ -7,13 +7,15 @@ import signal
 import threading
 import time
 
-import isolation_helpers as h
 import numpy as np
 import pytest
 
 from inspector.core.errors import Cancelled, InputError, RuntimeFailure
-from inspector.core.isolation import WorkerProcess, run_isolated
-from inspector.core.runtime_probe import probe_model
+from inspector.core.progress import TaskState
+from inspector.core.runtime.probe import probe_model
+from inspector.core.runtime.worker import WorkerProcess, run_isolated
+from inspector.core.samples.settings import SampleSettings
+from tests.helpers import isolation_helpers as h
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +55,13 @@ def test_abort(worker):
 def test_sigkill_from_outside_mid_run(worker):
     seen = []
 
-    def on_progress(done, total, message):
+    def on_progress(fraction, message):
         seen.append(message)
         os.kill(int(message.split()[1]), signal.SIGKILL)  # like the kernel's OOM killer
 
     t0 = time.monotonic()
     with pytest.raises(RuntimeFailure) as ei:
-        worker.run(h.wait_for_kill, progress=on_progress, step="running samples", models=("big.tflite",))
+        worker.run(h.wait_for_kill, task=TaskState(on_progress), step="running samples", models=("big.tflite",))
     assert "was killed (signal SIGKILL; the system may have run out of memory) while running model big.tflite" in str(ei.value)
     assert len(seen) == 1 and time.monotonic() - t0 < 10
     assert worker.run(h.echo, "alive") == "alive"
@@ -100,17 +102,17 @@ def test_unpicklable_result(worker):
 
 def test_progress_in_order_and_result(worker):
     got = []
-    assert worker.run(h.count, 20, 0.0, progress=lambda d, t, m: got.append((d, t, m))) == 210
-    assert got == [(i, 20, f"step {i}") for i in range(1, 21)]
+    assert worker.run(h.count, 20, 0.0, task=TaskState(lambda f, m: got.append((f, m)))) == 210
+    assert got == [(i / 20, f"step {i}") for i in range(1, 21)]
 
 
 def test_cooperative_cancel_keeps_worker(worker):
     got = []
     pid = worker.run(h.pid)
     with pytest.raises(Cancelled):
-        worker.run(h.count, 1000, 0.01, progress=lambda d, t, m: got.append(d), cancel=lambda: len(got) >= 5)
+        worker.run(h.count, 1000, 0.01, task=TaskState(lambda f, m: got.append(f), lambda: len(got) >= 5))
     assert 5 <= len(got) < 50
-    assert got == list(range(1, len(got) + 1))
+    assert got == [i / 1000 for i in range(1, len(got) + 1)]
     assert worker.run(h.pid) == pid  # it stopped by itself: no restart needed
 
 
@@ -120,7 +122,7 @@ def test_cancel_of_uncooperative_work_terminates_after_grace(worker):
     starts = worker.starts
     t0 = time.monotonic()
     with pytest.raises(Cancelled):
-        worker.run(h.hang, cancel=flag.is_set)
+        worker.run(h.hang, task=TaskState(is_cancelled=flag.is_set))
     assert 0.3 + worker.grace <= time.monotonic() - t0 < 5
     assert worker.run(h.echo, 3) == 3 and worker.starts == starts + 1
 
@@ -158,7 +160,7 @@ def test_run_isolated_default_worker():
 
 
 def test_runtime_error_explanations():
-    from inspector.core.runtime_probe import explain_runtime_error
+    from inspector.core.runtime.probe import explain_runtime_error
 
     assert explain_runtime_error(RuntimeError(
         "tensorflow/lite/kernels/conv.cc:390 affine_quantization->zero_point->size != 1 (2 != 1)Node number 5 (CONV_2D) failed to prepare.\n"
@@ -173,15 +175,15 @@ def test_runtime_error_explanations():
 
 
 def test_compare_isolated_equals_in_process(example_pair, worker):
-    from inspector.core.compare import CompareOptions, compare_models
-    from inspector.core.isolation import compare_isolated
+    from inspector.core.compare.comparison import CompareOptions, compare_models
+    from inspector.core.compare.in_worker import compare_in_worker
 
     f, q = map(str, example_pair)
-    opts = CompareOptions(samples=3, seed=1)
+    opts = CompareOptions(samples=SampleSettings(count=3, seed=1))
     seen = []
-    iso = compare_isolated(f, q, opts, progress=lambda d, t, m: seen.append((d, t)), worker=worker)
+    iso = compare_in_worker(f, q, opts, task=TaskState(lambda fr, m: seen.append((fr, m))), worker=worker)
     ref = compare_models(f, q, opts)
-    assert seen == [(1, 3), (2, 3), (3, 3)]
+    assert seen == [(1 / 3, "sample 1 of 3"), (2 / 3, "sample 2 of 3"), (1.0, "sample 3 of 3")]
     assert iso.samples == ref.samples == 3 and len(iso.layers) == len(ref.layers) > 5
     for a, b in zip(iso.layers, ref.layers, strict=True):
         assert a.tensor_name == b.tensor_name
@@ -189,13 +191,13 @@ def test_compare_isolated_equals_in_process(example_pair, worker):
 
 
 def test_compare_isolated_bad_model_keeps_its_error_type(tmp_path, example_pair, worker):
+    from inspector.core.compare.in_worker import compare_in_worker
     from inspector.core.errors import ModelFormatError
-    from inspector.core.isolation import compare_isolated
 
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(example_pair[1].read_bytes()[:5000])
     with pytest.raises(ModelFormatError) as ei:
-        compare_isolated(example_pair[0], bad, worker=worker)
+        compare_in_worker(example_pair[0], bad, worker=worker)
     assert ei.value.path == str(bad) and "past the end of the file" in ei.value.message
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ai_edge_litert import schema_py_generated as schema
 from ai_edge_litert.tools import flatbuffer_utils as fu
 
-from inspector.core.model import Model
+from inspector.core.tflite.model import Model
 
 
 def test_legacy_field_left_at_zero_is_ignored(fixture_path, tmp_path):

@@ -10,9 +10,10 @@ import pytest
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 from test_opmath_fixed_point import reference_quantize_multiplier
 
-from inspector.core.fixed_point import multiply_by_quantized_multiplier
-from inspector.core.model import load_model
-from inspector.core.opmath import op_math
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.quantmath.fixed_point import multiply_by_quantized_multiplier
+from inspector.core.quantmath.opmath import op_math
+from inspector.core.tflite.model import load_model
 
 
 def _run_reference(path, seed=0):
@@ -162,8 +163,10 @@ def test_hybrid_fully_connected_explains_missing_output_scale(fixture_path):
 def test_observed_ranges_from_comparison(fixture_path):
     m = load_model(fixture_path("int8"))
     out_t = m.main.tensors[m.main.ops[1].outputs[0]]
-    comparison = {"layers": [{"op_index": 1, "op_type": "CONV_2D", "tensor_name": out_t.name, "quant_tensor": out_t.index,
-                              "metrics": {"range_use": 0.42, "clip_rate": 0.003, "sqnr_db": 31.0}}]}  # fmt: skip
+    comparison = ComparisonResult.from_json({
+        "float": "f.tflite", "quant": "q.tflite", "runtime": "optimized", "samples": 1, "outputs": [],
+        "layers": [{"op_index": 1, "op_type": "CONV_2D", "tensor_name": out_t.name, "quant_tensor": out_t.index,
+                    "float_tensor": 0, "match": "name", "metrics": {"range_use": 0.42, "clip_rate": 0.003, "sqnr_db": 31.0}}]})  # fmt: skip
     om = op_math(m, 1, comparison=comparison)
     assert om.tensor("output").observed == {"range_use": 0.42, "clip_rate": 0.003, "sqnr_db": 31.0}
     assert any("range use 42.0%" in line and "0.30%" in line for line in om.explanation)

@@ -8,7 +8,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from inspector.core.fixed_point import (
+from inspector.core.quantmath.fixed_point import (
     fixed_to_real,
     multiply_by_quantized_multiplier,
     quantize_multiplier,

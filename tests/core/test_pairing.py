@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.model import load_model
-from inspector.core.pairing import pair_models
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.pairing import pair_models
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
 
 
 def _renamed(src, dst):
@@ -35,8 +36,8 @@ def test_renamed_quant_model_pairs_by_structure(fixture_path, tmp_path, quant):
             if by_name.float_for_quant(o) is not None:
                 assert by_structure.float_for_quant(o) == by_name.float_for_quant(o), qm.main.tensors[o].name
 
-    a = compare_models(str(fpath), str(qpath), CompareOptions(samples=2))
-    b = compare_models(str(fpath), str(renamed), CompareOptions(samples=2))
+    a = compare_models(str(fpath), str(qpath), CompareOptions(samples=SampleSettings(count=2)))
+    b = compare_models(str(fpath), str(renamed), CompareOptions(samples=SampleSettings(count=2)))
     assert [x.quant_tensor for x in a.layers] == [x.quant_tensor for x in b.layers]
     assert all(x.match == "structure" for x in b.layers)
     for x, y in zip(a.layers, b.layers, strict=True):
@@ -67,7 +68,7 @@ def test_unmatched_ops_are_listed_not_dropped(fixture_path, tmp_path):
     m.signatureDefs = []
     cut = tmp_path / "float_no_softmax.tflite"
     cut.write_bytes(bytes(fu.convert_object_to_bytearray(m)))
-    res = compare_models(str(cut), str(fixture_path("int8")), CompareOptions(samples=1))
+    res = compare_models(str(cut), str(fixture_path("int8")), CompareOptions(samples=SampleSettings(count=1)))
     assert any(u["op_type"] == "SOFTMAX" and u["side"] == "quant" for u in res.unmatched)
     assert all(layer.op_type != "SOFTMAX" for layer in res.layers)
     assert fpath.exists()

@@ -9,15 +9,17 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
-from audit_fixtures import planted
 
-from inspector.cli import main
-from inspector.core.model import load_model
-from inspector.core.model_explorer import node_data
-from inspector.core.quant import dequantize
-from inspector.core.report import build_report, worst_layers
-from inspector.core.report_html import SECTIONS, render_html
-from inspector.core.svg_plot import PALETTE, Series, line_plot, nice_ticks
+from inspector.core.compare.export import worst_layers
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.quantmath.quant import dequantize
+from inspector.core.review.model_explorer import node_data
+from inspector.core.review.report import build_report
+from inspector.core.review.report_html import SECTIONS, render_html
+from inspector.core.review.svg_plot import PALETTE, Series, line_plot, nice_ticks
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
+from tests.helpers.audit_fixtures import planted
 
 
 class _Doc(HTMLParser):
@@ -52,10 +54,10 @@ class _Doc(HTMLParser):
 
 @pytest.fixture(scope="module")
 def example_report(example_pair):
-    from inspector.core.compare import CompareOptions, compare_models
+    from inspector.core.compare.comparison import CompareOptions, compare_models
 
     f, q = example_pair
-    comparison = compare_models(str(f), str(q), CompareOptions(samples=4, seed=1, isolated=True)).to_json()
+    comparison = compare_models(str(f), str(q), CompareOptions(samples=SampleSettings(count=4, seed=1), isolated=True))
     report = build_report(str(f), str(q), comparison, worst_n=4)
     return report, render_html(report)
 
@@ -129,7 +131,8 @@ def test_weight_histograms_match_numpy(example_report, example_pair):
 def test_model_explorer_node_data(example_report, example_pair):
     report, _ = example_report
     comp = report["comparison"]
-    nd = node_data(comp, model=load_model(example_pair[1]))
+    typed = ComparisonResult.from_json(comp)  # the report file's comparison, read back
+    nd = node_data(typed, model=load_model(example_pair[1]))
     assert list(nd) == ["main"]
     g = nd["main"]
     want = {}
@@ -140,13 +143,13 @@ def test_model_explorer_node_data(example_report, example_pair):
             want[k] = min(v, want.get(k, math.inf))
     assert {k: r["value"] for k, r in g["results"].items()} == want
     assert [s["stop"] for s in g["gradient"]] == [0, 0.5, 1] and g["gradient"][0]["bgColor"] == "#d73027"
-    mse = node_data(comp, "mse")["main"]
+    mse = node_data(typed, "mse")["main"]
     assert mse["gradient"][0]["bgColor"] == "#1a9850"  # low MSE is good: green at the minimum
-    iso = node_data(comp, isolated=True)["main"]["results"]
+    iso = node_data(typed, isolated=True)["main"]["results"]
     assert all(r["value"] == next(lay["isolated"]["sqnr_db"] for lay in comp["layers"] if str(lay["op_index"]) == k)
                for k, r in iso.items())  # fmt: skip
     with pytest.raises(ValueError):
-        node_data(comp, "accuracy")
+        node_data(typed, "accuracy")
 
 
 def test_single_model_report_audits_it(fixture_path, tmp_path):
@@ -161,56 +164,10 @@ def test_single_model_report_audits_it(fixture_path, tmp_path):
     assert worst_layers(None) == []
 
 
-def test_report_cli_end_to_end_and_gate(fixture_path, tmp_path, capsys):
-    f = fixture_path("float")
-    # violations the runtime accepts silently, so the comparison runs too
-    data, _ = planted(fixture_path("int8"), ["bias_scale", "weight_minus_128"])
-    bad = tmp_path / "bad.tflite"
-    bad.write_bytes(data)
-    out = {k: tmp_path / f"r.{k}" for k in ("html", "json", "csv", "me")}
-    rc = main(["report", str(f), str(bad), "--samples", "2", "--html", str(out["html"]), "--json", str(out["json"]),
-               "--csv", str(out["csv"]), "--model-explorer", str(out["me"]), "--fail-on", "error"])  # fmt: skip
-    err = capsys.readouterr().err
-    assert rc == 1
-    assert "FAIL: 2 finding(s)" in err and "[bias-scale] op 3 CONV_2D" in err and "[weight-range] op 11 FULLY_CONNECTED" in err
-    rep = json.loads(out["json"].read_text())
-    assert rep["comparison"]["samples"] == 2 and rep["audit"]["counts"]["error"] == 2
-    assert out["csv"].read_text().count("\n") == len(rep["comparison"]["layers"]) + 1
-    assert "main" in json.loads(out["me"].read_text())
-    assert "<section id=\"audit\">" in out["html"].read_text()
-    # a clean model passes the error gate
-    assert main(["report", str(f), str(fixture_path("int8")), "--samples", "2", "--fail-on", "error"]) == 0
 
 
-def test_report_when_runtime_refuses_the_model(fixture_path, tmp_path, capsys):
-    data, _ = planted(fixture_path("int8"), ["weight_zero_point"])  # CONV_2D refuses weight zero-point 3
-    bad = tmp_path / "bad.tflite"
-    bad.write_bytes(data)
-    js = tmp_path / "r.json"
-    args = ["report", str(fixture_path("float")), str(bad), "--samples", "1", "--json", str(js), "--html", str(tmp_path / "r.html")]
-    assert main(args + ["--fail-on", "error"]) == 1  # the gate still works: the audit says why
-    err = capsys.readouterr().err
-    assert "comparison not run" in err and "[weight-zero-point] op 1 CONV_2D" in err
-    rep = json.loads(js.read_text())
-    assert rep["comparison"] is None and "CONV_2D" in rep["comparison_error"]
-    assert "could not run" in (tmp_path / "r.html").read_text()
-    assert main(args) == 2  # without a gate: bad input
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["report", "/nonexistent/model.tflite", "--html", "x.html"], "/nonexistent/model.tflite"),
-    (["report", "{int8}", "--csv", "x.csv"], "need both FLOAT and QUANT"),
-    (["report", "{int8}"], "nothing to do"),
-    (["report", "{int8}", "--json", "{int8}"], "refusing to overwrite an input model"),
-])  # fmt: skip
-def test_report_cli_bad_input(fixture_path, capsys, tmp_path, monkeypatch, args, needle):
-    monkeypatch.chdir(tmp_path)
-    args = [a.replace("{int8}", str(fixture_path("int8"))) for a in args]
-    before = fixture_path("int8").read_bytes()
-    assert main(args) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and needle in err[0]
-    assert fixture_path("int8").read_bytes() == before
 
 
 def test_svg_helpers():

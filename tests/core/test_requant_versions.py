@@ -8,10 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from inspector.core.compare_result import ComparisonResult, LayerResult, OutputResult
-from inspector.core.metrics import compute_metrics
-from inspector.core.model import Model
-from inspector.core.requant_choices import (
+from inspector.core.compare.result import ComparisonResult, LayerResult, OutputResult
+from inspector.core.requantize.choices import (
     TREATMENT_CHOICES,
     algorithms_for,
     choice_of,
@@ -21,13 +19,11 @@ from inspector.core.requant_choices import (
     short_layer_name,
     version_name,
 )
-from inspector.core.requant_delta import db_delta, output_sqnr_db, version_delta
-from inspector.core.requant_plan import Override, Plan
-
-
-def _sqnr(x: np.ndarray, y: np.ndarray) -> float:
-    err = np.sum((x.astype(np.float64) - y) ** 2)
-    return math.inf if err == 0 else float(10 * np.log10(np.sum(x.astype(np.float64) ** 2) / err))
+from inspector.core.requantize.delta import db_delta, output_sqnr_db, version_delta
+from inspector.core.requantize.plan import Override, Plan
+from inspector.core.stats.metrics import compute_metrics
+from inspector.core.tflite.model import Model
+from tests.helpers.reference import sqnr_db as _sqnr
 
 
 def _result(quant: str, layers: dict[int, tuple[np.ndarray, np.ndarray]], outputs: list[tuple[np.ndarray, np.ndarray]]):
@@ -59,6 +55,8 @@ def test_version_delta_matches_hand_sqnr():
     assert math.isinf(rows[2].after_db) and math.isinf(rows[2].delta_db) and rows[2].delta_db > 0  # now exact
     assert rows[4].before_db is None and rows[4].delta_db is None  # new layer
     assert rows[3].after_db is None and rows[3].delta_db is None  # gone
+    # the layer identifier: B's op index in the 'after' model (the 'before' model's for a layer gone)
+    assert [rows[ft].op_index for ft in (1, 2, 4, 3)] == [0, 1, 2, 2]
     # Output SQNR = the worst output, on both sides.
     assert d.output_before_db == pytest.approx(min(_sqnr(out_x, out_a), _sqnr(out_x, out_x + 0.2)), rel=1e-5)
     assert d.output_after_db == pytest.approx(_sqnr(out_x, out_b), rel=1e-5)
@@ -90,7 +88,7 @@ def test_choices_become_overrides_and_back():
 def test_algorithms_offered_are_the_quantizers():
     from litert_quantizer import algorithm_manager
 
-    from inspector.core.requant_plan import ALGORITHMS
+    from inspector.core.requantize.plan import ALGORITHMS
 
     for op in ("CONV_2D", "FULLY_CONNECTED", "SOFTMAX", "ADD", "MAX_POOL_2D", "SOME_CUSTOM_OP"):
         want = tuple(n for n, k in ALGORITHMS.items() if n == "min_max" or algorithm_manager.is_op_registered(k, op))

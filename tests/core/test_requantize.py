@@ -7,14 +7,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixture_models import representative_images
-from requant_fixtures import cache_path
 
-from inspector.cli import main
 from inspector.core.errors import Cancelled, InputError, InspectorError, RuntimeFailure
-from inspector.core.model import load_model
-from inspector.core.requant_plan import Override, Plan
-from inspector.core.requantize import load_recipe, requantize, save_model, save_recipe
+from inspector.core.progress import TaskState
+from inspector.core.requantize.plan import Override, Plan
+from inspector.core.requantize.quantizer_route import (
+    load_recipe,
+    requantize,
+    save_model,
+    save_recipe,
+)
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
+from tests.helpers.fixture_models import representative_images
+from tests.helpers.reference import sqnr_db as _sqnr
+from tests.helpers.requant_fixtures import cache_path
 
 REPO = Path(__file__).resolve().parents[2]
 HEAD = "StatefulPartitionedCall_1:0"  # output of the fcn's last conv ("head")
@@ -30,13 +37,6 @@ def _run(data: bytes, xs: np.ndarray, key: str = "image") -> np.ndarray:
     runner = Interpreter(model_content=data).get_signature_runner()
     return np.concatenate(
         [next(iter(runner(**{key: xs[i : i + 1]}).values())) for i in range(len(xs))]
-    )
-
-
-def _sqnr(ref: np.ndarray, y: np.ndarray) -> float:
-    return float(
-        10
-        * np.log10(np.sum(ref.astype(np.float64) ** 2) / np.sum((ref.astype(np.float64) - y) ** 2))
     )
 
 
@@ -115,49 +115,10 @@ def test_saved_recipe_reproduces_the_model(fcn, calib, head_float, tmp_path):
     assert again.plan is None and again.recipe == head_float.recipe
 
 
-def test_cli_requantize_save_and_apply_recipe(fixture_path, tmp_path, capsys):
-    src = fixture_path("float")
-    before = _sha(src)
-    a, b, rec = tmp_path / "a.tflite", tmp_path / "b.tflite", tmp_path / "r.json"
-    argv = ["requantize", str(src), "--samples", "3", "--keep-float", "op:0", "--a16w8", "logits"]
-    assert main([*argv, "--out", str(a), "--save-recipe", str(rec)]) == 0
-    out = capsys.readouterr().out
-    assert f"wrote {a}" in out and "note:" in out
-    assert (
-        main(["requantize", str(src), "--samples", "3", "--recipe", str(rec), "--out", str(b)]) == 0
-    )
-    assert a.read_bytes() == b.read_bytes()
-    m = load_model(a)
-    logits = next(
-        op for op in m.main.ops if m.main.tensors[op.outputs[0]].name == "cnn_1/logits_1/MatMul1"
-    )
-    assert [m.main.tensors[i].dtype for i in logits.inputs[:2]] == ["int16", "int8"]
-    assert _sha(src) == before
 
 
-@pytest.mark.parametrize(
-    "extra, message",
-    [
-        (["--keep-float", "conv("], "bad layer pattern 'conv('"),
-        (["--keep-float", "no_such_layer"], "matches no op"),
-        (["--a16w8", "op:99"], "ops 0..12"),
-        (["--keep-float", "op:x"], "op:INDEX"),
-    ],
-)
-def test_cli_bad_patterns_exit_2(fixture_path, tmp_path, capsys, extra, message):
-    out = tmp_path / "never.tflite"
-    assert main(["requantize", str(fixture_path("float")), "--out", str(out), *extra]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len([ln for ln in err if ln.startswith("tflite-inspector")]) == 1 and message in err[-1]
-    assert not out.exists()
 
 
-def test_cli_refuses_to_overwrite_the_input(fixture_path, capsys):
-    src = fixture_path("float")
-    before = _sha(src)
-    assert main(["requantize", str(src), "--out", str(src)]) == 2
-    assert "overwrite an input" in capsys.readouterr().err
-    assert _sha(src) == before
 
 
 def test_save_model_refuses_input_paths(fcn, head_float, tmp_path):
@@ -238,7 +199,7 @@ def test_asymmetric_weights_are_made_symmetric(fcn, calib, all_int8, evals):
 
 
 def test_stateful_signature_output_is_repointed(fixture_path):
-    r = requantize(fixture_path("stateful"), Plan(), num_samples=3)
+    r = requantize(fixture_path("stateful"), Plan(), sample_settings=SampleSettings(3))
     assert any("re-pointed" in n for n in r.notes)
     from ai_edge_litert.interpreter import Interpreter
 
@@ -249,21 +210,21 @@ def test_stateful_signature_output_is_repointed(fixture_path):
 
 
 def test_sparse_weights_are_densified(fixture_path):
-    from inspector.core.model_prep import prepare
+    from inspector.core.requantize.model_prep import prepare
 
     src = fixture_path("sparse")
     prep = prepare(src.read_bytes())
     xs = np.random.default_rng(0).normal(0, 1, (4, 64)).astype(np.float32)
     ref = _run(src.read_bytes(), xs, "features")
     np.testing.assert_allclose(_run(prep.data, xs, "features"), ref, rtol=1e-5, atol=1e-6)
-    r = requantize(src, Plan(), num_samples=4)
+    r = requantize(src, Plan(), sample_settings=SampleSettings(4))
     assert any("densified" in n for n in r.notes) and set(r.treatments.values()) == {
         "int8 (per-channel)"
     }
 
 
 def test_densify_block_csr_by_hand():
-    from inspector.core.sparse_densify import DENSE, SPARSE_CSR, DimLevel, densify
+    from inspector.core.tflite.sparse_densify import DENSE, SPARSE_CSR, DimLevel, densify
 
     # 4x4 matrix, 1x2 blocks along dim 1: row 0 keeps block 1, row 2 keeps block 0
     levels = [
@@ -280,25 +241,25 @@ def test_densify_block_csr_by_hand():
 
 def test_models_the_quantizer_cannot_take_are_explained(fixture_path):
     with pytest.raises(InspectorError, match="WHILE"):
-        requantize(fixture_path("multi_subgraph"), Plan(), num_samples=2)
+        requantize(fixture_path("multi_subgraph"), Plan(), sample_settings=SampleSettings(2))
     with pytest.raises(RuntimeFailure, match="MyCustomSoftmax"):
-        requantize(fixture_path("custom_op"), Plan(), num_samples=2)
+        requantize(fixture_path("custom_op"), Plan(), sample_settings=SampleSettings(2))
     with pytest.raises(InputError, match="already quantized"):
-        requantize(fixture_path("int8"), Plan(), num_samples=2)
+        requantize(fixture_path("int8"), Plan(), sample_settings=SampleSettings(2))
 
 
 def test_progress_and_cancel(fcn, calib):
     seen = []
-    requantize(fcn, Plan(), calib[:3], progress=lambda f, m: seen.append(f))
+    requantize(fcn, Plan(), calib[:3], task=TaskState(lambda f, m: seen.append(f)))
     assert seen == sorted(seen) and seen[-1] == 1.0 and len(seen) >= 5
     with pytest.raises(Cancelled):
-        requantize(fcn, Plan(), calib[:3], cancelled=lambda: True)
+        requantize(fcn, Plan(), calib[:3], task=TaskState(is_cancelled=lambda: True))
 
 
 def test_recipe_rules_match_exactly_one_op_scope():
     import re
 
-    from inspector.core.requant_plan import OpRef, build_recipe, select
+    from inspector.core.requantize.plan import OpRef, build_recipe, select
 
     ops = [
         OpRef(0, 0, "CONV_2D", ("m/conv(1)+x;m/relu",), ("in",), "m/conv(1)+x;m/relu;"),
@@ -331,29 +292,6 @@ def test_recipe_rules_match_exactly_one_op_scope():
         assert hits == [op.index]
 
 
-def test_cli_requantize_with_an_inputs_file(example_pair, tmp_path, capsys):
-    float_path, _ = example_pair
-    out = tmp_path / "ex.tflite"
-    npz = REPO / "resources" / "examples" / "example_inputs.npz"
-    assert (
-        main(
-            [
-                "requantize",
-                str(float_path),
-                "--inputs",
-                str(npz),
-                "--out",
-                str(out),
-                "--base",
-                "a16w8",
-            ]
-        )
-        == 0
-    )
-    text = capsys.readouterr().out
-    assert "random samples" not in text and out.exists()
-    m = load_model(out)
-    assert "int16" in {t.dtype for t in m.main.tensors}
 
 
 def test_silent_quantizer_fallbacks_are_reported(fcn, calib, tmp_path):
@@ -375,21 +313,3 @@ def test_silent_quantizer_fallbacks_are_reported(fcn, calib, tmp_path):
     assert m.main.tensors[add.outputs[0]].dtype == "int8"
 
 
-def test_cli_requantize_and_suggest_run_in_the_worker(fixture_path, tmp_path, capsys, monkeypatch):
-    """A LiteRT crash while requantizing (or suggesting) is a clean exit 2 naming the model and the
-    step, not a dead command: the jobs run in the worker process."""
-    import isolation_helpers as h
-
-    import inspector.core.requant_jobs as jobs
-
-    src, q = fixture_path("float"), fixture_path("int8")
-    out = tmp_path / "new.tflite"
-    monkeypatch.setattr(jobs, "requantize_cli_job", h.segfault_any)
-    monkeypatch.setattr(jobs, "suggest_cli_job", h.segfault_any)
-    assert main(["requantize", str(src), "--samples", "2", "--out", str(out)]) == 2
-    err = capsys.readouterr().err
-    assert "crashed (signal SIGSEGV" in err and src.name in err and "step 'requantizing" in err and "Traceback" not in err
-    assert not out.exists()
-    assert main(["suggest", str(src), str(q), "--target-sqnr", "40"]) == 2
-    err = capsys.readouterr().err
-    assert "crashed (signal SIGSEGV" in err and q.name in err and "step 'suggesting" in err

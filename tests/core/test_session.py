@@ -11,8 +11,10 @@ import sys
 
 import pytest
 
-from inspector.core.recovery import CrashRecovery, pid_alive
-from inspector.core.session import (
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.state.recovery import CrashRecovery, pid_alive
+from inspector.core.state.session import (
     SCHEMA_VERSION,
     SessionFileError,
     load_session,
@@ -96,7 +98,7 @@ def test_migrates_schema_1(tmp_path):
         "float": {"path": "/models/mobilenet_float.tflite", "size": None, "sha256": None},
         "quant": {"path": "/models/mobilenet_int8.tflite", "size": None, "sha256": None},
     }
-    assert s["inputs"] == {"source": "npz", "path": "/data/calib.npz", "count": 16}
+    assert CompareOptions.from_json(s["inputs"]).samples == SampleSettings(count=16, source="/data/calib.npz")
     assert s["selection"] == {"tensor_name": "conv1/Relu"}
     assert s["requantize_plans"] == []
     assert s["results"]["compare"]["tensors"][0]["metrics"]["sqnr_db"] == 31.5
@@ -118,7 +120,7 @@ def test_migrates_schema_1(tmp_path):
         ("[1, 2]", "not a tflite-inspector session (no schema_version)"),
         ('{"models": {}}', "not a tflite-inspector session (no schema_version)"),
         ('{"schema_version": "2"}', "invalid schema_version '2'"),
-        ('{"schema_version": 99}', "saved by a newer version of the app (session schema 99); this version reads up to schema 2"),
+        ('{"schema_version": 99}', "saved by a newer version of the app (session schema 99); this version reads up to schema 3"),
         ('{"schema_version": 2, "selection": [1]}', "session key 'selection' should be an object"),
         ('{"schema_version": 2, "models": {"float": {"size": 3}}}', "session key 'models.float' should be an object with a 'path'"),
         ('{"schema_version": 2, "models": {"float": {"path": "a", "size": -3}}}', "session key 'models.float.size' should be a byte count"),
@@ -199,7 +201,7 @@ def test_crash_before_any_autosave_offers_nothing_and_cleans_up(tmp_path):
 def test_recovery_of_a_killed_process(tmp_path):
     """A real process autosaves, is SIGKILLed, and its session is offered."""
     code = (
-        "import sys, time; from inspector.core.recovery import CrashRecovery; "
+        "import sys, time; from inspector.core.state.recovery import CrashRecovery; "
         f"r = CrashRecovery(__import__('pathlib').Path({str(tmp_path)!r})); r.start(); "
         "r.autosave({'selection': {'tensor': 42}}); print('saved', flush=True); time.sleep(60)"
     )
@@ -210,3 +212,21 @@ def test_recovery_of_a_killed_process(tmp_path):
     found = CrashRecovery(tmp_path).recoverable()
     assert [r.pid for r in found] == [proc.pid]
     assert load_session(found[0].autosave)["selection"] == {"tensor": 42}
+
+
+V2_INPUTS = {"samples": 0, "seed": 7, "inputs": "/data/imgs", "runtime": "reference", "isolated": True,
+             "keep_values": [5, 2], "normalization": "0,1", "threads": 2, "task_kind": None}  # fmt: skip
+
+
+def test_migrates_schema_2_flat_inputs(tmp_path):
+    p = tmp_path / "v2.tqi.json"
+    p.write_text(json.dumps({"schema_version": 2, "models": {"float": None, "quant": None}, "inputs": V2_INPUTS,
+                             "selection": {"op_b": 3}, "requantize_plans": [], "results": {}}))  # fmt: skip
+    s = load_session(p)
+    assert s["schema_version"] == SCHEMA_VERSION and s["migrated_from"] == 2
+    o = CompareOptions.from_json(s["inputs"])
+    # 0 was the GUI's "all samples of the file"
+    assert o.samples == SampleSettings(count=None, seed=7, source="/data/imgs", normalization="0,1")
+    assert o.runtime == "reference" and o.isolated and o.keep_values == frozenset({2, 5})
+    assert s["inputs"]["samples"] == {"count": None, "seed": 7, "source": "/data/imgs", "normalization": "0,1"}
+    assert s["selection"] == {"op_b": 3}

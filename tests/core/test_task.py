@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from inspector.core.task import detect_kind, task_metrics
+from inspector.core.compare.task import detect_kind, task_metrics
 
 
 def _data(n=50, c=7, seed=0, noise=0.3):

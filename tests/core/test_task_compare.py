@@ -14,12 +14,13 @@ import sys
 import numpy as np
 import pytest
 from ai_edge_litert.interpreter import Interpreter
-from conftest import REPO
 from PIL import Image
-from task_fixtures import CLASSES, TaskFixtures
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.compare_result import ComparisonResult
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.samples.settings import SampleSettings
+from tests.helpers.paths import REPO
+from tests.helpers.task_fixtures import CLASSES, TaskFixtures
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +48,7 @@ def _independent_predictions(model_path, folder):
 @pytest.mark.parametrize("quant", ["cls_int8", "cls_int8_broken"])
 def test_accuracy_and_agreement_equal_independent(task_data, quant):
     models, folder, _ = task_data
-    res = compare_models(str(models["cls_float"]), str(models[quant]), CompareOptions(inputs=str(folder), samples=None))
+    res = compare_models(str(models["cls_float"]), str(models[quant]), CompareOptions(samples=SampleSettings(source=str(folder), count=None)))
     task = res.to_json()["task"]
     fp, labels = _independent_predictions(models["cls_float"], folder)
     qp, _ = _independent_predictions(models[quant], folder)
@@ -65,9 +66,9 @@ def test_accuracy_and_agreement_equal_independent(task_data, quant):
 
 def test_broken_model_shows_drop_flips_first_and_the_broken_layer(task_data):
     models, folder, _ = task_data
-    good = compare_models(str(models["cls_float"]), str(models["cls_int8"]), CompareOptions(inputs=str(folder), samples=None))
+    good = compare_models(str(models["cls_float"]), str(models["cls_int8"]), CompareOptions(samples=SampleSettings(source=str(folder), count=None)))
     bad = compare_models(
-        str(models["cls_float"]), str(models["cls_int8_broken"]), CompareOptions(inputs=str(folder), samples=None, isolated=True)
+        str(models["cls_float"]), str(models["cls_int8_broken"]), CompareOptions(samples=SampleSettings(source=str(folder), count=None), isolated=True)
     )
     tg, tb = good.task(), bad.task()
     assert tb.accuracy_drop_pct > 10 > abs(tg.accuracy_drop_pct)
@@ -80,7 +81,7 @@ def test_broken_model_shows_drop_flips_first_and_the_broken_layer(task_data):
     one = folder.parent / "one_sample.npz"
     x = np.asarray(Image.open(src).convert("RGB"), np.float32)[None] / 127.5 - 1.0
     np.savez(one, image=x)
-    single = compare_models(str(models["cls_float"]), str(models["cls_int8_broken"]), CompareOptions(inputs=str(one), isolated=True))
+    single = compare_models(str(models["cls_float"]), str(models["cls_int8_broken"]), CompareOptions(samples=SampleSettings(source=str(one)), isolated=True))
     iso = {layer.tensor_name: layer.isolated.sqnr_db for layer in single.layers if layer.isolated is not None}
     worst_layer = min(iso, key=iso.get)
     assert "conv2" in worst_layer, (k, iso)
@@ -90,7 +91,7 @@ def test_broken_model_shows_drop_flips_first_and_the_broken_layer(task_data):
 
 def test_json_round_trip_keeps_task(task_data):
     models, folder, _ = task_data
-    res = compare_models(str(models["cls_float"]), str(models["cls_int8_broken"]), CompareOptions(inputs=str(folder), samples=12))
+    res = compare_models(str(models["cls_float"]), str(models["cls_int8_broken"]), CompareOptions(samples=SampleSettings(source=str(folder), count=12)))
     d = res.to_json()
     back = ComparisonResult.from_json(json.loads(json.dumps(d)))
     assert back.to_json()["task"] == d["task"]

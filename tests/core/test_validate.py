@@ -8,12 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tflite
-from conftest import ALL_FIXTURES, EXAMPLES
-from hostile_fixtures import BuiltinOperator, edit_model, fb, read_object, to_offset_buffers
 
 from inspector.core.errors import ModelFormatError
-from inspector.core.model import Model
-from inspector.core.validate import MAX_CALL_DEPTH, MAX_TENSORS, validate_flatbuffer
+from inspector.core.tflite.model import Model
+from inspector.core.tflite.validate import MAX_CALL_DEPTH, MAX_TENSORS, validate_flatbuffer
+from tests.helpers.hostile_fixtures import (
+    BuiltinOperator,
+    edit_model,
+    fb,
+    read_object,
+    to_offset_buffers,
+)
+from tests.helpers.paths import ALL_FIXTURES, EXAMPLES
 
 
 def rejected(tmp_path: Path, data: bytes, name: str = "bad.tflite") -> str:
@@ -296,7 +302,7 @@ def _call_chain(n: int, back_to: int | None = None) -> bytes:
             op.builtinOptions.initSubgraphIndex = target
             sg.operators = [op]
         m.subgraphs.append(sg)
-    from hostile_fixtures import write_object
+    from tests.helpers.hostile_fixtures import write_object
 
     return write_object(m)
 

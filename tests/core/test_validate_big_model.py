@@ -5,9 +5,9 @@ from __future__ import annotations
 import tracemalloc
 
 import numpy as np
-from hostile_fixtures import MEDIUM_WIDTHS, HostileCache, dense_weights
 
-from inspector.core.model import Model
+from inspector.core.tflite.model import Model
+from tests.helpers.hostile_fixtures import MEDIUM_WIDTHS, HostileCache, dense_weights
 
 
 def test_open_does_not_copy_the_file():

@@ -22,16 +22,16 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
-sys.path[:0] = [str(TESTS), str(REPO)]
+sys.path[:0] = [str(REPO)]  # tests.helpers
 
-from fuzz_mutations import KINDS, SeedModel, exercise, mutate  # noqa: E402
+from tests.helpers.fuzz_mutations import KINDS, SeedModel, exercise, mutate  # noqa: E402
 
 SEEDS = ("multi_subgraph", "sparse", "stateful", "stateful_int8", "int8", "float16", "a16w8", "dynamic", "int8_io")
 
 
 class Target:
     def __init__(self, runtime: bool) -> None:
-        from fixture_models import FixtureCache
+        from tests.helpers.fixture_models import FixtureCache
 
         cache = FixtureCache(REPO / ".fixture-cache")
         self.seeds = [SeedModel.load(n, cache.path(n)) for n in SEEDS]
@@ -41,7 +41,7 @@ class Target:
         self.worker = None
         self.crash_dir = REPO / ".fixture-cache" / "fuzz-crashes"
         if runtime:
-            from inspector.core.isolation import WorkerProcess
+            from inspector.core.runtime.worker import WorkerProcess
 
             self.worker = WorkerProcess()
 
@@ -77,7 +77,7 @@ class Target:
 
     def _run(self, p: Path, data: bytes) -> str:
         from inspector.core.errors import InspectorError
-        from inspector.core.runtime_probe import probe_model
+        from inspector.core.runtime.probe import probe_model
 
         try:
             self.worker.run(probe_model, str(p), timeout=20, step="fuzz run", models=(str(p),))

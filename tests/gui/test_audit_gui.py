@@ -3,13 +3,14 @@ op everywhere, sorting and filtering, re-audit when model B or the comparison ch
 
 from __future__ import annotations
 
-from audit_fixtures import planted
-from gui_helpers import open_wait
 from PySide6.QtCore import Qt
 
-from inspector.core.audit import audit_model
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.model import Model
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.review.audit import audit_model
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+from tests.helpers.audit_fixtures import planted
+from tests.helpers.gui_helpers import open_wait
 
 RULES = {"weight_zero_point": "weight-zero-point", "bias_scale": "bias-scale",
          "softmax_output_scale": "fixed-output", "weight_minus_128": "weight-range"}  # fmt: skip
@@ -89,10 +90,10 @@ def test_reaudit_on_model_and_comparison_change(qtbot, window, fixture_path, tmp
     assert not [f for f in view.model.findings if f.severity in ("error", "warning")]
     assert "no rule violations" in view.summary.text()
     # After a comparison: range-use / clipping findings use the observed ranges.
-    result = compare_models(str(fp), str(qp), CompareOptions(samples=2, threads=1))
+    result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
     with qtbot.waitSignal(window.review.audit_updated, timeout=20_000):
         window.review.source.set_result(result)
-    assert view.model.findings == audit_model(Model(qp), result.to_json())
+    assert view.model.findings == audit_model(Model(qp), result)
     assert "observed in the comparison" in view.summary.text()
     # Closing model B empties the audit.
     window.controller.close_model("B")

@@ -8,20 +8,22 @@ import math
 
 import numpy as np
 import pytest
-from gui_helpers import click_enabled, open_wait
 from PySide6.QtCore import QPoint, Qt
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.layer_series import error_grade
-from inspector.core.model import Model
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+from inspector.core.viewdata.layer_series import error_grade
 from inspector.gui.compare_features import BAD, GOOD, MID, grade_color
 from inspector.gui.views.model_pane import ERROR_COLUMN
+from tests.helpers.gui_helpers import click_enabled, open_wait, use_random_samples
 
 RUN_MS = 60_000
 
 
 def _run(qtbot, window, count: int = 4, seed: int = 3, isolated: bool = False):
     panel = window.compare_features.inputs
+    use_random_samples(window)
     panel.count.setValue(count)
     panel.seed.setValue(seed)
     panel.isolated.setChecked(isolated)
@@ -57,7 +59,7 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     fa, fb = (str(p) for p in example_pair)
     result = _run(qtbot, win, count=4, seed=3, isolated=True)
     qm = Model(fb)
-    indep = compare_models(fa, fb, CompareOptions(samples=4, seed=3, isolated=True, keep_values=frozenset(range(len(qm.main.tensors)))))
+    indep = compare_models(fa, fb, CompareOptions(samples=SampleSettings(count=4, seed=3), isolated=True, keep_values=frozenset(range(len(qm.main.tensors)))))
     assert result.runtime == "optimized" and result.samples == 4 and result.isolated
     assert [lay.tensor_name for lay in result.layers] == [lay.tensor_name for lay in indep.layers]
 
@@ -66,7 +68,8 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     assert plot.metric_key == "sqnr_db"
     x, y = plot.point_data("accumulated")
     assert len(x) == len(result.layers) == len(indep.layers) == 13
-    assert list(x) == list(range(13))
+    assert list(x) == [lay.op_index for lay in result.layers]  # B's op index: the layer identifier everywhere
+    assert "op index in model B" in plot.plot.getPlotItem().getAxis("bottom").labelText
     want = np.array([lay.metrics.sqnr_db for lay in indep.layers])
     finite = np.isfinite(want)
     assert finite.sum() >= 9
@@ -77,12 +80,12 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     exact = [lay for lay in indep.layers if lay.isolated is not None and lay.isolated.sqnr_db >= 100]
     assert len(iso) >= 6 and exact  # e.g. MAX_POOL alone is exact up to float rounding
     for lay in iso:
-        k = [L.tensor_name for L in indep.layers].index(lay.tensor_name)
+        k = lay.op_index
         assert yi[list(xi).index(k)] == pytest.approx(lay.isolated.sqnr_db, rel=1e-9)
     top = y[~finite][0]  # the "equal" line, shared by both series
     assert top > max(lay.isolated.sqnr_db for lay in iso) and plot.exact_line.isVisible() and plot.exact_line.value() == top
     for lay in exact:
-        assert yi[list(xi).index([L.tensor_name for L in indep.layers].index(lay.tensor_name))] == top
+        assert yi[list(xi).index(lay.op_index)] == top
 
     # Click the depthwise conv's point: both panes and the activation view follow.
     k = next(i for i, lay in enumerate(result.layers) if lay.op_type == "DEPTHWISE_CONV_2D")
@@ -96,7 +99,7 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     assert win.panes["B"].selected_op() == layer.op_index
     assert win.panes["A"].selected_op() == layer.float_op_index
     rx, _ry = plot.ring.getData()
-    assert list(rx) == [k]
+    assert list(rx) == [layer.op_index]  # the ring sits at B's op index
 
     view = win.compare_features.activations
     assert view.layer is layer and layer.tensor_name in view.title.text()
@@ -154,11 +157,14 @@ def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
     labels = plot.legend_labels
     assert "before: int8" in plot.legend.text()
     assert "before: int8" in labels and "accumulated (end to end)" in labels
-    # Closing model B makes the result stale: views clear, the baseline stays.
+    # Closing model B makes the result stale: views clear, the baseline (of the closed pair) too;
+    # the summary strip keeps its place (no layout jump) and shows the hint.
+    height = win.compare_features.summary.height()
     win.controller.close_model("B")
-    assert win.compare.result is None and win.compare.baseline is first
-    assert len(plot.point_data("accumulated")[0]) == 0 and len(plot.point_data("baseline")[0]) == len(first.layers)
-    assert not win.compare_features.summary.isVisible()
+    assert win.compare.result is None and win.compare.baseline is None
+    assert len(plot.point_data("accumulated")[0]) == 0 and len(plot.point_data("baseline")[0]) == 0
+    assert win.compare_features.summary.isVisible() and win.compare_features.summary.text == ""
+    assert win.compare_features.summary.height() == height
     assert win.panes["A"].ops.errors == {}
 
 
@@ -183,7 +189,7 @@ def test_custom_op_fails_with_a_message_naming_the_op(qtbot, window, fixture_pat
     open_wait(qtbot, window, "A", path)
     open_wait(qtbot, window, "B", path)
     with qtbot.waitSignal(window.compare.failed, timeout=RUN_MS) as blocker:
-        window.compare.run(CompareOptions(samples=2))
+        window.compare.run(CompareOptions(samples=SampleSettings(count=2)))
     msg = blocker.args[0]
     assert custom in msg and str(path.name) in msg
     assert window.banner.isVisible() and custom in window.banner.text
@@ -198,7 +204,7 @@ def test_large_model_keeps_selected_values_and_collects_others(qtbot, example_wi
     """Over the keep budget only the selected tensor (and outputs) keep values; another layer's
     values come from a re-run started by the activation view's button."""
     import inspector.gui.compare_controller as cc_mod
-    from inspector.core.activation_data import keep_plan
+    from inspector.core.viewdata.activations import keep_plan
 
     monkeypatch.setattr(cc_mod, "keep_plan", lambda qm, selected=None: keep_plan(qm, selected, budget=0))
     win = example_window

@@ -8,23 +8,16 @@ import os
 import signal
 from pathlib import Path
 
-from gui_helpers import open_wait
-
-from inspector.core import isolation
-from inspector.core.compare import CompareOptions
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.runtime import worker as isolation
+from inspector.core.samples.settings import SampleSettings
+from tests.helpers.gui_helpers import open_wait
 
 RUN_MS = 120_000
 
 
 def _compare(window):
-    c = getattr(window, "compare", None)
-    if c is None:  # until MainWindow installs the comparison controller itself
-        from inspector.gui.compare_controller import CompareController
-
-        c = CompareController(window.controller, window)
-        window.compare = c
-    window.review.source.attach()
-    return c
+    return window.compare
 
 
 def _click_op(win, slot: str, op: int) -> None:
@@ -43,7 +36,7 @@ def test_worker_killed_mid_run(qtbot, window, example_pair, fixture_path):
     failures = []
     compare.failed.connect(failures.append)
     starts = isolation.default_worker().starts
-    compare.run(CompareOptions(samples=100_000, threads=1))  # long enough to be killed mid-run
+    compare.run(CompareOptions(samples=SampleSettings(count=100_000), threads=1))  # long enough to be killed mid-run
     qtbot.waitUntil(lambda: len(progress) >= 2 and isolation.default_worker().pid is not None, timeout=RUN_MS)
     pid = isolation.default_worker().pid
     assert isolation.default_worker().starts >= starts  # the run is in a worker process, not ours
@@ -69,7 +62,7 @@ def test_worker_killed_mid_run(qtbot, window, example_pair, fixture_path):
     # The next run starts a fresh worker and succeeds.
     open_wait(qtbot, window, "B", qp)
     with qtbot.waitSignal(compare.result_changed, timeout=RUN_MS) as sig:
-        compare.run(CompareOptions(samples=2, threads=1))
+        compare.run(CompareOptions(samples=SampleSettings(count=2), threads=1))
     result = sig.args[0]
     assert result is not None and result.samples == 2 and len(result.layers) > 5
     assert isolation.default_worker().pid not in (None, pid)
@@ -82,7 +75,7 @@ def test_custom_op_model_shows_clear_error(qtbot, window, fixture_path):
     open_wait(qtbot, window, "B", cp)
     compare = _compare(window)
     with qtbot.waitSignal(compare.failed, timeout=RUN_MS) as sig:
-        compare.run(CompareOptions(samples=2, threads=1))
+        compare.run(CompareOptions(samples=SampleSettings(count=2), threads=1))
     msg = sig.args[0]
     assert str(cp) in msg and "custom op 'MyCustomSoftmax'" in msg and "not built into LiteRT" in msg
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
@@ -90,4 +83,9 @@ def test_custom_op_model_shows_clear_error(qtbot, window, fixture_path):
     # The model is still inspectable: its custom op has op math ("float") and an audit.
     _click_op(window, "B", len(window.controller.models["B"].main.ops) - 1)
     assert window.review.op_math_panel.math.op_type == "MyCustomSoftmax"
-    assert window.review.findings is not None
+    # the audit ran on B alone (the comparison failed): the same findings as an independent audit
+    from inspector.core.review.audit import audit_model
+
+    expected = audit_model(window.controller.models["B"])
+    assert window.review.findings == expected  # a list (here empty): the audit ran, unlike None
+    assert Path(cp).name in window.review.audit_view.summary.text()

@@ -9,12 +9,12 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-from gui_helpers import open_wait
-
-from inspector.core.audit import audit_model
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.model import Model
-from inspector.core.report_html import SECTIONS
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.review.audit import audit_model
+from inspector.core.review.report_html import SECTIONS
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+from tests.helpers.gui_helpers import open_wait
 
 WAIT_MS = 60_000
 
@@ -50,7 +50,7 @@ def test_export_four_files_with_comparison(qtbot, window, fixture_path, tmp_path
     before = (_sha(fp), _sha(qp))
     open_wait(qtbot, window, "A", fp)
     open_wait(qtbot, window, "B", qp)
-    result = compare_models(str(fp), str(qp), CompareOptions(samples=2, threads=1))
+    result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
     window.review.source.set_result(result)
     out = tmp_path / "out"
     out.mkdir()
@@ -70,7 +70,7 @@ def test_export_four_files_with_comparison(qtbot, window, fixture_path, tmp_path
 
     report = json.loads((out / "review.json").read_text())
     assert report["comparison"]["layers"] == json.loads(json.dumps(result.to_json()["layers"]))
-    findings = audit_model(Model(qp), result.to_json())
+    findings = audit_model(Model(qp), result)
     assert len(report["audit"]["findings"]) == len(findings)
     assert [f["rule"] for f in report["audit"]["findings"]] == [f.rule for f in findings]
     rows = list(csv.DictReader((out / "review.csv").open()))

@@ -4,14 +4,15 @@ TFLite multiplier rule; observed ranges after a comparison; copy as text."""
 from __future__ import annotations
 
 import numpy as np
-from gui_helpers import open_wait
 from PySide6.QtGui import QGuiApplication
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.fixed_point import quantize_multiplier
-from inspector.core.kernel_path import classify
-from inspector.core.model import Model
-from inspector.core.opmath import op_math
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.quantmath.fixed_point import quantize_multiplier
+from inspector.core.quantmath.kernel_path import classify
+from inspector.core.quantmath.opmath import op_math
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+from tests.helpers.gui_helpers import open_wait
 
 
 def _click_op(win, slot: str, op: int) -> None:
@@ -107,7 +108,7 @@ def test_observed_range_use_after_comparison(qtbot, window, fixture_path):
     fp, qp = fixture_path("float"), fixture_path("int8")
     open_wait(qtbot, window, "A", fp)
     open_wait(qtbot, window, "B", qp)
-    result = compare_models(str(fp), str(qp), CompareOptions(samples=2, threads=1))
+    result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
     window.review.source.set_result(result)
     mq = Model(qp)
     conv = next(op for op in mq.main.ops if op.type == "CONV_2D")

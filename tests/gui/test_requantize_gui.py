@@ -1,8 +1,10 @@
-"""Requantize tab: select two layers, keep them float, run -> model B is the new model (those ops
-float, checked in the file), the comparison re-ran with the old result as the baseline series,
-output SQNR improved (vs independent compare_models runs), deltas table, notes; switch back to
-v0; save model / recipe (recipe reproduces the bytes; input paths refused); suggest + trade-off
-plot + apply; a failing run reaches the banner."""
+"""Requantize tab, quantizer route (regenerate from the float file; the surgical default route is
+in test_surgical_gui.py): select two layers, keep them float, run -> a "re-calibrated, no
+changes" version seeded from B is made first and is the baseline (with the reason shown), then
+model B is the plan's model (those ops float, checked in the file), the comparison re-ran with
+the baseline series, output SQNR improved (vs independent compare_models runs), deltas table,
+notes; switch back to v0; save model / recipe (recipe reproduces the bytes; input paths
+refused); quantizer suggest + trade-off plot + apply; a failing run reaches the banner."""
 
 from __future__ import annotations
 
@@ -13,14 +15,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gui_helpers import click_enabled, open_wait
 from PySide6.QtCore import Qt
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.model import Model
-from inspector.core.requant_delta import output_sqnr_db
-from inspector.core.requant_jobs import calibration_samples
-from inspector.core.requantize import requantize
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.requantize.delta import output_sqnr_db
+from inspector.core.requantize.jobs import calibration_samples
+from inspector.core.requantize.quantizer_route import requantize
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+from tests.helpers.gui_helpers import click_enabled, open_wait, use_random_samples
 
 RUN_MS = 120_000
 SAMPLES, SEED = 4, 3
@@ -33,6 +36,7 @@ def _sha(p) -> str:
 
 def _compare(qtbot, win):
     panel = win.compare_features.inputs
+    use_random_samples(win)
     panel.count.setValue(SAMPLES)
     panel.seed.setValue(SEED)
     with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
@@ -55,6 +59,7 @@ def loop(qtbot, window, example_pair, tmp_path):
     open_wait(qtbot, window, "B", fb)
     before = _compare(qtbot, window)
     rq, ed = window.requantize, window.requantize_panel.editor
+    ed.set_route("quantizer")
     ed.new_choice.setCurrentIndex(ed.new_choice.findData("keep_float"))
     for op in (LOGITS, SOFTMAX):  # select each layer (as a click in a layer list does), then Add
         window.controller.select_op("A", op)
@@ -66,19 +71,25 @@ def loop(qtbot, window, example_pair, tmp_path):
 
 
 def test_keep_float_two_layers_improves_output(qtbot, loop):
-    win, fa, fb, before, v1 = loop
+    win, fa, fb, before, v2 = loop
     rq, panel = win.requantize, win.requantize_panel
     fm = Model(fa)
     names = [fm.main.tensors[fm.main.ops[i].outputs[0]].name for i in (LOGITS, SOFTMAX)]
 
     # Model B is the new file, written into the versions folder; the input files are untouched.
+    # A "re-calibrated, no changes" version (seeded from the opened B) came first: the baseline.
     b = win.controller.models["B"]
-    assert b.path == v1.path and Path(v1.path).parent == rq.folder and b.path != fb
-    assert [v.name for v in rq.versions] == ["v0 original int8", "v1 keep-float logits, softmax"]
-    assert rq.current == 1 and rq.reference == 0
+    assert b.path == v2.path and Path(v2.path).parent == rq.folder and b.path != fb
+    assert [v.name for v in rq.versions] == ["v0 original int8", "v1 re-calibrated, no changes", "v2 keep-float logits, softmax"]
+    v1 = rq.versions[1]
+    assert v1.kind == "recalibrated" and v1.source == fb and v1.plan.overrides == () and rq.current == 2 and rq.reference == 1
+    assert v2.source == fb and Path(v1.path).parent == rq.folder
+    reason = panel.versions.reason
+    assert not reason.isHidden() and "Baseline is v1 re-calibrated, no changes" in reason.text()
+    assert "only the plan's effect" in reason.text() and reason.text() in panel.editor.status.text()
 
     # Those two ops compute in float in the new B (read from the file); the convolutions are int8.
-    nb = Model(v1.path)
+    nb = Model(v2.path)
     for name in names:
         out, ins = _op_dtypes(nb, name)
         assert out == "float32" and set(ins) == {"float32"}, name
@@ -86,47 +97,51 @@ def test_keep_float_two_layers_improves_output(qtbot, loop):
     assert _op_dtypes(nb, conv)[0] == "int8"
     assert _op_dtypes(Model(fb), "cnn_1/logits_1/MatMul1")[0] == "int8"  # it was int8 before
 
-    # The comparison re-ran on the new B with the same samples; the old result is the baseline.
+    # The comparison re-ran on the new B with the same samples; the re-calibrated one is the baseline.
     after = win.compare.result
-    assert after is v1.comparison and after.quant_path == v1.path and after.samples == SAMPLES
-    assert win.compare.baseline is before is rq.versions[0].comparison
+    assert after is v2.comparison and after.quant_path == v2.path and after.samples == SAMPLES
+    base = v1.comparison
+    assert base is not None and win.compare.baseline is base and base.quant_path == v1.path
     for plot in (panel.plot, win.compare_features.plot):  # two series: baseline + new
         xb, yb = plot.point_data("baseline")
         xa, ya = plot.point_data("accumulated")
         assert len(xb) >= 9 and len(xa) >= 9
     bx, by = panel.plot.point_data("baseline")
-    want = {L.float_tensor: L.metrics.sqnr_db for L in before.layers}
-    depth = {L.float_tensor: i for i, L in enumerate(after.layers)}
-    for L in before.layers:  # baseline points sit at the new run's depth of the same float tensor
+    want = {L.float_tensor: L.metrics.sqnr_db for L in base.layers}
+    depth = {L.float_tensor: L.op_index for L in after.layers}
+    for L in base.layers:  # baseline points sit at the new run's op index (of B) of the same float tensor
         if math.isfinite(want[L.float_tensor]) and L.float_tensor in depth:
             k = list(bx).index(depth[L.float_tensor])
             assert by[k] == pytest.approx(want[L.float_tensor], rel=1e-9)
 
     # Output SQNR improved, and the deltas are the independent comparisons' numbers.
-    opts = CompareOptions(samples=SAMPLES, seed=SEED)
-    ind_before = output_sqnr_db(compare_models(fa, fb, opts))
-    ind_after = output_sqnr_db(compare_models(fa, v1.path, opts))
+    opts = CompareOptions(samples=SampleSettings(count=SAMPLES, seed=SEED))
+    ind_opened = output_sqnr_db(compare_models(fa, fb, opts))
+    ind_before = output_sqnr_db(compare_models(fa, v1.path, opts))
+    ind_after = output_sqnr_db(compare_models(fa, v2.path, opts))
+    assert output_sqnr_db(before) == pytest.approx(ind_opened, rel=1e-9)
     d = rq.delta
     assert d.output_before_db == pytest.approx(ind_before, rel=1e-9)
     assert d.output_after_db == pytest.approx(ind_after, rel=1e-9)
     assert ind_after > ind_before + 3.0
-    assert d.size_before == Path(fb).stat().st_size and d.size_after == Path(v1.path).stat().st_size
+    assert d.size_before == Path(v1.path).stat().st_size and d.size_after == Path(v2.path).stat().st_size
+    assert not d.edited()  # the quantizer route edits nothing in place
     table = panel.versions.deltas
     assert table.rowCount() == len(d.rows) == len(after.layers)
     row = next(r for r in range(table.rowCount()) if table.item(r, 1).text() == names[0])
-    layer_b = next(L for L in before.layers if L.tensor_name == "cnn_1/logits_1/MatMul1")
+    layer_b = next(L for L in base.layers if L.float_tensor == fm.main.ops[LOGITS].outputs[0])
     layer_a = next(L for L in after.layers if L.tensor_name == names[0])
-    assert table.item(row, 2).text() == f"{layer_b.metrics.sqnr_db:.4g} dB"
-    assert table.item(row, 3).text() == f"{layer_a.metrics.sqnr_db:.4g} dB"
-    assert table.item(row, 4).text() == f"{layer_a.metrics.sqnr_db - layer_b.metrics.sqnr_db:+.2f}"
-    assert table.item(row, 5).text() == "FULLY_CONNECTED · int8 → float32"
+    assert table.item(row, 3).text() == f"{layer_b.metrics.sqnr_db:.4g} dB"
+    assert table.item(row, 4).text() == f"{layer_a.metrics.sqnr_db:.4g} dB"
+    assert table.item(row, 5).text() == f"{layer_a.metrics.sqnr_db - layer_b.metrics.sqnr_db:+.2f}"
+    assert table.item(row, 6).text() == "FULLY_CONNECTED · int8 → float32"
     assert f"{ind_after:.4g} dB" in panel.versions.summary.text()
-    assert panel.versions.table.rowCount() == 2
-    assert panel.versions.table.item(1, 2).text() == f"{ind_after:.4g} dB"
+    assert panel.versions.table.rowCount() == 3
+    assert panel.versions.table.item(2, 2).text() == f"{ind_after:.4g} dB"
 
     # The quantizer's notes are shown (the example hits the legacy-opcode trap).
-    assert v1.notes and all(n in panel.notes.toPlainText() for n in v1.notes)
-    assert any("operator code" in n for n in v1.notes)
+    assert v2.notes and all(n in panel.notes.toPlainText() for n in v2.notes)
+    assert any("operator code" in n for n in v2.notes)
 
     # Switch back to v0: model B is the original again, with its stored comparison (no re-run).
     win.tabs.setCurrentWidget(panel)
@@ -140,7 +155,7 @@ def test_keep_float_two_layers_improves_output(qtbot, loop):
 
 
 def test_save_model_and_recipe(qtbot, loop, tmp_path):
-    win, fa, fb, _before, v1 = loop
+    win, fa, fb, _before, v1 = loop  # v1 here: the plan's version (v2, after the re-calibrated one)
     rq = win.requantize
     fb_hash, fa_hash = _sha(fb), _sha(fa)
 
@@ -159,8 +174,8 @@ def test_save_model_and_recipe(qtbot, loop, tmp_path):
     recipe = json.loads(recipe_path.read_text())
     assert recipe == v1.recipe and sum(r.get("algorithm_key") == "no_quantize" for r in recipe) >= 2
     # The recipe reproduces the model, calibrated on the comparison's samples.
-    samples = calibration_samples(fa, fb, CompareOptions(samples=SAMPLES, seed=SEED))
-    again = requantize(fa, None, samples, recipe=recipe)
+    samples = calibration_samples(fa, fb, CompareOptions(samples=SampleSettings(count=SAMPLES, seed=SEED)))
+    again = requantize(fa, None, samples, recipe=recipe, calibrate_from=fb)
     assert again.model_bytes == Path(v1.path).read_bytes()
 
     rq.switch_to(0)
@@ -176,6 +191,7 @@ def test_suggest_tradeoff_and_apply(qtbot, window, example_pair):
     _compare(qtbot, window)
     rq, panel = window.requantize, window.requantize_panel
     box = panel.suggest
+    box.treatment.setCurrentIndex(box.treatment.findData("keep_float"))  # the quantizer route
     box.use_target.setChecked(True)
     box.target.setValue(200.0)  # unreachable: the budget of one layer ends the search
     box.budget.setValue(1)
@@ -207,6 +223,7 @@ def test_failure_reaches_banner(qtbot, window, example_pair):
     open_wait(qtbot, window, "A", fb)  # a quantized model as the 'float' model
     open_wait(qtbot, window, "B", fb)
     rq = window.requantize
+    window.requantize_panel.editor.set_route("quantizer")
     with qtbot.waitSignal(rq.failed, timeout=RUN_MS) as blocker:
         rq.run(window.requantize_panel.editor.plan())
     msg = blocker.args[0]
@@ -216,10 +233,12 @@ def test_failure_reaches_banner(qtbot, window, example_pair):
 
 
 def test_cancel_keeps_model_b(qtbot, window, example_pair):
+    """Cancel a surgical run (long: the comparison of the current B runs first)."""
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     rq, ed = window.requantize, window.requantize_panel.editor
+    window.compare_features.inputs.count.setValue(100_000)
     ed.add_layers([LOGITS], "keep_float")
     with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
         with qtbot.waitSignal(rq.progress, timeout=RUN_MS):  # the run is under way in the worker
@@ -243,11 +262,12 @@ def test_session_restores_versions(qtbot, loop, settings, tmp_path):
         other.review.session.open(path)
     rq = other.requantize
     assert [v.name for v in rq.versions] == [v.name for v in win.requantize.versions]
-    assert [v.path for v in rq.versions] == [fb, v1.path]
-    assert rq.current == 1 and other.controller.models["B"].path == v1.path
-    assert rq.versions[1].plan == v1.plan and rq.versions[1].recipe == v1.recipe
-    assert rq.versions[1].comparison is not None  # the session's comparison, for this version
-    assert output_sqnr_db(rq.versions[1].comparison) == pytest.approx(output_sqnr_db(v1.comparison), rel=1e-9)
+    assert [v.path for v in rq.versions] == [fb, win.requantize.versions[1].path, v1.path]
+    assert rq.current == 2 and other.controller.models["B"].path == v1.path
+    assert rq.versions[2].plan == v1.plan and rq.versions[2].recipe == v1.recipe and rq.versions[2].source == fb
+    assert rq.versions[1].kind == "recalibrated" and rq.versions[1].source == fb
+    assert rq.versions[2].comparison is not None  # the session's comparison, for this version
+    assert output_sqnr_db(rq.versions[2].comparison) == pytest.approx(output_sqnr_db(v1.comparison), rel=1e-9)
 
 
 def test_parse_typed_op_indices():
@@ -263,12 +283,13 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
     import os
     import signal
 
-    from inspector.core import isolation
+    from inspector.core.runtime import worker as isolation
 
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     rq, ed = window.requantize, window.requantize_panel.editor
+    use_random_samples(window)
     window.compare_features.inputs.count.setValue(100_000)  # long: the before-comparison runs first
     ed.add_layers([LOGITS], "keep_float")
     failures: list[str] = []
@@ -280,7 +301,7 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
         assert pid is not None and pid != os.getpid()
         os.kill(pid, signal.SIGKILL)
     (msg,) = failures
-    assert "SIGKILL" in msg and "requantizing" in msg and fa in msg
+    assert "SIGKILL" in msg and "editing model B" in msg and (fa in msg or fb in msg)
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
     assert msg in window.banner.text
     assert len(rq.versions) == 1 and window.controller.models["B"].path == fb
@@ -289,3 +310,26 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS):
         click_enabled(qtbot, ed.run_button)
     assert len(rq.versions) == 2 and window.controller.models["B"].path == rq.versions[1].path
+
+
+def test_typed_op_indices_are_b_ops(qtbot, window, example_pair):
+    """The requantize field takes B's op indices (as the plot, tables and compare --json show);
+    the plan names A's matching op, and each row shows B's op with A's beside it."""
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    c, ed = window.controller, window.requantize_features.panel.editor
+    b_ops = [op.index for op in c.models["B"].main.ops if op.type == "CONV_2D"]
+    pairs = [(b, c.counterpart_op("B", b)) for b in b_ops]
+    b, a = next((b, a) for b, a in pairs if a is not None and a != b)  # QUANTIZE at the input shifts B's numbering
+    ed.ops_edit.setText(str(b))
+    ed._add_typed()
+    assert ed.ops() == [a] and ed.table.item(0, 0).text() == str(b) and f"A: op {a}" in ed.table.item(0, 1).text()
+    assert [(e.pattern, e.ops) for e in ed.plan().edits] == [(f"op:{b}", (b,))]  # surgical: B's op
+    ed.set_route("quantizer")
+    assert ed.ops() == [a] and f"op:{a}" in [o.selector for o in ed.plan().overrides]  # quantizer: A's op
+    quant = next(op.index for op in c.models["B"].main.ops if op.type == "QUANTIZE")
+    msgs = []
+    ed.message.connect(msgs.append)
+    ed.ops_edit.setText(str(quant))
+    ed._add_typed()
+    assert msgs and "no counterpart in model A" in msgs[-1] and ed.ops() == [a]

@@ -10,14 +10,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from audit_fixtures import planted
-from gui_helpers import open_wait
 from PySide6.QtCore import QSettings
 
-from inspector.core.compare import CompareOptions, compare_models
-from inspector.core.recovery import CrashRecovery
-from inspector.core.session import load_session, save_session
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.state.recovery import CrashRecovery
+from inspector.core.state.session import load_session, save_session
 from inspector.gui.main_window import MainWindow
+from tests.helpers.audit_fixtures import planted
+from tests.helpers.gui_helpers import open_wait
 
 WAIT_MS = 30_000
 
@@ -25,18 +26,11 @@ WAIT_MS = 30_000
 @pytest.fixture(scope="module")
 def comparison(fixture_path):
     fp, qp = fixture_path("float"), fixture_path("int8")
-    return compare_models(str(fp), str(qp), CompareOptions(samples=2, threads=1))
+    return compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
 
 
 def _compare(window):
-    c = getattr(window, "compare", None)
-    if c is None:  # until MainWindow installs the comparison controller itself
-        from inspector.gui.compare_controller import CompareController
-
-        c = CompareController(window.controller, window)
-        window.compare = c
-    window.review.source.attach()
-    return c
+    return window.compare
 
 
 def _new_window(qtbot, tmp_path, name: str) -> MainWindow:
@@ -61,7 +55,7 @@ def _pair(qtbot, win, fp, qp, result=None) -> None:
 
 def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, comparison):
     fp, qp = fixture_path("float"), fixture_path("int8")
-    opts = CompareOptions(samples=3, seed=7, runtime="reference", isolated=True, keep_values=frozenset({5, 2}))
+    opts = CompareOptions(samples=SampleSettings(count=3, seed=7), runtime="reference", isolated=True, keep_values=frozenset({5, 2}))
     _compare(window).set_options(opts)
     _pair(qtbot, window, fp, qp, comparison)
     assert window.compare.result is comparison  # the session's result goes through the comparison controller
@@ -75,7 +69,7 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     assert saved["models"]["quant"]["path"] == str(Path(qp).resolve()) and saved["models"]["quant"]["sha256"]
     assert saved["selection"]["op_b"] == 3 and saved["selection"]["tensor_b"] == bias
     assert saved["results"]["compare"]["layers"] == json.loads(json.dumps(comparison.to_json()["layers"]))
-    assert saved["inputs"]["seed"] == 7 and saved["inputs"]["keep_values"] == [2, 5]
+    assert saved["inputs"]["samples"]["seed"] == 7 and saved["inputs"]["keep_values"] == [2, 5]
 
     win2 = _new_window(qtbot, tmp_path, "second")
     _compare(win2)
@@ -98,7 +92,7 @@ def test_changed_and_missing_models_are_reported(qtbot, window, fixture_path, tm
     qp = tmp_path / "int8.tflite"
     shutil.copy(fixture_path("float"), fp)
     shutil.copy(fixture_path("int8"), qp)
-    result = compare_models(str(fp), str(qp), CompareOptions(samples=1, threads=1))
+    result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=1), threads=1))
     _pair(qtbot, window, fp, qp, result)
     path = tmp_path / "s.tqi.json"
     window.review.session.save(path)
@@ -179,3 +173,54 @@ def test_recovery_declined_discards(qtbot, window, tmp_path, fixture_path):
     assert window.controller.models["A"] is None
     assert not crashed.autosave_file.exists()
     window.review.session.clean_exit()
+
+
+def test_reopened_from_another_working_directory(qtbot, tmp_path, fixture_path, monkeypatch):
+    """Models opened by relative paths, saved, reopened from another working directory: v0,
+    the versions of B, the models and the samples file are all found (paths are stored
+    absolute); a relative path in a hand-edited session resolves against the session's folder."""
+    import numpy as np
+
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("float", "int8"):
+        shutil.copy(fixture_path(name), work / f"{name}.tflite")
+    np.save(work / "x.npy", np.zeros((2, 1), np.float32))
+    monkeypatch.chdir(work)
+    win = _new_window(qtbot, tmp_path, "first")
+    _pair(qtbot, win, "float.tflite", "int8.tflite")
+    win.compare.set_options(CompareOptions(samples=SampleSettings(count=2, source="x.npy")))
+    assert win.requantize.versions[0].path == str(work / "int8.tflite")
+    session = tmp_path / "sessions" / "s.tqi.json"
+    session.parent.mkdir()
+    win.review.session.save(session)
+    saved = json.loads(session.read_text())
+    assert saved["requantize_plans"][0]["path"] == str(work / "int8.tflite")
+    assert saved["requantize_plans"][0]["float_model"] == str(work / "float.tflite")
+    assert saved["inputs"]["samples"]["source"] == str(work / "x.npy")
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    win2 = _new_window(qtbot, tmp_path, "second")
+    _open_session(qtbot, win2, session)
+    assert not win2.banner.isVisible(), win2.banner.text
+    assert [win2.controller.models[s].path for s in "AB"] == [str(work / "float.tflite"), str(work / "int8.tflite")]
+    assert [v.path for v in win2.requantize.versions] == [str(work / "int8.tflite")]
+    assert win2.compare.options.samples.source == str(work / "x.npy")
+
+    # A session written with paths relative to its own folder opens from a third directory.
+    rel = dict(saved)
+    rel["models"] = {r: dict(m, path=f"../work/{Path(m['path']).name}") for r, m in saved["models"].items()}
+    rel["requantize_plans"] = [dict(saved["requantize_plans"][0], path="../work/int8.tflite", float_model="../work/float.tflite")]
+    rel["inputs"] = dict(saved["inputs"], samples=dict(saved["inputs"]["samples"], source="../work/x.npy"))
+    moved = session.with_name("rel.tqi.json")
+    moved.write_text(json.dumps(rel))
+    state = load_session(moved)
+    assert state["models"]["quant"]["path"] == str(work / "int8.tflite")
+    assert state["requantize_plans"][0]["path"] == str(work / "int8.tflite")
+    assert state["inputs"]["samples"]["source"] == str(work / "x.npy")
+    win3 = _new_window(qtbot, tmp_path, "third")
+    _open_session(qtbot, win3, moved)
+    assert not win3.banner.isVisible(), win3.banner.text
+    assert win3.controller.models["B"].path == str(work / "int8.tflite")

@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from gui_helpers import open_wait
 from PySide6.QtCore import Qt
 
-from inspector.core.model import Model, Op, Quantization, Subgraph, Tensor
-from inspector.core.quant import tensor_range
+from inspector.core.quantmath.quant import tensor_range
+from inspector.core.tflite.model import Model, Op, Quantization, Subgraph, Tensor
 from inspector.gui.views.tensor_table import COLUMNS, TensorTable
+from tests.helpers.gui_helpers import open_wait
 
 
 def _cell(table: TensorTable, row: int, col: str) -> str:

@@ -1,4 +1,4 @@
-"""Weight histogram and per-channel views render exactly what inspector.core.weights computed,
+"""Weight histogram and per-channel views render exactly what inspector.core.compare.weights computed,
 and those numbers equal an independent numpy computation."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
-from gui_helpers import open_wait
 
-from inspector.core.model import Model
-from inspector.core.pairing import pair_models
-from inspector.core.weights import analyze_tensors
+from inspector.core.compare.pairing import pair_models
+from inspector.core.compare.weights import analyze_tensors
+from inspector.core.tflite.model import Model
+from tests.helpers.gui_helpers import open_wait
 
 
 def _dequant(values: np.ndarray, scales, zps, axis: int) -> np.ndarray:
@@ -157,3 +157,33 @@ def test_exact_channels_are_not_drawn_as_nan(qtbot, loaded):
         view.set_analysis(dataclasses.replace(w, per_channel_sqnr_db=np.full_like(sq, np.inf)))
         xs_all_exact = view.sqnr_points.getOriginalDataset()[0]
         assert (xs_all_exact is None or len(xs_all_exact) == 0) and f"{len(sq)} channels exact" in view.sqnr_plot.titleLabel.text
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_zoom_to_grid_sets_the_core_window(qtbot, loaded, log):
+    """'Zoom to grid' really zooms: the view range is the window core computed (a grid point
+    in the middle, 16 steps wide), the y axis spans the counts in it, and the bins label flips
+    from coarse to grid-resolved; Fit goes back to coarse."""
+    from inspector.core.viewdata.weight_view import grid_zoom
+
+    win, mf, mq = loaded
+    conv = [op for op in mq.main.ops if op.type == "CONV_2D"][1]
+    win.controller.select_op("B", conv.index)
+    view = win.weights_view
+    view.log_check.setChecked(log)
+    assert "coarse" in view.detail_label.text()
+    before = view.plot.getPlotItem().viewRange()[0]
+    view.zoom_to_grid()
+    qtbot.wait(50)  # let any deferred auto-range run: it must not undo the zoom
+    r = grid_zoom(view.analysis, 16)
+    (x0, x1), (y0, y1) = view.plot.getPlotItem().viewRange()
+    assert (x0, x1) == pytest.approx((r.x0, r.x1), rel=1e-9, abs=1e-12)
+    assert (x0, x1) != pytest.approx(before)
+    step = float(np.median(view.analysis.quant.scales))  # per-channel, all channels: the median step
+    assert (x1 - x0) == pytest.approx(16 * step, rel=1e-9)
+    assert y1 == pytest.approx(r.y_max(log), rel=1e-9)
+    assert y0 == pytest.approx(0.0, abs=1e-12)
+    assert view.fine is True and view.detail_label.text() == "bins: grid-resolved"
+    view.fit_button.click()
+    qtbot.wait(50)
+    assert view.fine is False and "coarse" in view.detail_label.text()

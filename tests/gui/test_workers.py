@@ -17,9 +17,9 @@ def test_result_and_progress_arrive_on_gui_thread(qtbot):
     seen: list = []
     gui = QApplication.instance().thread()
 
-    def work(n, progress):
+    def work(n, task):
         for i in range(n):
-            progress((i + 1) / n, f"step {i + 1}")
+            task.report((i + 1) / n, f"step {i + 1}")
         return threading.current_thread().name
 
     w = Worker(work, 4, wants_progress=True)
@@ -37,11 +37,11 @@ def test_cancel_stops_at_next_progress_call(qtbot):
     started, release = threading.Event(), threading.Event()
     calls = []
 
-    def work(progress):
+    def work(task):
         started.set()
         release.wait(5)
         for i in range(100):
-            progress(i / 100)
+            task.report(i / 100)
             calls.append(i)
         return "not expected"
 
@@ -82,10 +82,10 @@ def test_qt_side_deleted_mid_run_ends_quietly(qtbot):
     make_app()
     go, reached = threading.Event(), []
 
-    def work(progress):
+    def work(task):
         go.wait(10)
         try:
-            progress(0.5, "half")
+            task.report(0.5, "half")
         finally:
             reached.append("after progress")
         return 1

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gui_helpers import click_enabled, open_wait
 from PIL import Image
 from PySide6.QtCore import Qt
-from task_fixtures import BROKEN_LAYER, CLASSES, TaskFixtures
 
-from inspector.core.compare import CompareOptions, compare_models
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.samples.settings import SampleSettings
+from tests.helpers.gui_helpers import click_enabled, open_wait
+from tests.helpers.task_fixtures import BROKEN_LAYER, CLASSES, TaskFixtures
 
 RUN_MS = 60_000
 REPO = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     result = blocker.args[0]
-    task = compare_models(fa, fb, CompareOptions(inputs=str(folder), samples=None)).task()
+    task = compare_models(fa, fb, CompareOptions(samples=SampleSettings(source=str(folder), count=None))).task()
     assert result.samples == task.num_samples == 60 and result.class_names == tuple(sorted(p.name for p in folder.iterdir()))
     assert task.accuracy_drop_pct > 10  # the broken model loses accuracy
 
@@ -85,7 +86,7 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     img = (np.asarray(Image.open(folder / top.source).convert("RGB"), np.float32)[None] - 127.5) / 127.5
     npz = tmp_path / "one.npz"
     np.savez(npz, image=img)
-    one = compare_models(fa, fb, CompareOptions(inputs=str(npz), samples=None))
+    one = compare_models(fa, fb, CompareOptions(samples=SampleSettings(source=str(npz), count=None)))
     np.testing.assert_allclose(y, [lay.metrics.sqnr_db for lay in one.layers], rtol=1e-6)
     # The broken layer stands out: good before it, far below 0 dB from it on.
     k = next(i for i, lay in enumerate(result.layers) if BROKEN_LAYER in lay.tensor_name)

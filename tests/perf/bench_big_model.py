@@ -25,7 +25,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
-sys.path[:0] = [str(TESTS), str(REPO)]
+sys.path[:0] = [str(REPO)]  # tests.helpers
 
 
 def _status() -> dict[str, int]:
@@ -44,8 +44,8 @@ def _mb(x: float) -> str:
 def measure(fpath: str, qpath: str) -> dict:
     import numpy as np
 
-    from inspector.core.model import Model
-    from inspector.core.weights import analyze_tensors
+    from inspector.core.compare.weights import analyze_tensors
+    from inspector.core.tflite.model import Model
 
     res: dict = {"float_size": Path(fpath).stat().st_size, "quant_size": Path(qpath).stat().st_size}
     base = _status()
@@ -88,12 +88,13 @@ def measure(fpath: str, qpath: str) -> dict:
     res["output_sqnr_db"] = float(10 * np.log10(np.sum(y**2) / np.sum((y - yq) ** 2)))
     after_run = _status()
     res["run_peak_rss"] = after_run["VmHWM"]
-    if importlib.util.find_spec("inspector.core.compare") is not None:
-        from inspector.core.compare import CompareOptions, compare_models
+    if importlib.util.find_spec("inspector.core.compare.comparison") is not None:
+        from inspector.core.compare.comparison import CompareOptions, compare_models
+        from inspector.core.samples.settings import SampleSettings
 
         for n in (2, 8):
             t0 = time.perf_counter()
-            r = compare_models(fpath, qpath, CompareOptions(samples=n))
+            r = compare_models(fpath, qpath, CompareOptions(samples=SampleSettings(count=n)))
             res[f"compare_{n}_s"] = time.perf_counter() - t0
             res[f"compare_{n}_peak_rss"] = _status()["VmHWM"]
             res[f"compare_{n}_layers"] = len(r.layers)
@@ -108,7 +109,7 @@ def main() -> int:
     if len(sys.argv) == 4 and sys.argv[1] == "--measure":
         print(json.dumps(measure(sys.argv[2], sys.argv[3])))
         return 0
-    from hostile_fixtures import HostileCache
+    from tests.helpers.hostile_fixtures import HostileCache
 
     cache = HostileCache()
     t0 = time.perf_counter()

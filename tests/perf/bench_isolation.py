@@ -7,7 +7,7 @@ Prints:
   fork server; then later ones) and spawn,
 - round-trip cost of a call and of arrays of 1, 16 and 128 MB over the pipe (pickle),
 - the comparison benchmark (`compare_models` on the MobileNetV2-sized pair of bench_compare.py,
-  same inputs) in-process vs `compare_isolated` (fresh worker = cold; reused worker = warm),
+  same inputs) in-process vs `compare_in_worker` (fresh worker = cold; reused worker = warm),
   with the size of the pickled result and the peak RSS of the calling process.
 The machine is shared: timings are noisy, run it twice before believing a ratio.
 """
@@ -25,15 +25,14 @@ from pathlib import Path
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
-sys.path[:0] = [str(TESTS), str(REPO), str(Path(__file__).resolve().parent)]
+sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]  # tests.helpers, bench_models
 
 import numpy as np  # noqa: E402
 
 
 def _first_call(context: str) -> float:
-    import isolation_helpers as h
-
-    from inspector.core.isolation import WorkerProcess
+    from inspector.core.runtime.worker import WorkerProcess
+    from tests.helpers import isolation_helpers as h
 
     w = WorkerProcess(context)
     t = time.perf_counter()
@@ -56,12 +55,14 @@ def _median(xs: list[float]) -> float:
 
 
 def compare_benchmark(fpath: str, qpath: str, npz: str, n: int) -> None:
-    from inspector.core.compare import CompareOptions, compare_models
-    from inspector.core.isolation import WorkerProcess, compare_isolated
+    from inspector.core.compare.comparison import CompareOptions, compare_models
+    from inspector.core.compare.in_worker import compare_in_worker
+    from inspector.core.runtime.worker import WorkerProcess
+    from inspector.core.samples.settings import SampleSettings
 
-    opts = CompareOptions(samples=n, inputs=str(npz))
+    opts = CompareOptions(samples=SampleSettings(count=n, source=str(npz)))
     print(f"\ncomparison benchmark: MobileNetV2 224x224 pair, {n} samples, optimized runtime")
-    import isolation_helpers as h
+    from tests.helpers import isolation_helpers as h
 
     rss0 = _hwm_mb()
     t = time.perf_counter()
@@ -71,12 +72,12 @@ def compare_benchmark(fpath: str, qpath: str, npz: str, n: int) -> None:
     print(f"  first worker of the process (starts the fork server, preloads): {time.perf_counter() - t:.2f} s")
     w = WorkerProcess()
     t = time.perf_counter()
-    iso_cold = compare_isolated(fpath, qpath, opts, worker=w)
+    iso_cold = compare_in_worker(fpath, qpath, opts, worker=w)
     cold_iso = time.perf_counter() - t
     warm_iso = []
     for _ in range(2):
         t = time.perf_counter()
-        iso = compare_isolated(fpath, qpath, opts, worker=w)
+        iso = compare_in_worker(fpath, qpath, opts, worker=w)
         warm_iso.append(time.perf_counter() - t)
     w.close()
     rss_iso = _hwm_mb()
@@ -111,9 +112,8 @@ def main(argv=None) -> int:
         f, q, npz, n = args.compare
         compare_benchmark(f, q, npz, int(n))
         return 0
-    import isolation_helpers as h
-
-    from inspector.core.isolation import WorkerProcess
+    from inspector.core.runtime.worker import WorkerProcess
+    from tests.helpers import isolation_helpers as h
 
     print("worker start (first call on a new worker):")
     print(f"  forkserver, first ever (starts the fork server): {_first_call('forkserver') * 1e3:7.1f} ms")

@@ -16,8 +16,8 @@ import numpy as np
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # tests.helpers
 
 SHAPE = (224, 224, 3)
 
@@ -31,7 +31,7 @@ def _tf():
 
 
 def images(n: int, seed: int = 0) -> np.ndarray:
-    from fixture_models import representative_images
+    from tests.helpers.fixture_models import representative_images
 
     return representative_images(n, seed, SHAPE)
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository: tests.helpers
 
 
 def _rss_anon_mb() -> float:
@@ -24,11 +24,11 @@ def _rss_anon_mb() -> float:
 
 
 def main() -> int:
-    from hostile_fixtures import HostileCache
     from PySide6.QtCore import QSettings
 
     from inspector.gui.app import make_app
     from inspector.gui.main_window import MainWindow
+    from tests.helpers.hostile_fixtures import HostileCache
 
     path = HostileCache().path("big_float")
     size_mb = path.stat().st_size / 2**20

@@ -1,18 +1,28 @@
-"""Run every benchmark in tests/perf (`make bench`): each bench_*.py script in its own process."""
+"""Run every benchmark in tests/perf (`make bench`): each bench_*.py script in its own process.
+
+Opt-in (disk and time): bench_big_transformer.py (~3.4 GB of generated models, minutes) runs
+only with TFLITE_INSPECTOR_BIG_BENCH=1.
+"""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+OPT_IN = {"bench_big_transformer.py": "TFLITE_INSPECTOR_BIG_BENCH"}
 
 
 def main() -> int:
     failed = []
     for script in sorted(HERE.glob("bench_*.py")):
         if script.name == "bench_models.py":  # builds models, no measurement
+            continue
+        flag = OPT_IN.get(script.name)
+        if flag and os.environ.get(flag) != "1":
+            print(f"=== {script.name}: skipped (set {flag}=1 to run it)", flush=True)
             continue
         print(f"=== {script.name}", flush=True)
         rc = subprocess.call([sys.executable, str(script)])

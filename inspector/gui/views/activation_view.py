@@ -21,15 +21,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.activation_data import ActivationHistogram
-from inspector.core.compare_result import LayerResult
-from inspector.core.layer_series import format_value
+from inspector.core.compare.result import LayerResult
+from inspector.core.viewdata.activations import ActivationHistogram
+from inspector.core.viewdata.layer_series import clipping_matters, format_value
 from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
     COLOR_CLIP,
-    base_color,
     brush,
+    legend_html,
+    show_frame,
     style_plot,
     text_color,
 )
@@ -68,7 +69,8 @@ class ActivationView(QWidget):
         hp.setLabel("left", "count (kept values)")
         sp.setLabel("bottom", "float (A)")
         sp.setLabel("left", "dequantized (B)")
-        self.legend = hp.addLegend(offset=(-10, 10), labelTextColor=text_color(), brush=brush(base_color(), 200))
+        self.legend = QLabel(legend_html([(COLOR_A, "A float"), (COLOR_B, "B dequantized"),
+                                          (COLOR_CLIP, "beyond qmin / qmax: clipped")]))  # above the plots, not over data  # fmt: skip
         self.clip_regions = (
             pg.LinearRegionItem(movable=False, brush=brush(COLOR_CLIP, 40), pen=pg.mkPen(None)),
             pg.LinearRegionItem(movable=False, brush=brush(COLOR_CLIP, 40), pen=pg.mkPen(None)),
@@ -97,6 +99,7 @@ class ActivationView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(head)
+        lay.addWidget(self.legend)
         lay.addWidget(split, 1)
         self.show_layer(None, None)
 
@@ -104,6 +107,10 @@ class ActivationView(QWidget):
         """Draw `hist` for `layer`; without values, say why (`message`)."""
         self.layer, self.hist = layer, hist
         self.collect.setVisible(layer is not None and hist is None and bool(message))
+        for plot in (self.hist_plot, self.scatter_plot):  # no axes without data
+            show_frame(plot.getPlotItem(), hist is not None)
+        self.legend.setVisible(hist is not None)
+        self.diagonal.setVisible(hist is not None)
         if hist is None:
             for c in (self.curve_a, self.curve_b):
                 c.setData([], [])
@@ -172,11 +179,10 @@ class ActivationView(QWidget):
         if h.rep_lo is not None:
             parts.append(f"representable [{h.rep_lo:.4g}, {h.rep_hi:.4g}]")
             clip = m.clip_rate
-            parts.append(
-                f"<span style='color:{COLOR_CLIP}'>clipped {100 * h.clipped:.2f} % of shown values"
-                + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else "")
-                + "</span>"
-            )
+            text = (f"clipped {100 * h.clipped:.2f} % of shown values"
+                    + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else ""))  # fmt: skip
+            warn = clipping_matters(clip if clip is not None else h.clipped)  # colour only past the audit threshold
+            parts.append(f"<span style='color:{COLOR_CLIP}'>{text}</span>" if warn else text)
             if m.range_use is not None:
                 parts.append(f"range use {100 * m.range_use:.3g} %")
         else:

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.audit import SEVERITY_RANK, Finding
+from inspector.core.review.audit import SEVERITY_RANK, Finding
 from inspector.gui.views.plot_style import brush, is_dark
 
 COLUMNS = ("Severity", "Op", "Tensor", "Rule", "Observed", "Expected", "Message")

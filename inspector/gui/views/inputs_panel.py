@@ -5,24 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
-    QProgressBar,
-    QPushButton,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from inspector.core.compare import CompareOptions
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.samples.settings import ALL, DEFAULT_COUNT, SampleSettings
+from inspector.gui.views.run_row import RunRow
 
 SOURCES = (("random", "Random (from each input's range)"), ("file", ".npy / .npz file"), ("folder", "Image folder"))
 NORMALIZATIONS = (("", "model metadata, else [-1, 1]"), ("-1,1", "[-1, 1]"), ("0,1", "[0, 1]"), ("0,255", "[0, 255]"))
@@ -30,11 +29,13 @@ NORMALIZATIONS = (("", "model metadata, else [-1, 1]"), ("-1,1", "[-1, 1]"), ("0
 
 class InputsPanel(QWidget):
     run_requested = Signal(object)  # CompareOptions
+    options_edited = Signal(object)  # CompareOptions, after the user changed a field
     cancel_requested = Signal()
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.last_dir = ""
+        self.signature: str | None = None  # the state's (chosen in the signature chooser), kept in options()
         self.source = QComboBox()
         for key, text in SOURCES:
             self.source.addItem(text, key)
@@ -46,7 +47,7 @@ class InputsPanel(QWidget):
         path_row.setContentsMargins(0, 0, 0, 0)
         path_row.addWidget(self.path, 1)
         path_row.addWidget(self.browse)
-        self.count = QSpinBox(minimum=0, maximum=1_000_000, value=8)
+        self.count = QSpinBox(minimum=0, maximum=1_000_000, value=DEFAULT_COUNT)  # 0 shows ALL
         self.count.setSpecialValueText("all")
         self.count.setToolTip("Number of samples (0 = every sample of the file or folder)")
         self.seed = QSpinBox(minimum=0, maximum=2**31 - 1, value=0)
@@ -71,58 +72,67 @@ class InputsPanel(QWidget):
         form.addRow("Images", self.normalization)
         form.addRow("", self.isolated)
 
-        self.run_button = QPushButton("Run comparison")
+        self.run_row = RunRow("Run comparison", bar_beside=False, status="Not run yet.")
+        self.run_button, self.cancel_button = self.run_row.run_button, self.run_row.cancel_button
+        self.bar, self.status = self.run_row.bar, self.run_row.status
         self.run_button.setToolTip("Run both models on the samples and measure every layer's error (Ctrl+R)")
-        self.run_button.setDefault(True)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
         self.run_button.clicked.connect(lambda: self.run_requested.emit(self.options()))
         self.cancel_button.clicked.connect(self.cancel_requested.emit)
-        buttons = QHBoxLayout()
-        buttons.addWidget(self.run_button, 1)
-        buttons.addWidget(self.cancel_button)
-        self.bar = QProgressBar()
-        self.bar.setRange(0, 1000)
-        self.bar.setValue(0)
-        self.bar.setTextVisible(False)
-        self.status = QLabel("Not run yet.")
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(form)
-        lay.addLayout(buttons)
-        lay.addWidget(self.bar)
-        lay.addWidget(self.status)
+        lay.addWidget(self.run_row)
         lay.addStretch(1)
         self.source.currentIndexChanged.connect(self._source_changed)
         self._source_changed()
+        self._setting = False
+        for sig in (self.source.currentIndexChanged, self.path.editingFinished, self.count.valueChanged,
+                    self.seed.valueChanged, self.runtime.currentIndexChanged, self.normalization.currentIndexChanged,
+                    self.isolated.toggled):  # fmt: skip
+            sig.connect(self._edited)
+
+    def _edited(self, *_args) -> None:
+        if not self._setting:
+            self.options_edited.emit(self.options())
 
     # ------------------------------------------------------------------ options
     def options(self) -> CompareOptions:
-        kind = self.source.currentData()
-        path = (self.path.text().strip() or None) if kind != "random" else None
-        count = self.count.value() or None
         return CompareOptions(
-            samples=count,
-            seed=self.seed.value(),
-            inputs=path,
+            samples=self.sample_settings(),
             runtime=self.runtime.currentData(),
             isolated=self.isolated.isChecked(),
+            signature=self.signature,
+        )
+
+    def sample_settings(self) -> SampleSettings:
+        kind = self.source.currentData()
+        return SampleSettings(
+            count=self.count.value() or ALL,
+            seed=self.seed.value(),
+            source=(self.path.text().strip() or None) if kind != "random" else None,
             normalization=self.normalization.currentData() or None,
         )
 
     def set_options(self, o: CompareOptions) -> None:
-        kind = "random" if not o.inputs else ("folder" if Path(o.inputs).is_dir() else "file")
+        self._setting = True
+        try:
+            self._set_options(o)
+        finally:
+            self._setting = False
+
+    def _set_options(self, o: CompareOptions) -> None:
+        s = o.samples
+        self.signature = o.signature
+        kind = "random" if not s.source else ("folder" if Path(s.source).is_dir() else "file")
         self.source.setCurrentIndex(self.source.findData(kind))
-        self.path.setText(o.inputs or "")
-        self.count.setValue(o.samples or 0)
-        self.seed.setValue(o.seed)
+        self.path.setText(s.source or "")
+        self.count.setValue(0 if s.count is ALL else s.count)
+        self.seed.setValue(s.seed)
         self.runtime.setCurrentIndex(max(0, self.runtime.findData(o.runtime)))
-        i = self.normalization.findData(o.normalization or "")
+        i = self.normalization.findData(s.normalization or "")
         if i < 0:
-            self.normalization.addItem(o.normalization or "", o.normalization or "")
+            self.normalization.addItem(s.normalization or "", s.normalization or "")
             i = self.normalization.count() - 1
         self.normalization.setCurrentIndex(i)
         self.isolated.setChecked(o.isolated)
@@ -145,21 +155,7 @@ class InputsPanel(QWidget):
 
     # ------------------------------------------------------------------ run state
     def set_running(self, running: bool, text: str = "") -> None:
-        self.run_button.setEnabled(not running)
-        self.cancel_button.setEnabled(running)
-        if running:
-            self.bar.setRange(0, 0)
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(0)
-        if text:
-            self.status.setText(text)
+        self.run_row.set_running(running, text)
 
     def set_progress(self, fraction: float, text: str) -> None:
-        if fraction < 0:
-            self.bar.setRange(0, 0)
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(1000 * fraction))
-        if text:
-            self.status.setText(text)
+        self.run_row.set_progress(fraction, text)

@@ -1,8 +1,9 @@
-"""Layer error plot: one point per layer against depth, for a selectable metric.
+"""Layer error plot: one point per layer against B's op index (the layer identifier of the op
+tables, reports and `compare --json`), for a selectable metric.
 
 Series: accumulated (end to end) and isolated error of the current comparison, a baseline
 (e.g. before a requantization) and one re-run sample ("sample #k"). Baseline points sit at the
-depth of the current layer with the same float tensor, so both runs line up layer by layer.
+x of the current layer with the same float tensor, so both runs line up layer by layer.
 Clicking a point emits `layer_clicked(position in result.layers)`; the selected layer is ringed.
 Values come from `core.layer_series`; this module only draws them.
 """
@@ -16,12 +17,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from inspector.core.compare_result import ComparisonResult
-from inspector.core.layer_series import (
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.viewdata.layer_series import (
     EXACT_NOTE,
     METRIC_BY_KEY,
     METRICS,
     LayerSeries,
+    aligned_x,
     exact_sqnr_position,
     layer_series,
     layer_tooltip,
@@ -31,6 +33,7 @@ from inspector.gui.views.plot_style import (
     COLOR_CLIP,
     COLOR_SECOND,
     brush,
+    show_frame,
     style_plot,
     text_color,
 )
@@ -106,6 +109,8 @@ class LayerErrorPlot(QWidget):
         p.addItem(self.cursor)
         self.empty = pg.TextItem(EMPTY_TEXT, color=text_color(), anchor=(0.5, 0.5))
         p.addItem(self.empty)
+        self._y_extent: tuple[float, float] | None = None
+        p.getViewBox().sigResized.connect(self._headroom)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -152,12 +157,13 @@ class LayerErrorPlot(QWidget):
             ("isolated", r if r is not None and r.isolated else None, True, "isolated (own error)"),
             ("sample", self.sample, False, self.sample_label or "one sample"),
         ]
-        depth_of = {layer.float_tensor: i for i, layer in enumerate(r.layers)} if r is not None else {}
         p.setLogMode(y=choice.log)
-        n = len(r.layers) if r is not None else 0
+        p.setLabel("bottom", "op index in model B (quantized)")
+        n = max((layer.op_index for layer in r.layers), default=0) + 1 if r is not None else 0
         step = next(v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if n / v <= 25)
-        p.getAxis("bottom").setTickSpacing(major=step, minor=step)  # layer numbers are integers
+        p.getAxis("bottom").setTickSpacing(major=step, minor=step)  # op indices are integers
         top = exact_sqnr_position(self.baseline, r, self.sample)
+        shown_y: list[float] = []
         for name, res, iso, label in runs:
             curve, pts = self.curves[name], self.points[name]
             s = layer_series(res, key, isolated=iso, name=label, exact_at=top) if res is not None else None
@@ -166,8 +172,8 @@ class LayerErrorPlot(QWidget):
                 pts.setData([])
                 continue
             x = s.depth.copy()
-            if name in ("baseline", "sample") and depth_of:
-                x = np.array([depth_of.get(layer.float_tensor, i) for i, layer in enumerate(res.layers)], np.float64)  # type: ignore[union-attr]
+            if name in ("baseline", "sample") and r is not None:
+                x = aligned_x(res, r)  # type: ignore[arg-type]
                 order = np.argsort(x, kind="stable")
             else:
                 order = np.arange(len(x))
@@ -175,27 +181,45 @@ class LayerErrorPlot(QWidget):
             y = s.values
             plot_y = np.log10(np.where(y > 0, y, np.nan)) if choice.log else y
             ok = np.isfinite(plot_y)
+            shown_y.extend(plot_y[ok].tolist())
             curve.setData(x[order], plot_y[order])
             pts.setData(
                 x=x[ok], y=plot_y[ok],
                 data=[(name, int(i), res) for i in np.flatnonzero(ok)],
             )  # fmt: skip
             color, _style, symbol = self.styles[name]
-            legend.append((label, f"<span style='color:{color}'>{MARKS[symbol]}</span> {html.escape(label)}"))
+            legend.append((label, f"<span style='white-space:nowrap'><span style='color:{color}'>{MARKS[symbol]}</span>&nbsp;"
+                                  f"{html.escape(label)}</span>"))  # an entry never wraps inside itself
         self.legend_labels = [lab for lab, _ in legend]
-        self.legend.setText("&nbsp;&nbsp;&nbsp;".join(h for _, h in legend))
+        self.legend.setText("&nbsp;&nbsp;&nbsp; ".join(h for _, h in legend))  # breaks only between entries
         has_inf = any(n == EXACT_NOTE or "∞ line" in n for s in self.series.values() for n in s.notes)
         self.exact_line.setVisible(key == "sqnr_db" and has_inf)
         self.exact_line.setValue(top)
         p.setLabel("left", choice.label + choice.unit.replace(" ", " "))
         self.empty.setVisible(r is None and self.baseline is None)
+        show_frame(p, not self.empty.isVisible())  # no 0..1 axes around the hint
         if self.empty.isVisible():
             self.empty.setPos(0.5, 0.5)
             p.setXRange(0, 1)
             p.setYRange(0, 1)
         else:
             p.enableAutoRange()
+            self._y_extent = (min(shown_y), max(max(shown_y), top)) if self.exact_line.isVisible() and shown_y else None
+            self._headroom()
         self._set_title()
+
+    def _headroom(self, *_args) -> None:
+        """With the ∞ line drawn at the top, keep a text line of room above it for its label
+        (in pixels, so also when the plot is short); on every resize."""
+        ext = getattr(self, "_y_extent", None)
+        if ext is None or self.empty.isVisible():
+            return
+        lo, hi = ext
+        span = hi - lo or 1.0
+        px = max(self.plot.getPlotItem().getViewBox().height(), 60.0)
+        label_px = self.fontMetrics().height() + 6
+        top = hi + span * label_px / max(px - label_px, 20.0)
+        self.plot.getPlotItem().setYRange(lo - 0.05 * span, top + 0.02 * span, padding=0)
         self._draw_ring()
 
     def _set_title(self) -> None:
@@ -226,7 +250,7 @@ class LayerErrorPlot(QWidget):
         if s is None or res is None:
             return ""
         head = {"baseline": self.baseline_label, "sample": self.sample_label}.get(name, name)
-        return f"[{head}] " + layer_tooltip(res.layers[i], i, self.metric_key, s.raw[i], s.notes[i])
+        return f"[{head}] " + layer_tooltip(res.layers[i], self.metric_key, s.raw[i], s.notes[i])
 
     # ------------------------------------------------------------------ clicks
     def _points_clicked(self, _item, points, _ev=None) -> None:

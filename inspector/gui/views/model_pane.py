@@ -23,19 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.model import Model, Subgraph
+from inspector.core.tflite.model import Model, Subgraph
+from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.tensor_table import TensorTable
 
 OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair", "SQNR")
 ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
-
-
-def tflite_paths(mime) -> list[str]:
-    """Local .tflite files in a drag-and-drop payload."""
-    if not mime.hasUrls():
-        return []
-    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and u.toLocalFile().lower().endswith(".tflite")]
 
 
 class OpListModel(QAbstractTableModel):
@@ -44,6 +38,7 @@ class OpListModel(QAbstractTableModel):
         self.subgraph: Subgraph | None = None
         self.counterpart = lambda _i: None  # op index -> index in the other model, or None
         self.errors: dict[int, tuple] = {}  # op index -> (text, QColor | None, tooltip)
+        self.error_header = ("SQNR", "SQNR of the layer's output in the last comparison (green: good, red: large error)")
 
     def set_subgraph(self, sg: Subgraph | None, counterpart=None) -> None:
         self.beginResetModel()
@@ -95,15 +90,15 @@ class OpListModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return OP_COLUMNS[section]
+            return self.error_header[0] if section == ERROR_COLUMN else OP_COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == 4:
             return "Index of the matching op in the other model"
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == ERROR_COLUMN:
-            return "SQNR of the layer's output in the last comparison (green: good, red: large error)"
+            return self.error_header[1]
         return None
 
 
-class ModelPane(QWidget):
+class ModelPane(TfliteDropTarget, QWidget):
     op_activated = Signal(str, int)  # slot, op index
     tensor_activated = Signal(str, int)  # slot, tensor index
     files_dropped = Signal(str, list)  # slot, paths
@@ -112,7 +107,7 @@ class ModelPane(QWidget):
     def __init__(self, slot: str, parent=None) -> None:
         super().__init__(parent)
         self.slot = slot
-        self.setAcceptDrops(True)
+        self.accept_tflite_drops()  # onto a pane: that pane's slot
         self.title = QLabel(f"<b>{SLOT_TITLES[slot]}</b>")
         self.info = QLabel()
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -137,6 +132,8 @@ class ModelPane(QWidget):
         self.op_view.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         for col, width in ((0, 36), (1, 150), (3, 80), (4, 50), (ERROR_COLUMN, 72)):
             self.op_view.setColumnWidth(col, width)
+        for col in (0, 4, ERROR_COLUMN):  # numbers: as wide as their text (and the header), never cut
+            self.op_view.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.tensors = TensorTable()
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.op_view)
@@ -145,7 +142,7 @@ class ModelPane(QWidget):
         self.splitter = split
 
         self.placeholder = QLabel(
-            f"No model in {slot}.\n\nDrop a .tflite file here, or use File › "
+            f"No model in {slot}.\n\nDrop a .tflite file (or a .litertlm bundle) here, or use File › "
             + ("Open float… (Ctrl+O)" if slot == "A" else "Open quantized… (Ctrl+Shift+O)")
         )
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -166,19 +163,41 @@ class ModelPane(QWidget):
     def set_model(self, model: Model | None, counterpart=None) -> None:
         sg = model.main if model is not None else None
         self.ops.set_subgraph(sg, counterpart)
-        self.tensors.set_subgraph(sg)
+        self.tensors.set_subgraph(sg, model)
         self.stack.setCurrentIndex(0 if model is None else 1)
         self.close_button.setVisible(model is not None)
+        self.fit_ops()
         if model is None:
             self.info.setText("")
             self.info.setToolTip("")
             return
-        extra = f", showing subgraph 0 of {len(model.subgraphs)}" if len(model.subgraphs) > 1 else ""
+        sig = f"signature '{model.signature_key}', " if model.signature_key else ""
+        extra = f", {sig}subgraph {sg.index} of {len(model.subgraphs)}" if len(model.subgraphs) > 1 else ""  # type: ignore[union-attr]
         self.info.setText(
             f"{Path(model.path).name} — {model.size_bytes / 1024:,.0f} KiB, "
             f"{len(sg.ops)} ops, {len(sg.tensors)} tensors{extra}"  # type: ignore[union-attr]
         )
         self.info.setToolTip(model.path)
+
+    def ops_height(self) -> int:
+        """Height that shows every op row (header and frame included)."""
+        v = self.op_view
+        rows = self.ops.rowCount() * v.verticalHeader().defaultSectionSize()
+        return v.horizontalHeader().sizeHint().height() + rows + 2 * v.frameWidth() + v.horizontalScrollBar().sizeHint().height()
+
+    def fit_ops(self) -> None:
+        """The op list gets the height of all its rows when that leaves the tensor table at
+        least 40 % of the pane, else 60 % of it (the splitter handle moves it further)."""
+        total = sum(self.splitter.sizes())
+        if total <= 0 or self.ops.rowCount() == 0:
+            return
+        top = min(self.ops_height(), int(total * 0.6))
+        self.splitter.setSizes([top, total - top])
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        if e.oldSize().height() != e.size().height():
+            self.fit_ops()
 
     def refresh_pairs(self, counterpart) -> None:
         """Re-render the Pair column after the other model changed."""
@@ -192,6 +211,12 @@ class ModelPane(QWidget):
         n = self.ops.rowCount()
         if n:
             self.ops.dataChanged.emit(self.ops.index(0, ERROR_COLUMN), self.ops.index(n - 1, ERROR_COLUMN))
+
+    def set_error_header(self, text: str, tip: str) -> None:
+        """Title and tooltip of the error column (accumulated or isolated SQNR)."""
+        if (text, tip) != self.ops.error_header:
+            self.ops.error_header = (text, tip)
+            self.ops.headerDataChanged.emit(Qt.Orientation.Horizontal, ERROR_COLUMN, ERROR_COLUMN)
 
     def set_loading(self, path: str) -> None:
         self.info.setText(f"opening {Path(path).name}…")
@@ -219,13 +244,5 @@ class ModelPane(QWidget):
         if not self._quiet and cur.isValid():
             self.op_activated.emit(self.slot, cur.row())
 
-    # ------------------------------------------------------------------ drag and drop
-    def dragEnterEvent(self, e) -> None:
-        if tflite_paths(e.mimeData()):
-            e.acceptProposedAction()
-
-    def dropEvent(self, e) -> None:
-        paths = tflite_paths(e.mimeData())
-        if paths:
-            e.acceptProposedAction()
-            self.files_dropped.emit(self.slot, paths)
+    def files_dropped_here(self, paths: list[str]) -> None:
+        self.files_dropped.emit(self.slot, paths)

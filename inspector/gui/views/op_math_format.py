@@ -10,7 +10,7 @@ import html
 import math
 import re
 
-from inspector.core.opmath import OpMath, TensorQuant
+from inspector.core.quantmath.opmath import OpMath, TensorQuant
 
 _NUMBER = re.compile(r"^[−+-]?(\d|\.\d)[\d.,eE+−-]*%?$")
 
@@ -70,11 +70,23 @@ def params(m: OpMath) -> list[tuple[str, str, str]]:
             if c.bias_scale_actual is not None:
                 ratio = span(c.bias_scale_ratio or (), 8)
                 rows.append(("Bias scale stored", span(c.bias_scale_actual), f"actual/expected = {ratio}"))
+    elif h is not None and h.blockwise is not None:
+        b = h.blockwise
+        rows += [
+            ("S1 (input scale)", "at run time", f"each {h.input_dtype} input row is quantized to int8 (asymmetric, per row)"),
+            ("Block size B", str(b.block_size), f"inputs per scale, along the input dimension ({b.input_channels})"),
+            ("Blocks", f"{b.num_blocks:,}", f"{b.blocks_per_row} per output channel"),
+            ("S2 (block scales)", "—" if b.problem else span((b.scale_min, b.scale_max)), b.problem or f"{h.weight_dtype}; Z2 = {b.zero_points}"),
+            ("S3 (output scale)", "none", f"the output stays {h.output_dtype}: y = Σ_blocks S_in·S2[o, b]·acc[o, b] + bias"),
+            ("M0 / shift", "none", "no output rescaling: S_in is only known per invocation"),
+        ]  # fmt: skip
     elif h is not None:
         mode = "asymmetric (min/max per batch entry, with zero-point)" if h.asymmetric_quantize_inputs \
             else "symmetric (max|x|/127, zero-point 0)"  # fmt: skip
         rows += [
-            ("S1 (input scale)", "at run time", f"the {h.input_dtype} input is quantized to int8 per batch entry, {mode}"),
+            ("S1 (input scale)", "at run time", f"the {h.input_dtype} input is quantized to int8 per batch entry, {mode}"
+             + ("; the optimized (XNNPACK) runtime quantizes asymmetrically" if m.op_type == "FULLY_CONNECTED"
+                and not h.asymmetric_quantize_inputs else "")),
             ("S2 (weight scale)", span(h.weight_scales),
              f"{'per channel ×' + str(len(h.weight_scales)) if h.per_channel else 'per tensor'}; Z2 = {ispan(h.weight_zero_points)}"),
             ("S3 (output scale)", "none", f"the output stays {h.output_dtype}: y = S_in(runtime)·S2·acc + bias"),
@@ -106,7 +118,12 @@ def summary_html(m: OpMath) -> str:
     )
     text = "".join(f"<p>{html.escape(line)}</p>" for line in m.explanation)
     callout = ""
-    if m.hybrid is not None:
+    if m.hybrid is not None and m.hybrid.blockwise is not None:
+        callout = ("<p style='background-color:#fff1e0; color:#5a3300; padding:6px'><b>Why is there no S3?</b> "
+                   "This is a hybrid kernel with blockwise weights: each input row is quantized at run time, so there is "
+                   "no output scale S3 and no M0/shift. The float output is computed directly, block by block: "
+                   "<code>y = Σ_blocks S_in(row)·S_w[o, b]·acc[o, b] + bias</code>.</p>")  # fmt: skip
+    elif m.hybrid is not None:
         callout = ("<p style='background-color:#fff1e0; color:#5a3300; padding:6px'><b>Why is there no S3?</b> "
                    "This is a hybrid (dynamic range) kernel: the input is quantized per batch at run time, so there is "
                    "no output scale S3 and no M0/shift. The float output is computed directly as "
@@ -122,7 +139,11 @@ TENSOR_TIPS = ["", "", "", "", "", "", "[S·(qmin − Z), S·(qmax − Z)]; per-
 
 
 def _tensor_row(t: TensorQuant) -> list[str]:
-    if t.scales is None:
+    if t.block_size is not None:
+        s = f"{t.num_blocks}×{t.block_size}: {span(t.block_scale_range or ())}"
+        z = ispan(t.zero_points) if t.zero_points else "per block" if t.block_scale_range is not None else "—"
+        rng = "—" if t.range_lo is None else f"[{g(min(t.range_lo), 5)}, {g(max(t.range_hi or (0,)), 5)}]"
+    elif t.scales is None:
         s = z = rng = "—"
     else:
         many = len(t.scales) > 1
@@ -158,6 +179,14 @@ def detail_rows(m: OpMath) -> tuple[str, list[str], list[list[str]], list[str]]:
                          g(at(c.bias_scale_actual)), g(at(c.bias_scale_ratio), 7)])  # fmt: skip
         cap = "<b>Per output channel</b>" if c.per_channel else "<b>Per tensor</b> (one scale for all channels)"
         return cap + ": M = S1·S2[c]/S3 = M0·2^(shift−31)", headers, rows, tips
+    if h is not None and h.blockwise is not None:
+        b = h.blockwise
+        rows = [[str(i), g(lo), g(hi), g(hi / lo) if lo > 0 else "—"]
+                for i, (lo, hi) in enumerate(zip(b.row_scale_min, b.row_scale_max, strict=True))]  # fmt: skip
+        return (f"<b>Block scales per output channel</b> ({b.blocks_per_row} blocks of {b.block_size} each) — "
+                "no M, M0 or shift: a hybrid kernel has no output scale S3",
+                ["o", "smallest block scale", "largest block scale", "largest / smallest"], rows,
+                ["output channel", "min over its blocks of S2[o, b]", "max over its blocks of S2[o, b]", "spread of the block scales"])  # fmt: skip
     if h is not None:
         rows = [[str(i), g(s), str(h.weight_zero_points[i] if len(h.weight_zero_points) > i else h.weight_zero_points[0])]
                 for i, s in enumerate(h.weight_scales)]  # fmt: skip
@@ -177,6 +206,8 @@ def plot_series(m: OpMath) -> tuple[str, str, tuple[float, ...], str] | None:
     """(title, y label, values per channel, colour key) for the small plot; None: no plot."""
     if m.conv is not None and len(m.conv.multipliers) > 1:
         return "M = S1·S2/S3 per channel", "M", m.conv.multipliers, "B"
+    if m.hybrid is not None and m.hybrid.blockwise is not None and len(m.hybrid.blockwise.row_scale_max) > 1:
+        return "largest block S2 per channel", "S2", m.hybrid.blockwise.row_scale_max, "second"
     if m.hybrid is not None and len(m.hybrid.weight_scales) > 1:
         return "S2 per channel (hybrid: no M)", "S2", m.hybrid.weight_scales, "second"
     return None

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.opmath import OpMath
+from inspector.core.quantmath.opmath import OpMath
 from inspector.gui.views import op_math_format as fmt
 from inspector.gui.views.plot_style import COLOR_B, COLOR_SECOND, style_plot
 
@@ -143,10 +143,11 @@ class OpMathPanel(QWidget):
         right.addWidget(tensors_box)
         right.addWidget(self.detail_split)
         right.setSizes([170, 280])
+        self.right = right
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.summary)
         self.splitter.addWidget(right)
-        self.splitter.setSizes([560, 840])
+        self.splitter.setSizes([430, 970])  # the tables get the width: their numbers and headers are not cut
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(self.splitter, 1)
@@ -177,6 +178,35 @@ class OpMathPanel(QWidget):
         self.detail_table.set_rows(headers, rows, tips)
         self.detail_table.parentWidget().setVisible(bool(rows))
         self._plot(math)
+        self.fit_tensor_rows()
+
+    def tensor_box_height(self) -> int:
+        """Height that shows every row of the tensor table (caption, header, rows, scroll bar)."""
+        t = self.tensor_table
+        rows = sum(t.rowHeight(r) for r in range(t.rowCount()))
+        bar = t.horizontalScrollBar().sizeHint().height()
+        cap = self.tensor_caption.heightForWidth(max(self.right.width(), 200))
+        cap = cap if cap > 0 else self.tensor_caption.sizeHint().height()
+        return cap + t.horizontalHeader().height() + rows + bar + 2 * t.frameWidth() + 6
+
+    def fit_tensor_rows(self) -> None:
+        """Give the tensor table the height of all its rows (at most two thirds of the column),
+        the per-channel table the rest."""
+        total = sum(self.right.sizes()) or self.right.height()
+        if total <= 0 or not self.detail_table.parentWidget().isVisibleTo(self):
+            return
+        top = min(self.tensor_box_height(), int(total * 2 / 3))
+        self.right.setSizes([top, total - top])
+
+    def resizeEvent(self, e) -> None:
+        super().resizeEvent(e)
+        if self.math is not None:
+            self.fit_tensor_rows()
+
+    def showEvent(self, e) -> None:  # set while the tab was hidden: fit once it has its real size
+        super().showEvent(e)
+        if self.math is not None:
+            self.fit_tensor_rows()
 
     def _plot(self, math: OpMath) -> None:
         series = fmt.plot_series(math)

@@ -1,14 +1,18 @@
-"""One line at the top of the window: how much the model outputs changed in the last comparison
-(SQNR, cosine, top-1 agreement, accuracy when labelled, runtime used)."""
+"""A strip at the top of the window: how much the model outputs changed in the last comparison
+(SQNR, cosine, top-1 agreement, accuracy when labelled, runtime used).
+
+Always shown, with a fixed height of two text lines (a hint before the first run), so the
+layout never jumps under the mouse when a result arrives or goes; the full text, should it
+need more room, is in the tooltip."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel
 
-from inspector.core.compare_result import ComparisonResult
-from inspector.core.layer_series import GOOD_DB, format_value
-from inspector.core.task import TaskResult
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.compare.task import TaskResult
+from inspector.core.viewdata.layer_series import GOOD_DB, format_value
 
 
 def _pct(v: float | None) -> str:
@@ -17,6 +21,8 @@ def _pct(v: float | None) -> str:
 
 def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
     parts = []
+    if result.pair_check is not None and not result.pair_check.related:
+        parts.append("<b style='color:#d62728'>⚠ not twins: these results compare two different models</b>")
     for o in result.outputs:
         m = o.metrics
         colour = "#2ca02c" if m.sqnr_db >= GOOD_DB else "#d62728"
@@ -33,12 +39,17 @@ def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
                 f"accuracy {_pct(task.float_accuracy)} → {_pct(task.quant_accuracy)} "
                 f"(<b{style}>drop {drop:.1f} points</b>)"
             )
-    parts.append(f"{result.samples} samples · runtime {result.runtime} ({result.kernels}) · {result.elapsed_s:.2f} s")
+    random = " <b>random</b>" if result.samples_are_random else ""
+    parts.append(f"{result.samples}{random} samples · runtime {result.runtime} ({result.kernels}) · {result.elapsed_s:.2f} s")
     return " · ".join(parts)
 
 
+EMPTY_TEXT = "No comparison yet: open models A and B, then Run (Ctrl+R) to see how much the outputs change."
+LINES = 2  # text lines reserved
+
+
 class OutputSummary(QFrame):
-    """Hidden until a comparison result exists."""
+    """Shown from the start at a fixed height; a hint until a comparison result exists."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -51,17 +62,21 @@ class OutputSummary(QFrame):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 3, 8, 3)
         lay.addWidget(self.label, 1)
-        self.hide()
+        self.label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.setFixedHeight(LINES * self.fontMetrics().lineSpacing() + 10)
+        self.result: ComparisonResult | None = None
+        self.set_result(None)
 
     def set_result(self, result: ComparisonResult | None, task: TaskResult | None = None) -> None:
+        self.result = result
         if result is None:
-            self.label.setText("")
-            self.hide()
+            self.label.setText(f"<i>{EMPTY_TEXT}</i>")
+            self.label.setToolTip("")
             return
-        self.label.setText(summary_html(result, task))
-        self.label.setToolTip(f"{result.inputs}\nfloat: {result.float_path}\nquantized: {result.quant_path}")
-        self.show()
+        html = summary_html(result, task)
+        self.label.setText(html)
+        self.label.setToolTip(f"{html}<br><br>{result.inputs}<br>float: {result.float_path}<br>quantized: {result.quant_path}")
 
     @property
     def text(self) -> str:
-        return self.label.text()
+        return self.label.text() if self.result is not None else ""

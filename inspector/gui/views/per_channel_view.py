@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from inspector.core.model import Tensor
+from inspector.core.tflite.model import Tensor
 from inspector.gui.views.plot_style import COLOR_B, COLOR_SECOND, style_plot
 
 EMPTY_TEXT = "Select a quantized tensor to see its scales and zero-points by channel."
@@ -61,6 +61,16 @@ class PerChannelView(QWidget):
             self.scale_points.setData([], [])
             self.zp_points.setData([], [])
             self.plots.hide()
+            return
+        if q.blockwise is not None:  # no scales of its own: they are another tensor's values
+            self.scale_points.setData([], [])
+            self.zp_points.setData([], [])
+            self.plots.hide()
+            self.title.setText(
+                f"<b>{tensor.name}</b> — {label} {tensor.dtype}, blockwise: one scale per block of "
+                f"{q.blockwise.block_size} inputs, stored in tensor {q.blockwise.scale_tensor}. The block scales are "
+                "summarised in the tensor table and the op math panel; the weight view dequantizes per block."
+            )
             return
         self.plots.show()
         x = np.arange(q.num_channels)

@@ -5,8 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 
-from inspector.core.task import TaskResult
-from inspector.gui.views.plot_style import COLOR_CLIP, COLOR_SECOND, style_plot, text_color
+from inspector.core.compare.task import TaskResult
+from inspector.gui.views.plot_style import (
+    COLOR_CLIP,
+    COLOR_SECOND,
+    show_frame,
+    style_plot,
+    text_color,
+)
 
 EMPTY_TEXT = "Per-class accuracy needs labelled samples\n(an image folder with one subfolder per class, or an .npz with 'labels')."
 
@@ -38,6 +44,8 @@ class PerClassPlot(pg.PlotWidget):
         self.labels = sorted(pc)
         self.drops = np.array([pc[k]["drop_pct"] for k in self.labels], np.float64)
         self.empty.setVisible(not self.labels)
+        show_frame(p, bool(self.labels))  # no 0..1 axes around the hint
+        self.zero.setVisible(bool(self.labels))
         if not self.labels:
             p.getAxis("bottom").setTicks(None)
             self.empty.setPos(0.5, 0.5)

@@ -1,14 +1,19 @@
-"""The requantize plan editor: base scheme, weight granularity, algorithm, and the chosen layers
-each with a treatment (keep float, a16w8, int8 per-channel / per-tensor, weight-only int8/int4,
-dynamic range) and, where the quantizer offers several for that op type, a calibration
-algorithm. Layers are float-model op indices (model A), added from the current selection (layer
-lists, layer error plot) or typed. Produces a `core.requant_plan.Plan`; runs nothing itself.
+"""The requantize plan editor: the route, and the chosen layers each with an edit.
+
+Route "edit model B" (surgical, the default): each layer gets one edit of B's op (keep float,
+per-channel weights, MSE weight rounding, bias correction, a16w8, output re-calibration by
+min/max, MSE or a percentile); produces a `SurgicalPlan` addressed by B's op index. Route
+"regenerate from the float file" (litert-quantizer): base scheme, weight granularity, algorithm,
+and per layer a treatment (keep float, a16w8, int8 per-channel / per-tensor, weight-only,
+dynamic range) with a calibration algorithm; produces a `Plan` on A's ops. Rows remember A's op
+(stable while B's numbering changes between versions) and show B's. Runs nothing itself.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -20,7 +25,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -28,21 +32,46 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.model import Model
-from inspector.core.requant_choices import (
+from inspector.core.requantize.choices import (
     ALGORITHM_LABELS,
     BASE_CHOICES,
     CHOICE_BY_KEY,
+    EDIT_BY_KEY,
+    EDIT_CHOICES,
     TREATMENT_CHOICES,
     algorithms_for,
+    edit_choice_of,
+    edit_for,
     op_rows,
     override_for,
     short_layer_name,
 )
-from inspector.core.requant_plan import Plan
+from inspector.core.requantize.plan import Plan
+from inspector.core.requantize.suggest_surgical import applicable
+from inspector.core.requantize.surgical_plan import KINDS, SurgicalPlan
+from inspector.core.tflite.model import Model
+from inspector.gui.views.run_row import RunRow
 
 LAYER_COLUMNS = ("#", "Layer", "SQNR", "Treatment", "Algorithm")
 COL_TREATMENT, COL_ALGORITHM = 3, 4
+SURGICAL, QUANTIZER = "surgical", "quantizer"
+ROUTES = (
+    (SURGICAL, "edit model B (surgical: every other op stays as it is)"),
+    (QUANTIZER, "regenerate from the float file (litert-quantizer)"),
+)
+ROUTE_TIPS = {
+    SURGICAL: "Each listed op of the quantized model B gets the chosen edit, using model A's float weights; "
+              "every other op, tensor and buffer of B is left byte-identical.",
+    QUANTIZER: "litert-quantizer quantizes model A again, calibration seeded from B's ranges; a no-change "
+               "run is made first and used as the baseline, so the deltas show only the plan's effect.",
+}  # fmt: skip
+
+
+def route_choices(route: str) -> list[tuple[str, str, str]]:
+    """(key, label, tooltip) of the per-layer choices of a route."""
+    if route == SURGICAL:
+        return [(c.key, c.label, c.tip) for c in EDIT_CHOICES]
+    return [(c.key, c.label, "") for c in TREATMENT_CHOICES]
 
 
 def parse_ops(text: str) -> list[int]:
@@ -69,7 +98,18 @@ class PlanEditor(QWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.model: Model | None = None
+        self.quant_model: Model | None = None  # model B (which edits apply to which op)
+        self.quant_ops = 0  # ops in model B's main subgraph (0: no B open)
+        self.b_to_a: Callable[[int], int | None] = lambda i: i  # B's op index -> A's (the plan's)
+        self.a_to_b: Callable[[int], int | None] = lambda i: i
         self.errors: dict[int, float] = {}
+        self.route = QComboBox()
+        for key, text in ROUTES:
+            self.route.addItem(text, key)
+        self.route.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.route.setMinimumContentsLength(12)
+        self.route.setToolTip(ROUTE_TIPS[SURGICAL])
+        self.route.currentIndexChanged.connect(lambda _i: self._route_changed())
         self.base = QComboBox()
         for key, text in BASE_CHOICES:
             self.base.addItem(text, key)
@@ -90,8 +130,10 @@ class PlanEditor(QWidget):
         opts_row.addWidget(QLabel("algorithm"))
         opts_row.addWidget(self.algorithm, 1)
         form = QFormLayout()
+        form.addRow("Route", self.route)
         form.addRow("Base scheme", base_row)
         form.addRow("Weights", opts_row)
+        self.form = form
 
         self.table = QTableWidget(0, len(LAYER_COLUMNS))
         self.table.setHorizontalHeaderLabels(LAYER_COLUMNS)
@@ -103,22 +145,22 @@ class PlanEditor(QWidget):
         for col, w in ((0, 30), (2, 48), (COL_TREATMENT, 118), (COL_ALGORITHM, 76)):
             self.table.setColumnWidth(col, w)
         self.new_choice = QComboBox()
-        for c in TREATMENT_CHOICES:
-            self.new_choice.addItem(c.label, c.key)
+        _fill(self.new_choice, route_choices(SURGICAL), None)
         self.new_choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.new_choice.setMinimumContentsLength(10)
-        self.new_choice.setToolTip("Treatment for layers you add; with rows selected, also applied to them")
+        self.new_choice.setToolTip("Edit (or treatment) for layers you add; with rows selected, also applied to them")
         self.new_choice.activated.connect(lambda _i: self._apply_to_selected())
         self.add_button = QPushButton("Add selected")
         self.add_button.setToolTip("Add the layer selected in the layer lists or the layer error plot (Ctrl+Shift+A)")
         self.add_button.clicked.connect(self.add_selected_requested.emit)
         self.ops_edit = QLineEdit()
-        self.ops_edit.setPlaceholderText("op indices of A, e.g. 11, 12")
+        self.ops_edit.setPlaceholderText("op indices of B (as in the plot and tables), e.g. 11, 12")
         self.ops_edit.returnPressed.connect(self._add_typed)
         self.remove_button = QPushButton("Remove")
         self.remove_button.clicked.connect(self.remove_selected)
         add_row = QHBoxLayout()
-        add_row.addWidget(QLabel("Treatment"))
+        self.choice_label = QLabel("Edit")
+        add_row.addWidget(self.choice_label)
         add_row.addWidget(self.new_choice, 1)
         add_row.addWidget(self.add_button)
         edit_row = QHBoxLayout()
@@ -127,21 +169,11 @@ class PlanEditor(QWidget):
 
         self.calibration = QLabel()
         self.calibration.setWordWrap(True)
-        self.run_button = QPushButton("Run requantize")
-        self.run_button.setDefault(True)
+        self.run_row = RunRow("Run requantize", bar_beside=True)
+        self.run_button, self.cancel_button = self.run_row.run_button, self.run_row.cancel_button
+        self.bar, self.status = self.run_row.bar, self.run_row.status
         self.run_button.clicked.connect(lambda: self.run_requested.emit(self.plan()))
-        self.cancel_button = QPushButton("Cancel", enabled=False)
         self.cancel_button.clicked.connect(self.cancel_requested.emit)
-        self.bar = QProgressBar()
-        self.bar.setTextVisible(False)
-        self.bar.setRange(0, 1000)
-        run_row = QHBoxLayout()
-        run_row.addWidget(self.run_button)
-        run_row.addWidget(self.cancel_button)
-        run_row.addWidget(self.bar, 1)
-        self.status = QLabel()
-        self.status.setWordWrap(True)
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -150,14 +182,72 @@ class PlanEditor(QWidget):
         lay.addLayout(add_row)
         lay.addLayout(edit_row)
         lay.addWidget(self.calibration)
-        lay.addLayout(run_row)
-        lay.addWidget(self.status)
+        lay.addWidget(self.run_row)
+        self._route_changed()
+
+    # ------------------------------------------------------------------ route
+    def current_route(self) -> str:
+        return self.route.currentData()
+
+    def set_route(self, route: str) -> None:
+        self.route.setCurrentIndex(max(0, self.route.findData(route)))
+
+    def _route_changed(self) -> None:
+        """Swap the per-layer choices (rows keep their layers, mapped to the closest choice)."""
+        route = self.current_route()
+        quantizer = route == QUANTIZER
+        self.route.setToolTip(ROUTE_TIPS[route])
+        for row in (1, 2):
+            self.form.setRowVisible(row, quantizer)
+        self.choice_label.setText("Treatment" if quantizer else "Edit")
+        self.table.setColumnHidden(COL_ALGORITHM, not quantizer)
+        self.table.setColumnWidth(COL_TREATMENT, 118 if quantizer else 164)
+        self.table.horizontalHeaderItem(COL_TREATMENT).setText("Treatment" if quantizer else "Edit")
+        keep = self.new_choice.currentData()
+        _fill(self.new_choice, route_choices(route), keep)
+        for r in range(self.table.rowCount()):
+            treat: QComboBox = self.table.cellWidget(r, COL_TREATMENT)  # type: ignore[assignment]
+            _fill(treat, route_choices(route), treat.currentData())
+            algo = self.table.cellWidget(r, COL_ALGORITHM)
+            algo.setEnabled(quantizer and CHOICE_BY_KEY[treat.currentData()].takes_algorithm)
+            self._mark_applicable(r)
 
     # ------------------------------------------------------------------ inputs
     def set_float_model(self, model: Model | None) -> None:
         if model is not self.model:
             self.model = model
             self.table.setRowCount(0)
+
+    def set_op_maps(self, quant_ops: int, b_to_a: Callable[[int], int | None], a_to_b: Callable[[int], int | None]) -> None:
+        """The layer identifier is B's op index: rows show it (A's beside it where it differs),
+        the typed field takes it; the plan itself is on A's ops (requantize starts from A)."""
+        self.quant_ops, self.b_to_a, self.a_to_b = quant_ops, b_to_a, a_to_b
+        for r in range(self.table.rowCount()):
+            self._label_row(r, self.row_op(r))
+            self._mark_applicable(r)
+
+    def set_quant_model(self, model: Model | None) -> None:
+        self.quant_model = model
+        for r in range(self.table.rowCount()):
+            self._mark_applicable(r)
+
+    def applicable_edits(self, a_op: int) -> set[str] | None:
+        """Edit kinds that apply to the B op of A's op `a_op` (None: not known, no B open)."""
+        qm = self.quant_model
+        b = self.a_to_b(a_op) if self.quant_ops else None
+        if qm is None or b is None or not 0 <= b < len(qm.main.ops):
+            return None
+        kinds = set(applicable(qm, b, [k for k in KINDS if k != "weight_mse"]))
+        return kinds | ({"weight_mse"} if "per_channel" in kinds else set())
+
+    def _mark_applicable(self, r: int) -> None:
+        """Grey out the edits that do not apply to the row's op (surgical route)."""
+        treat: QComboBox = self.table.cellWidget(r, COL_TREATMENT)  # type: ignore[assignment]
+        kinds = self.applicable_edits(self.row_op(r)) if self.current_route() == SURGICAL else None
+        model = treat.model()
+        for i in range(treat.count()):
+            c = EDIT_BY_KEY.get(treat.itemData(i))
+            model.item(i).setEnabled(kinds is None or c is None or c.kind in kinds)  # type: ignore[attr-defined]
 
     def set_base(self, base: str, note: str = "") -> None:
         self.base.setCurrentIndex(max(0, self.base.findData(base)))
@@ -174,7 +264,8 @@ class PlanEditor(QWidget):
 
     # ------------------------------------------------------------------ rows
     def row_op(self, row: int) -> int:
-        return int(self.table.item(row, 0).text())
+        """The row's op of model A (what the plan names)."""
+        return int(self.table.item(row, 0).data(Qt.ItemDataRole.UserRole))
 
     def ops(self) -> list[int]:
         return [self.row_op(r) for r in range(self.table.rowCount())]
@@ -190,35 +281,50 @@ class PlanEditor(QWidget):
         for op in ops:
             row = self.ops().index(op) if op in self.ops() else self._new_row(op)
             self.set_row_choice(row, key, algorithm)
+            self._mark_applicable(row)
+            kinds = self.applicable_edits(op) if self.current_route() == SURGICAL else None
+            if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
+                b = self.a_to_b(op)
+                self.message.emit(f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B "
+                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr,index]  # fmt: skip
         return ops
 
     def _new_row(self, op: int) -> int:
         sg = self.model.main  # type: ignore[union-attr]
         r = self.table.rowCount()
         self.table.insertRow(r)
-        outs = [sg.tensors[o].name for o in sg.ops[op].outputs if o >= 0]
-        num = QTableWidgetItem(str(op))
+        num, name = QTableWidgetItem(), QTableWidgetItem()
         num.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
-        name = QTableWidgetItem(f"{short_layer_name(self.model, op)} ({sg.ops[op].type})")  # type: ignore[arg-type]
-        name.setToolTip(f"op {op} of model A: {sg.ops[op].type}\n" + "\n".join(outs))
+        num.setData(Qt.ItemDataRole.UserRole, op)
         for it in (num, name):
             it.setFlags(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled)
         self.table.setItem(r, 0, num)
         self.table.setItem(r, 1, name)
+        self._label_row(r, op)
         self.table.setItem(r, 2, self._sqnr_item(op))
         treat = QComboBox()
         treat.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        for c in TREATMENT_CHOICES:
-            treat.addItem(c.label, c.key)
+        _fill(treat, route_choices(self.current_route()), None)
         algo = QComboBox()
         algo.addItem("as base", "")
         for a in algorithms_for(sg.ops[op].type):
             algo.addItem(ALGORITHM_LABELS[a], a)
         algo.setToolTip(f"Calibration algorithms litert-quantizer offers for {sg.ops[op].type}")
-        treat.currentIndexChanged.connect(lambda _i, t=treat, a=algo: a.setEnabled(CHOICE_BY_KEY[t.currentData()].takes_algorithm))
+        treat.currentIndexChanged.connect(lambda _i, t=treat, a=algo: a.setEnabled(self._takes_algorithm(t.currentData())))
         self.table.setCellWidget(r, COL_TREATMENT, treat)
         self.table.setCellWidget(r, COL_ALGORITHM, algo)
         return r
+
+    def _label_row(self, r: int, op: int) -> None:
+        sg = self.model.main  # type: ignore[union-attr]
+        b = self.a_to_b(op) if self.quant_ops else op
+        num, name = self.table.item(r, 0), self.table.item(r, 1)
+        num.setText("–" if b is None else str(b))
+        beside = "" if b == op else f" · A: op {op}"
+        name.setText(f"{short_layer_name(self.model, op)} ({sg.ops[op].type}){beside}")  # type: ignore[arg-type]
+        outs = [sg.tensors[o].name for o in sg.ops[op].outputs if o >= 0]
+        where = "no counterpart in model B" if b is None else f"op {b} of model B"
+        name.setToolTip(f"{where}; op {op} of model A: {sg.ops[op].type}\n" + "\n".join(outs))
 
     def _sqnr_item(self, op: int) -> QTableWidgetItem:
         v = self.errors.get(op)
@@ -232,10 +338,13 @@ class PlanEditor(QWidget):
     def set_row_choice(self, row: int, key: str, algorithm: str | None = None) -> None:
         treat: QComboBox = self.table.cellWidget(row, COL_TREATMENT)  # type: ignore[assignment]
         algo: QComboBox = self.table.cellWidget(row, COL_ALGORITHM)  # type: ignore[assignment]
-        treat.setCurrentIndex(treat.findData(key))
-        algo.setEnabled(CHOICE_BY_KEY[key].takes_algorithm)
+        treat.setCurrentIndex(max(0, treat.findData(key)))
+        algo.setEnabled(self._takes_algorithm(treat.currentData()))
         i = algo.findData(algorithm or "")
         algo.setCurrentIndex(i if i >= 0 else 0)
+
+    def _takes_algorithm(self, key: str | None) -> bool:
+        return self.current_route() == QUANTIZER and key in CHOICE_BY_KEY and CHOICE_BY_KEY[key].takes_algorithm
 
     def row_choice(self, row: int) -> tuple[str, str | None]:
         treat: QComboBox = self.table.cellWidget(row, COL_TREATMENT)  # type: ignore[assignment]
@@ -262,16 +371,51 @@ class PlanEditor(QWidget):
         if self.model is None:
             self.message.emit("Open the float model (A) first.")
             return
+        if self.quant_ops:  # typed numbers are B's op indices (as in the plot and tables)
+            bad = [i for i in ops if not 0 <= i < self.quant_ops]
+            if bad:
+                self.message.emit(f"model B has ops 0..{self.quant_ops - 1}; there is no op {bad[0]}")
+                return
+            mapped = {i: self.b_to_a(i) for i in ops}
+            none = [i for i, a in mapped.items() if a is None]
+            if none:
+                self.message.emit(f"op {none[0]} of model B has no counterpart in model A (e.g. a QUANTIZE / DEQUANTIZE)")
+                return
+            ops = [a for a in mapped.values() if a is not None]
         self.add_layers(ops)
         self.ops_edit.clear()
 
     # ------------------------------------------------------------------ plan
-    def plan(self) -> Plan:
+    def plan(self) -> Plan | SurgicalPlan:
+        """The plan of the chosen route (surgical edits name B's op of each row)."""
+        if self.current_route() == SURGICAL:
+            return self.surgical_plan()
         overrides = [override_for(self.row_op(r), *self.row_choice(r)) for r in range(self.table.rowCount())]
         return Plan(base=self.base.currentData(), overrides=tuple(overrides),
                     per_channel=self.per_channel.isChecked(), algorithm=self.algorithm.currentData())  # fmt: skip
 
-    def set_plan(self, plan: Plan) -> None:
+    def surgical_plan(self) -> SurgicalPlan:
+        edits = []
+        for r in range(self.table.rowCount()):
+            a = self.row_op(r)
+            b = self.a_to_b(a) if self.quant_ops else a
+            if b is None:
+                self.message.emit(f"op {a} of model A has no counterpart in model B; it is left out of the plan")
+                continue
+            edits.append(edit_for(b, self.row_choice(r)[0]))
+        return SurgicalPlan(tuple(edits))
+
+    def set_plan(self, plan: Plan | SurgicalPlan) -> None:
+        if isinstance(plan, SurgicalPlan):
+            self.set_route(SURGICAL)
+            self.clear_layers()
+            for e in plan.edits:
+                for b in e.ops:
+                    a = self.b_to_a(b) if self.quant_ops else b
+                    if a is not None:
+                        self.add_layers([a], edit_choice_of(e.kind, e.calibration))
+            return
+        self.set_route(QUANTIZER)
         self.set_base(plan.base, self.base_note.text())
         self.per_channel.setChecked(plan.per_channel)
         self.algorithm.setCurrentIndex(max(0, self.algorithm.findData(plan.algorithm)))
@@ -281,19 +425,19 @@ class PlanEditor(QWidget):
 
     # ------------------------------------------------------------------ run state
     def set_running(self, running: bool, text: str = "") -> None:
-        self.run_button.setEnabled(not running)
-        self.cancel_button.setEnabled(running)
-        self.bar.setRange(0, 0 if running else 1000)
-        if not running:
-            self.bar.setValue(0)
-        if text:
-            self.status.setText(text)
+        self.run_row.set_running(running, text)
 
     def set_progress(self, fraction: float, text: str) -> None:
-        if fraction < 0:
-            self.bar.setRange(0, 0)
-        else:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(int(1000 * fraction))
-        if text:
-            self.status.setText(text)
+        self.run_row.set_progress(fraction, text)
+
+
+def _fill(combo: QComboBox, items: list[tuple[str, str, str]], keep: str | None) -> None:
+    """Replace the combo's items; keep the current key where the new list has it."""
+    combo.blockSignals(True)
+    combo.clear()
+    for i, (key, label, tip) in enumerate(items):
+        combo.addItem(label, key)
+        if tip:
+            combo.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
+    combo.setCurrentIndex(max(0, combo.findData(keep)))
+    combo.blockSignals(False)

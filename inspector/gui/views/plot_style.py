@@ -45,3 +45,22 @@ def style_plot(widget: pg.PlotWidget | pg.GraphicsLayoutWidget, plots: list[pg.P
             ax.setTextPen(pg.mkPen(fg))
         p.showGrid(x=True, y=True, alpha=0.15)
         p.titleLabel.setText(p.titleLabel.text, color=fg.name())
+        p.layout.setContentsMargins(*PLOT_MARGINS)  # axes and labels never touch the window edge
+
+
+PLOT_MARGINS = (4, 3, 14, 3)  # left, top, right, bottom (pixels) inside every plot
+
+
+def show_frame(p: pg.PlotItem, on: bool) -> None:
+    """Axes and grid only when the plot has data: an empty plot shows its hint, not ±1 axes."""
+    for name in ("left", "bottom"):
+        p.showAxis(name, on)
+    p.showGrid(x=on, y=on, alpha=0.15)
+
+
+def legend_html(entries: list[tuple[str, str]]) -> str:
+    """A legend as rich text for a label above a plot (never over the data): (colour, text) pairs."""
+    import html
+
+    return "&nbsp;&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{c}'>■</span>&nbsp;{html.escape(t)}</span>"
+                                      for c, t in entries)  # fmt: skip

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QToolButton,
     QWidget,
 )
+from shiboken6 import isValid
 
 from inspector.gui.workers import Worker
 
@@ -46,6 +47,29 @@ class ErrorBanner(QFrame):
         return self.label.text()
 
 
+NOTICE_COLOURS = {  # background, border, text
+    "warning": ("#fff4d6", "#e0a800", "#4d3800"),
+    "info": ("#e3effc", "#1f77b4", "#0b2f4f"),
+}
+
+
+class NoticeBanner(ErrorBanner):
+    """A strip like the error banner for warnings and notes (a wrong pair, random inputs), with
+    an optional action button ("Choose samples…")."""
+
+    def __init__(self, kind: str, name: str, action: str = "", parent=None) -> None:
+        super().__init__(parent)
+        bg, border, fg = NOTICE_COLOURS[kind]
+        self.setObjectName(name)
+        self.setStyleSheet(f"#{name} {{ background: {bg}; border: 1px solid {border}; border-radius: 4px; }}"
+                           f"#{name} QLabel {{ color: {fg}; }}")  # fmt: skip
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.action_button: QPushButton | None = None
+        if action:
+            self.action_button = QPushButton(action)
+            self.layout().insertWidget(1, self.action_button)
+
+
 class TaskIndicator(QWidget):
     """Progress bar and Cancel for the running background task(s), in the status bar."""
 
@@ -69,8 +93,10 @@ class TaskIndicator(QWidget):
         if worker.is_done:
             return
         self.tasks[worker] = text
-        worker.progress.connect(lambda f, t: self._progress(worker, f, t))
-        worker.done.connect(lambda: self._done(worker))
+        # lambdas are not disconnected when this widget is deleted (window closed while the
+        # worker still runs): the handlers check that the widget is still there
+        worker.progress.connect(lambda f, t: isValid(self) and self._progress(worker, f, t))
+        worker.done.connect(lambda: isValid(self) and self._done(worker))
         self._render(text, -1.0)
 
     def cancel_all(self) -> None:

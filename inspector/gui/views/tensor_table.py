@@ -22,17 +22,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.model import Subgraph, Tensor
-from inspector.core.quant import tensor_range
+from inspector.core.quantmath.blockwise import BlockwiseError, BlockwiseParams, blockwise_params
+from inspector.core.quantmath.quant import tensor_range
+from inspector.core.tflite.dtypes import INT_LIMITS
+from inspector.core.tflite.model import Model, Subgraph, Tensor
 
 COLUMNS = ("#", "Name", "Dtype", "Shape", "Scale", "Zero pt", "Chan.", "Range")
 TOOLTIPS = {
-    "Scale": "Quantization scale S (per-channel tensors: smallest … largest)",
+    "Scale": "Quantization scale S (per-channel tensors: smallest … largest; blockwise: of the block scales)",
     "Zero pt": "Quantization zero-point Z (per-channel tensors: smallest … largest)",
-    "Chan.": "Number of quantization channels (1 = per-tensor)",
-    "Range": "Representable float range [S·(qmin−Z), S·(qmax−Z)], union over channels",
+    "Chan.": "Number of quantization channels (1 = per-tensor); blockwise: blocks × block size",
+    "Range": "Representable float range [S·(qmin−Z), S·(qmax−Z)], union over channels (or blocks)",
 }
 KINDS = ("All tensors", "Constants", "Activations", "Quantized", "Per-channel")
+NUMBER_COLUMNS = (0, 2, 3, 4, 5, 6, 7)  # sized to their content (dtype too: short and fixed)
+SIZE_ROWS = 2000  # rows measured when sizing columns
 
 
 def _num(v: float) -> str:
@@ -44,11 +48,51 @@ def _spread(values, fmt=_num) -> str:
     return fmt(lo) if lo == hi else f"{fmt(lo)} … {fmt(hi)}"
 
 
-def format_row(t: Tensor) -> tuple[str, ...]:
-    """Display strings of one tensor (formatting only: the numbers come from core)."""
+def blockwise_of(model: Model | None, t: Tensor) -> BlockwiseParams | str | None:
+    """A blockwise tensor's per-block parameters (core), the problem with them, or None."""
+    if t.quantization is None or t.quantization.blockwise is None:
+        return None
+    if model is None:
+        return f"blockwise, block size {t.quantization.blockwise.block_size}"
+    try:
+        return blockwise_params(model, t)
+    except BlockwiseError as e:
+        return str(e)
+
+
+def _blockwise_cells(t: Tensor, bw: BlockwiseParams | str) -> tuple[str, str, str, str]:
+    """Scale, zero-point, channel and range cells of a blockwise tensor."""
+    if isinstance(bw, str):
+        return bw, "", "", ""
+    qmin, qmax = INT_LIMITS.get(t.dtype, (0, 0))
+    z = np.zeros_like(bw.scales) if bw.zero_points is None else bw.zero_points
+    lo, hi = float(np.min(bw.scales * (qmin - z))), float(np.max(bw.scales * (qmax - z)))
+    zp = "0" if bw.zero_points is None else _spread(bw.zero_points.ravel().tolist(), str)
+    return (_spread(bw.scale_range), zp, f"{bw.num_blocks}×{bw.block_size}", f"[{_num(lo)}, {_num(hi)}]")
+
+
+def blockwise_tip(t: Tensor, bw: BlockwiseParams | str | None) -> str | None:
+    """Tooltip of a blockwise tensor's quantization cells: the parameters in words."""
+    if bw is None:
+        return None
+    if isinstance(bw, str):
+        return bw
+    zp = "zero-point 0 (symmetric)" if bw.zero_point_tensor is None else f"zero-points in '{bw.zero_point_tensor}'"
+    return (f"{t.dtype} blockwise: {bw.num_blocks:,} blocks of {bw.block_size} inputs ({bw.blocks_per_row} per output "
+            f"channel); block scales {_spread(bw.scale_range)} in '{bw.scale_tensor}'; {zp}")  # fmt: skip
+
+
+def format_row(t: Tensor, bw: BlockwiseParams | str | None = None) -> tuple[str, ...]:
+    """Display strings of one tensor (formatting only: the numbers come from core).
+
+    `bw`: what `blockwise_of` returned for a blockwise tensor (its block scales replace S and Z).
+    """
     q = t.quantization
     rng = tensor_range(t)
     shape = "×".join(str(d) if d >= 0 else "?" for d in t.shape_signature) if t.shape_signature else "scalar"
+    if q is not None and q.blockwise is not None:
+        cells = _blockwise_cells(t, bw if bw is not None else f"blockwise, block size {q.blockwise.block_size}")
+        return (str(t.index), t.name, t.dtype, f"[{shape}]", *cells)
     text = (
         str(t.index),
         t.name,
@@ -74,9 +118,9 @@ def sort_key(t: Tensor, column: int):
     if column == 3:
         return t.num_elements
     if column == 4:
-        return min(q.scales) if q else math.inf
+        return min(q.scales) if q and q.scales else math.inf
     if column == 5:
-        return min(q.zero_points) if q else math.inf
+        return min(q.zero_points) if q and q.zero_points else math.inf
     if column == 6:
         return q.num_channels if q else 0
     rng = tensor_range(t)
@@ -90,14 +134,16 @@ class TensorTableModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.subgraph: Subgraph | None = None
+        self._model: Model | None = None
         self._rows: dict[int, tuple[str, ...]] = {}
         self._ops_text: list[str] = []
         self._order = np.arange(0)  # row -> tensor index
         self._pos = np.arange(0)  # tensor index -> row
 
-    def set_subgraph(self, sg: Subgraph | None) -> None:
+    def set_subgraph(self, sg: Subgraph | None, model: Model | None = None) -> None:
+        """`model` (the file `sg` belongs to) lets blockwise tensors show their block scales."""
         self.beginResetModel()
-        self.subgraph, self._rows = sg, {}
+        self.subgraph, self._rows, self._model = sg, {}, model
         n = len(sg.tensors) if sg is not None else 0
         self._order = self._pos = np.arange(n)
         touching: list[set[str]] = [set() for _ in range(n)]
@@ -117,7 +163,8 @@ class TensorTableModel(QAbstractTableModel):
     def text(self, tensor: int) -> tuple[str, ...]:
         hit = self._rows.get(tensor)
         if hit is None:
-            hit = self._rows[tensor] = format_row(self.subgraph.tensors[tensor])  # type: ignore[union-attr]
+            t = self.subgraph.tensors[tensor]  # type: ignore[union-attr]
+            hit = self._rows[tensor] = format_row(t, blockwise_of(self._model, t))
         return hit
 
     def ops_text(self, tensor: int) -> str:
@@ -154,6 +201,11 @@ class TensorTableModel(QAbstractTableModel):
         ti, c = self.tensor_at(index.row()), index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self.text(ti)[c]
+        if role == Qt.ItemDataRole.ToolTipRole and c >= 3:  # the full value, should the column be narrow
+            t = self.subgraph.tensors[ti]
+            full = f"{COLUMNS[c]}: {self.text(ti)[c]}" if self.text(ti)[c] else None
+            tip = blockwise_tip(t, blockwise_of(self._model, t)) if t.quantization is not None and c >= 4 else None
+            return "\n".join(x for x in (full, tip) if x) or None
         if role == Qt.ItemDataRole.ToolTipRole and c == 1:
             t = self.subgraph.tensors[ti]
             kind = "constant" if t.is_constant else "variable" if t.is_variable else "activation"
@@ -233,7 +285,7 @@ class TensorTable(QWidget):
         h = self.view.horizontalHeader()
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         h.setStretchLastSection(True)
-        for col, width in enumerate((36, 170, 56, 92, 84, 56, 46, 140)):
+        for col, width in enumerate((36, 170, 56, 92, 84, 56, 56, 140)):
             self.view.setColumnWidth(col, width)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -248,8 +300,25 @@ class TensorTable(QWidget):
         self.view.selectionModel().currentRowChanged.connect(self._current_changed)
         self._quiet = False
 
-    def set_subgraph(self, sg: Subgraph | None) -> None:
-        self.model.set_subgraph(sg)
+    def set_subgraph(self, sg: Subgraph | None, model: Model | None = None) -> None:
+        self.model.set_subgraph(sg, model)
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Number columns (#, shape, scale, zero-point, channels, range) as wide as their widest
+        text, measured over the first SIZE_ROWS tensors (a huge model opens at once); the name
+        column keeps what is left, and every cell's tooltip holds its full value."""
+        m = self.model
+        if m.subgraph is None:
+            return
+        fm = self.view.fontMetrics()
+        rows = range(min(m.rowCount(), SIZE_ROWS))
+        hdr = self.view.horizontalHeader()
+        pad = 2 * self.view.style().pixelMetric(self.view.style().PixelMetric.PM_FocusFrameHMargin) + 14
+        for col in NUMBER_COLUMNS:
+            widest = max((fm.horizontalAdvance(m.text(m.tensor_at(r))[col]) for r in rows), default=0)
+            head = hdr.fontMetrics().horizontalAdvance(COLUMNS[col]) + 20  # room for the sort arrow
+            self.view.setColumnWidth(col, max(widest + pad, head))
 
     def visible_tensors(self) -> list[int]:
         """Tensor indices in the table's current order (after filter and sort)."""

@@ -1,6 +1,6 @@
 """Trade-off plot: model size against model-output SQNR, one labelled point per evaluated plan.
 
-Series: the plans `suggest` evaluated (the suggested one ringed), and the versions of the
+Series: the plans `suggest` (surgical edits of B, or the quantizer route) evaluated (the suggested one ringed), and the versions of the
 requantize loop. Infinite SQNR (exact outputs) is drawn at `SQNR_EXACT_DB`. Numbers come from
 core (`SuggestResult.points`, `requant_delta.output_sqnr_db`); this module only draws them.
 """
@@ -15,12 +15,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from inspector.core.layer_series import SQNR_EXACT_DB
+from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
+from inspector.core.viewdata.layer_series import SQNR_EXACT_DB
 from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
     COLOR_CLIP,
     brush,
+    show_frame,
     style_plot,
     text_color,
 )
@@ -58,6 +60,41 @@ def place_labels(entries: list[tuple[float, float, str]], width_px: float, heigh
                 out.append((x, y, text, (ax, ay)))
                 break
     return out
+
+
+def _surgical(s) -> bool:
+    return isinstance(s, SurgicalSuggestResult)
+
+
+def _edit_label(edits: list[str]) -> str:
+    """['keep_float op:11', 'bias_correct op:4'] -> 'bias_correct 4' (the step this point added)."""
+    if not edits:
+        return "none"
+    kind, _, op = edits[-1].partition(" op:")
+    more = f" (+{len(edits) - 1})" if len(edits) > 1 else ""
+    return f"{kind.replace('_', '-')} {op}{more}"
+
+
+def suggestion_points(s) -> list[tuple[str, int, float | None]]:
+    """(label, size bytes, output SQNR dB) of every plan Suggest evaluated (either route)."""
+    if s is None:
+        return []
+    if _surgical(s):
+        given = [("given", s.baseline_size_bytes, s.baseline_sqnr_db)]
+        return given + [(_edit_label(p["edits"]), int(p["size_bytes"]),
+                         math.inf if p["objective_sqnr_db"] is None else float(p["objective_sqnr_db"])) for p in s.points]  # fmt: skip
+    return [(point_label(pt), pt.size_bytes, pt.output_sqnr_db) for pt in s.points]
+
+
+def suggestion_best(s) -> tuple[int, float] | None:
+    """(size bytes, output SQNR dB) of the suggested model, or None."""
+    if s is None or s.best is None:
+        return None
+    if _surgical(s):
+        return (s.steps[-1].size_bytes, s.best_sqnr_db) if s.steps else None
+    chosen = tuple(x["op"] for x in s.layers)
+    hit = next((pt for pt in reversed(s.points) if pt.layers == chosen and not pt.label.endswith("(given)")), None)
+    return None if hit is None else (hit.size_bytes, hit.output_sqnr_db)
 
 
 EMPTY_TEXT = "Run Suggest to see size against output SQNR for each plan it tries."
@@ -100,12 +137,18 @@ class TradeoffPlot(QWidget):
         lay.addWidget(self.title)
         lay.addWidget(self.plot, 1)
         self.suggestion = None
+        self.measured_at: str | None = None
         self.version_points: list[tuple[str, int, float | None]] = []
         self.redraw()
 
-    def set_suggestion(self, result) -> None:
-        """A `core.suggest.SuggestResult` (or None)."""
+    def set_suggestion(self, result, measured_at: str | None = None) -> None:
+        """A `SuggestResult` / `SurgicalSuggestResult` (or None). `measured_at`: the tensor its
+        SQNR was measured at when not the model output (the versions' output SQNR is then not
+        drawn on the same axis)."""
         self.suggestion = result
+        self.measured_at = measured_at
+        at = f"SQNR at {measured_at} (dB)" if measured_at else "output SQNR (dB)"
+        self.plot.getPlotItem().setLabel("left", at)
         self.redraw()
 
     def set_versions(self, points: list[tuple[str, int, float | None]]) -> None:
@@ -119,24 +162,24 @@ class TradeoffPlot(QWidget):
             p.removeItem(t)
         self.labels = []
         s = self.suggestion
-        pts = [(point_label(pt), pt.size_bytes, pt.output_sqnr_db) for pt in s.points] if s is not None else []
-        xy = self._fill(self.candidates, pts) + self._fill(self.versions, self.version_points)
-        texts = [label for label, _, _ in pts] + [name.split(" ")[0] for name, _, _ in self.version_points]
+        pts = suggestion_points(s)
+        versions = [] if self.measured_at else self.version_points
+        xy = self._fill(self.candidates, pts) + self._fill(self.versions, versions)
+        texts = [label for label, _, _ in pts] + [name.split(" ")[0] for name, _, _ in versions]
         extra_y = [s.target_sqnr_db] if s is not None and s.target_sqnr_db is not None else []
         self._label([(x, y, t) for (x, y), t in zip(xy, texts, strict=True) if math.isfinite(y)], extra_y)
 
         self.best.setData([])
         self.target.hide()
-        if s is not None and s.best is not None:
-            chosen = tuple(x["op"] for x in s.layers)
-            hit = next((pt for pt in reversed(s.points) if pt.layers == chosen and not pt.label.endswith('(given)')), None)
-            if hit is not None:
-                self.best.setData([hit.size_bytes / 1024], [_y(hit.output_sqnr_db)])
+        best = suggestion_best(s)
+        if best is not None:
+            self.best.setData([best[0] / 1024], [_y(best[1])])
         if s is not None and s.target_sqnr_db is not None:
             self.target.setValue(s.target_sqnr_db)
             self.target.show()
-        empty = not pts and not self.version_points
+        empty = not pts and not versions
         self.empty.setVisible(empty)
+        show_frame(p, not empty)  # no 0..1 axes around the hint
         if empty:
             self.empty.setPos(0.5, 0.5)
             p.setXRange(0, 1)
@@ -169,12 +212,18 @@ class TradeoffPlot(QWidget):
 
     def _title(self) -> str:
         s = self.suggestion
-        key = (f"<span style='color:{COLOR_B}'>●</span> plans Suggest tried · <span style='color:{COLOR_A}'>■</span> "
-               f"versions of model B · <span style='color:{COLOR_CLIP}'>◯</span> suggested")  # fmt: skip
+        versions = "" if self.measured_at else f"<span style='color:{COLOR_A}'>■</span> versions of model B · "
+        key = (f"<span style='color:{COLOR_B}'>●</span> plans Suggest tried · {versions}"
+               f"<span style='color:{COLOR_CLIP}'>◯</span> suggested")  # fmt: skip
         if s is None:
             return f"Size against output SQNR. {key}" if self.version_points else ""
-        goal = f"target {s.target_sqnr_db:.1f} dB" if s.target_sqnr_db is not None else f"at most {s.max_layers} layer(s)"
         verdict = "met" if s.met else "not met"
+        if _surgical(s):
+            goal = f"target {s.target_sqnr_db:.1f} dB" if s.target_sqnr_db is not None else f"{len(s.steps)} edit(s)"
+            chosen = "; ".join(f"{st.edit.replace('_', '-')} op {', '.join(map(str, st.ops))}" for st in s.steps) or "no edit"
+            return (f"Suggest (surgical edits of B, {goal}): <b>{verdict}</b> with {chosen}; "
+                    f"{len(s.points)} edited models evaluated.<br>{key}")  # fmt: skip
+        goal = f"target {s.target_sqnr_db:.1f} dB" if s.target_sqnr_db is not None else f"at most {s.max_layers} layer(s)"
         chosen = ", ".join(f"op {x['op']} {x['type']}" for x in s.layers) or "no layer"
         return f"Suggest ({s.treatment}, base {s.base}, {goal}): <b>{verdict}</b> with {chosen}; {len(s.points)} plans evaluated.<br>{key}"
 

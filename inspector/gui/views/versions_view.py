@@ -25,11 +25,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.layer_series import format_value
-from inspector.core.requant_delta import VersionDelta
+from inspector.core.requantize.delta import VersionDelta
+from inspector.core.viewdata.layer_series import format_value
 
 VERSION_COLUMNS = ("Version", "Size", "Output SQNR")
-DELTA_COLUMNS = ("#", "Layer", "SQNR before", "SQNR after", "Δ dB", "Type (before → after)")
+DELTA_COLUMNS = ("#", "Layer", "Edit", "SQNR before", "SQNR after", "Δ dB", "Type (before → after)")
+COL_EDIT, COL_DELTA = 2, 5
 UP, DOWN = QColor("#2ca02c"), QColor("#d62728")
 
 
@@ -53,8 +54,12 @@ def summary_text(d: VersionDelta) -> str:
     ratio = d.size_ratio
     size = f"size {kib(d.size_before)} → {kib(d.size_after)}" + ("" if ratio is None else f" ({100 * (ratio - 1):+.1f} %)")
     moved = d.changed()
+    edited = d.edited()
+    what = ""
+    if edited:
+        what = " · edited: " + ", ".join(f"op {r.op_index} {r.edit}" for r in edited)
     return (f"<b>{d.before_name}</b> → <b>{d.after_name}</b>: output SQNR {db_text(d.output_before_db)} → "
-            f"<b>{db_text(d.output_after_db)}</b> ({delta_text(d.output_delta_db)} dB) · {size} · "
+            f"<b>{db_text(d.output_after_db)}</b> ({delta_text(d.output_delta_db)} dB) · {size}{what} · "
             f"{len(moved)} of {len(d.rows)} layers moved by ≥ 0.05 dB")  # fmt: skip
 
 
@@ -101,6 +106,10 @@ class VersionsView(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.reason = QLabel()  # why the baseline is what it is (quantizer route)
+        self.reason.setWordWrap(True)
+        self.reason.setStyleSheet("font-style: italic")
+        self.reason.hide()
         self.deltas = QTableWidget(0, len(DELTA_COLUMNS))
         self.deltas.setHorizontalHeaderLabels(DELTA_COLUMNS)
         self.deltas.verticalHeader().hide()
@@ -108,13 +117,17 @@ class VersionsView(QWidget):
         self.deltas.setWordWrap(False)
         self.deltas.horizontalHeader().setStretchLastSection(True)
         self.deltas.horizontalHeader().setMinimumSectionSize(28)
-        for col, w in ((0, 30), (1, 150), (2, 80), (3, 80), (4, 54), (5, 180)):
+        for col, w in ((0, 56), (1, 150), (COL_EDIT, 96), (3, 80), (4, 80), (COL_DELTA, 54), (6, 180)):
             self.deltas.setColumnWidth(col, w)
+        fm = self.deltas.horizontalHeader().fontMetrics()
+        for col in (0, 2, 3, 4):  # headers whole even before the first delta
+            self.deltas.setColumnWidth(col, max(self.deltas.columnWidth(col), fm.horizontalAdvance(DELTA_COLUMNS[col]) + 16))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.table, 2)
         lay.addLayout(row)
         lay.addWidget(self.summary)
+        lay.addWidget(self.reason)
         lay.addWidget(self.deltas, 3)
         self.delta: VersionDelta | None = None
 
@@ -141,6 +154,10 @@ class VersionsView(QWidget):
             combo.blockSignals(False)
         self.compare_button.setEnabled(len(rows) >= 2)
 
+    def set_baseline_reason(self, text: str) -> None:
+        self.reason.setText(text)
+        self.reason.setVisible(bool(text))
+
     def set_delta(self, d: VersionDelta | None) -> None:
         self.delta = d
         if d is None:
@@ -148,15 +165,26 @@ class VersionsView(QWidget):
             self.deltas.setRowCount(0)
             return
         self.summary.setText(summary_text(d))
+        self.deltas.setColumnHidden(COL_EDIT, not d.edited())  # only surgical versions edit ops
         self.deltas.setRowCount(len(d.rows))
         for r, row in enumerate(d.rows):
             dt = row.before_dtype if row.before_dtype == row.after_dtype else f"{row.before_dtype or '—'} → {row.after_dtype or '—'}"
-            op = "" if row.float_op_index is None else str(row.float_op_index)
+            beside = "" if row.float_op_index in (None, row.op_index) else f" (A: {row.float_op_index})"
+            op = "" if row.op_index is None else f"{row.op_index}{beside}"
             delta = row.delta_db
-            items = [_item(op, True, "float model op index"), _item(row.tensor_name, tip=row.tensor_name),
+            items = [_item(op, True, "op index in model B (the 'after' version); A's op beside it where it differs"),
+                     _item(row.tensor_name, tip=row.tensor_name),
+                     _item(row.edit, tip="the edit applied to this layer's op" if row.edit else "not edited"),
                      _item(db_text(row.before_db), True), _item(db_text(row.after_db), True),
                      _item(delta_text(delta), True), _item(f"{row.op_type} · {dt}")]  # fmt: skip
             if delta is not None and abs(delta) >= 0.05:
-                items[4].setForeground(QBrush(UP if delta > 0 else DOWN))
+                items[COL_DELTA].setForeground(QBrush(UP if delta > 0 else DOWN))
+            if row.edit:
+                bold = QFont(self.font())
+                bold.setBold(True)
+                for it in items:
+                    it.setFont(bold)
             for c, it in enumerate(items):
                 self.deltas.setItem(r, c, it)
+        for c in (0, 2, 3, 4):  # numbers: as wide as their values and header, never cut
+            self.deltas.resizeColumnToContents(c)

@@ -1,6 +1,6 @@
 """Weight histogram: float (A) and dequantized (B) values overlaid, clip range, errors.
 
-Renders an `inspector.core.weights.WeightAnalysis`; computes nothing. Bins come aligned to
+Renders an `inspector.core.compare.weights.WeightAnalysis`; computes nothing. Bins come aligned to
 the quantization grid, so "Zoom to grid" shows the dequantized values as spikes one step S
 apart with the float values spread between them. Below: SQNR and max |error| per channel;
 clicking a channel shows that channel alone.
@@ -24,19 +24,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.weights import WeightAnalysis
+from inspector.core.compare.weights import WeightAnalysis
+from inspector.core.viewdata.weight_view import data_extent, fine_bins, grid_zoom
 from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
     COLOR_CLIP,
     COLOR_SECOND,
-    base_color,
     brush,
+    legend_html,
+    show_frame,
     style_plot,
-    text_color,
 )
 
-FINE_BINS_VISIBLE = 400  # show grid-resolved bins when at most this many are in view
 EMPTY_TEXT = "Select a layer with weights, or a constant tensor, to see its weight histogram."
 
 
@@ -104,7 +104,8 @@ class WeightHistogramView(QWidget):
         p = self.plot.getPlotItem()
         p.setLabel("bottom", "weight value")
         p.setLabel("left", "count")
-        self.legend = p.addLegend(offset=(-70, 36), labelTextColor=text_color(), brush=brush(base_color(), 200))
+        self.legend = QLabel()  # above the plot, never over the bars
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.region = pg.LinearRegionItem(movable=False, brush=brush(COLOR_CLIP, 18), pen=pg.mkPen(None))
         self.region.setZValue(-10)
         self.curve_a = pg.PlotDataItem(stepMode="center", fillLevel=0, pen=pg.mkPen(COLOR_A, width=1.5), brush=brush(COLOR_A, 70), name="A float")
@@ -149,6 +150,7 @@ class WeightHistogramView(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
         lay.addWidget(self.summary)
+        lay.addWidget(self.legend)
         lay.addWidget(split, 1)
 
         self.channel_combo.currentIndexChanged.connect(self._combo_changed)
@@ -161,9 +163,7 @@ class WeightHistogramView(QWidget):
     def _show_frame(self, on: bool) -> None:
         """Axes, grid and legend only when there is something to plot (no meaningless ±400 axes)."""
         p = self.plot.getPlotItem()
-        for axis in ("left", "bottom"):
-            p.showAxis(axis, on)
-        p.showGrid(x=on, y=on, alpha=0.15)
+        show_frame(p, on)
         self.legend.setVisible(on)
         if not on:
             p.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
@@ -196,11 +196,14 @@ class WeightHistogramView(QWidget):
         notes = "".join(f"<br><i>{n}</i>" for n in w.notes)
         self.summary.setText(summary_text(w) + notes)
         self.fine = None  # decided by _update_detail for the visible range
-        self.legend.clear()
+        entries = []
         if w.a_counts is not None and w.a is not None:
-            self.legend.addItem(self.curve_a, w.a.describe())
+            entries.append((COLOR_A, w.a.describe()))
         if w.b_counts is not None and w.b is not None:
-            self.legend.addItem(self.curve_b, w.b.describe())
+            entries.append((COLOR_B, w.b.describe()))
+        if w.clip_lo is not None:
+            entries.append((COLOR_CLIP, "representable range (clip lo … clip hi)"))
+        self.legend.setText(legend_html(entries))
         if w.clip_lo is not None:
             self.region.setRegion((w.clip_lo, w.clip_hi))
             self.region.show()
@@ -221,8 +224,7 @@ class WeightHistogramView(QWidget):
         if w is None:
             return
         x0, x1 = self.plot.getPlotItem().viewRange()[0]
-        visible_bins = (x1 - x0) / float(w.edges[1] - w.edges[0])
-        fine = bool(w.coarse_edges is None or visible_bins <= FINE_BINS_VISIBLE)
+        fine = fine_bins(w, x0, x1)
         if fine == self.fine:
             return
         self.fine = fine
@@ -241,11 +243,10 @@ class WeightHistogramView(QWidget):
 
     def _fit_x(self, w: WeightAnalysis) -> None:
         """Fit the data (not the clip lines, which may lie far out for biases)."""
-        counts = [c for c in (w.a_counts, w.b_counts) if c is not None]
-        occupied = np.nonzero(np.sum(counts, axis=0))[0]
-        if occupied.size == 0:
+        extent = data_extent(w)
+        if extent is None:
             return
-        lo, hi = w.edges[occupied[0]], w.edges[occupied[-1] + 1]
+        lo, hi = extent
         p = self.plot.getPlotItem()
         p.setXRange(lo, hi, padding=0.05)
         p.enableAutoRange(axis="y")
@@ -265,8 +266,16 @@ class WeightHistogramView(QWidget):
         self.sqnr_plot.setTitle(title)
         self.sqnr_points.setData(x[shown], sqnr[shown])
         self.maxerr_points.setData(x, w.per_channel_max_abs)
+        bw = next((src.blockwise for src in (w.b, w.a) if src is not None and src.blockwise is not None), None)
         if w.quant is not None and w.quant.per_channel:
             self.half_step.setData(x, 0.5 * np.asarray(w.quant.scales))
+            self.maxerr_plot.setTitle("max |error| by channel (dotted: S/2)")
+        elif bw is not None and bw.scales.ndim == 2 and bw.scales.shape[0] == len(x):
+            self.half_step.setData(x, 0.5 * bw.scales.max(axis=1))
+            self.maxerr_plot.setTitle("max |error| by channel (dotted: largest block S/2)")
+        else:
+            self.half_step.setData([], [])
+            self.maxerr_plot.setTitle("max |error| by channel")
         if shown.any():
             self.sqnr_plot.autoRange()
         self.maxerr_plot.autoRange()
@@ -281,41 +290,24 @@ class WeightHistogramView(QWidget):
             for c, s in enumerate(w.quant.scales):
                 self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
             self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
+        elif w is not None and w.blockwise is not None and w.num_channels > 1:
+            rows = w.blockwise.scales.reshape(w.num_channels, -1)
+            for c in range(w.num_channels):
+                self.channel_combo.addItem(f"{c}  (block S ≤ {rows[c].max():.3g})", c)
+            self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
         self.channel_combo.setEnabled(self.channel_combo.count() > 1)
         self.channel_combo.blockSignals(False)
 
     # ------------------------------------------------------------------ interaction
     def zoom_to_grid(self, steps: float = 16) -> None:
-        """Zoom the x axis to about `steps` quantization steps around the densest bin."""
+        """Zoom the x axis to about `steps` quantization steps around zero (core.viewdata.weight_view)."""
         w = self.analysis
         if w is None:
             return
-        step = w.grid_step
-        if step is None and w.quant is not None:
-            step = float(np.median(w.quant.scales))
-        if step is None:
-            step = float(w.edges[-1] - w.edges[0]) / 40
-        coarse = [c for c in (w.a_coarse, w.b_coarse) if c is not None]
-        centre = 0.0
-        occupied = np.nonzero(np.sum(coarse, axis=0))[0] if coarse else np.empty(0, int)
-        if occupied.size and w.coarse_edges is not None:
-            lo_x, hi_x = w.coarse_edges[occupied[0]], w.coarse_edges[occupied[-1] + 1]
-            if not lo_x <= 0.0 <= hi_x:  # weights usually peak at zero; else use the densest bin
-                k = int(np.argmax(np.sum(coarse, axis=0)))
-                centre = 0.5 * float(w.coarse_edges[k] + w.coarse_edges[k + 1])
-        if w.grid_step is not None:  # put a grid point in the middle
-            z = w.quant.zero_points[w.channel or 0] if w.quant is not None else 0
-            centre = (round(centre / step + z) - z) * step
-        x0, x1 = centre - steps / 2 * step, centre + steps / 2 * step
+        r = grid_zoom(w, steps)
         p = self.plot.getPlotItem()
-        p.setXRange(x0, x1, padding=0)
-        lo, hi = np.searchsorted(w.edges, [x0, x1])
-        counts = [c[max(lo - 1, 0) : hi] for c in (w.a_counts, w.b_counts) if c is not None]
-        top = max((float(c.max()) for c in counts if c.size), default=1.0)
-        if self.log_check.isChecked():
-            p.setYRange(0, math.log10(max(top, 1)) * 1.05)
-        else:
-            p.setYRange(0, top * 1.05)
+        p.setXRange(r.x0, r.x1, padding=0)
+        p.setYRange(0, r.y_max(self.log_check.isChecked()), padding=0)  # y_max has its own headroom
 
     def _set_log(self, on: bool) -> None:
         self.plot.getPlotItem().setLogMode(y=on)

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.layer_series import format_value
-from inspector.core.task import SampleOutcome, TaskResult
+from inspector.core.compare.task import SampleOutcome, TaskResult
+from inspector.core.viewdata.layer_series import format_value
 from inspector.gui.views.per_class_plot import PerClassPlot
 
 COLUMNS = ("Rank", "Sample", "Label", "Float prediction", "Quantized prediction", "Output SQNR", "Cosine")

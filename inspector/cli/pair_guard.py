@@ -1,0 +1,32 @@
+"""Before comparing: swap a pair given the wrong way round, refuse one that is not twins."""
+
+from __future__ import annotations
+
+import sys
+
+from inspector.core.compare.pair_check import PairCheck, check_pair
+from inspector.core.compare.pairing import check_correspondence
+from inspector.core.errors import PairingError
+from inspector.core.tflite.model import load_model
+
+
+def guarded_pair(float_path: str, quant_path: str, command: str, *, allow_unrelated: bool) -> tuple[str, str, PairCheck]:
+    """(float, quant, check): swapped when QUANT is the float model (a note on stderr); raises
+    PairingError (exit 2, one line with the share of weights that disagree) when the weights say
+    the two are different models, unless `allow_unrelated`."""
+    a, b = load_model(float_path), load_model(quant_path)
+    check_correspondence(a, b)  # inputs/outputs that cannot match: the more precise message
+    check = check_pair(a, b)
+    if check.swapped:
+        print(
+            f"tflite-inspector {command}: note: {quant_path} is the float model and {float_path} the quantized one; "
+            "comparing them the other way round",
+            file=sys.stderr,
+        )
+        float_path, quant_path = quant_path, float_path
+    if not check.related:
+        unrelated = "; ".join(r for r in check.reasons if "swapped" not in r)
+        if not allow_unrelated:
+            raise PairingError(f"not a float/quantized twin pair: {unrelated} (--allow-unrelated compares anyway)", quant_path)
+        print(f"tflite-inspector {command}: warning: {unrelated}", file=sys.stderr)
+    return float_path, quant_path, check

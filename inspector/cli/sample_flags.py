@@ -1,0 +1,39 @@
+"""The sample flags of every subcommand that runs samples: --samples, --seed, --inputs, --normalization.
+
+`add_sample_flags` adds them (the same names, defaults and help everywhere); `sample_settings`
+turns the parsed flags into the one `SampleSettings` (validated there: `--samples` at least 1;
+left out it means every sample of --inputs, or the default count of random samples).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from inspector.core.samples.settings import ALL, DEFAULT_COUNT, SampleSettings, check_count
+
+
+def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclusive: bool = False) -> None:
+    """Add the four flags; `exclusive`: --samples and --inputs cannot be given together
+    (random samples only are counted)."""
+    group = p.add_mutually_exclusive_group() if exclusive else p
+    every = "" if exclusive else ", or every sample of --inputs"
+    group.add_argument("--samples", type=int, metavar="N",
+                       help=f"number of {what} (default: {DEFAULT_COUNT} random{every})")  # fmt: skip
+    group.add_argument("--inputs", metavar="PATH", help=f"{what}: .npy / .npz file or a folder of images (default: random)")
+    p.add_argument("--seed", type=int, default=0, help="seed for random samples and subsets (default 0)")
+    p.add_argument(
+        "--normalization",
+        metavar="SPEC",
+        help="image folders: '-1,1', '0,1', '0,255' or 'mean=M,std=S' (default: model metadata, else -1,1)",
+    )
+
+
+def sample_settings(args: argparse.Namespace) -> SampleSettings:
+    """The SampleSettings the flags ask for; InputError (exit 2) for a bad --samples."""
+    check_count(args.samples, "--samples")
+    return SampleSettings(
+        count=ALL if args.samples is None else args.samples,
+        seed=args.seed,
+        source=args.inputs,
+        normalization=args.normalization,
+    )

@@ -1,0 +1,78 @@
+"""`tflite-inspector requantize FLOAT QUANT --out NEW.tflite [edits]`: surgical edits of QUANT.
+
+Edits: --keep-float P, --a16w8 P, --per-channel P, --weight-rounding mse P, --bias-correct P|all,
+--recalibrate P [--calibration minmax|mse|percentile:99.99]; or --plan PLAN.json. The work runs
+in the worker process; the model, the plan and the JSON summary are written by `core/writing`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from inspector.cli.sample_flags import sample_settings
+from inspector.core.errors import InputError
+
+SURGICAL_LAYER_FLAGS = ("keep_float", "a16w8")
+
+
+def _plan(args: argparse.Namespace):
+    from inspector.core.requantize.surgical_plan import (
+        Edit,
+        SurgicalPlan,
+        check_calibration,
+        load_plan,
+    )
+
+    edits = []
+    for treatment, pattern in args.layers:
+        if treatment not in SURGICAL_LAYER_FLAGS:
+            flag = "--" + treatment.replace("_", "-")
+            raise InputError(f"{flag} belongs to the quantizer route (FLOAT only); with QUANT use --keep-float, --a16w8, --per-channel, --weight-rounding, --bias-correct or --recalibrate")
+        edits.append(Edit(treatment, pattern))
+    check_calibration(args.calibration)
+    for kind, pattern in args.edits:
+        edits.append(Edit(kind, pattern, args.calibration if kind == "recalibrate" else None))
+    if args.plan:
+        if edits:
+            raise InputError("--plan replaces the edit options; give one or the other")
+        plan = load_plan(args.plan)
+        if args.inputs or args.samples is not None:
+            from dataclasses import replace
+
+            plan = replace(plan, samples=sample_settings(args))
+        return plan
+    if not edits:
+        raise InputError("give at least one edit (--keep-float, --a16w8, --per-channel, --weight-rounding mse, --bias-correct, --recalibrate) or --plan")
+    return SurgicalPlan(tuple(edits), samples=sample_settings(args))
+
+
+def run_surgical(args: argparse.Namespace) -> int:
+    from inspector.core.requantize.surgical import surgical_job
+    from inspector.core.runtime.worker import run_isolated
+    from inspector.core.writing import atomic_write_bytes, refuse_if_input, write_json_output
+
+    if args.recipe or args.save_recipe or args.per_tensor or args.base != "int8" or args.algorithm != "min_max":
+        raise InputError("--base, --per-tensor, --algorithm, --recipe and --save-recipe belong to the quantizer route (FLOAT only)")
+    for target, what in ((args.out, "--out"), (args.save_plan, "--save-plan"), (args.json, "--json")):
+        refuse_if_input(target, what)
+    if Path(args.out).is_dir():
+        raise InputError("the output path is a folder", args.out)
+    plan = _plan(args)
+    result = run_isolated(
+        surgical_job, args.model, args.quant, plan, None,
+        step="editing the quantized model (measuring, validating in LiteRT)", models=(args.model, args.quant),
+    )  # fmt: skip
+    atomic_write_bytes(args.out, result.model_bytes)
+    if args.save_plan:
+        write_json_output(result.plan.to_json(), args.save_plan)
+    if args.json:
+        write_json_output(result.to_json(), args.json)
+    out = sys.stderr if args.json == "-" else sys.stdout
+    q_size = Path(args.quant).stat().st_size
+    ops = ", ".join(str(i) for i in result.edited_ops)
+    print(f"wrote {args.out} ({result.size_bytes:,} bytes; {args.quant} {q_size:,} bytes); edited op(s) {ops} of QUANT", file=out)
+    for note in result.notes:
+        print(f"note: {note}", file=out)
+    return 0

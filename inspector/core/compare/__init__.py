@@ -1,0 +1,6 @@
+"""Comparing a float model with its quantized twin: pairing, the accumulated and isolated
+comparison, weight comparison, task metrics, the result objects and their CSV/text export.
+
+May import `tflite`, `quantmath`, `samples`, `runtime` and `stats`; not `requantize`,
+`review`, `viewdata` or `state`.
+"""

@@ -1,0 +1,317 @@
+"""Layerwise comparison of a float model and its quantized twin = pairing + runner + metrics.
+
+Both models run as rewritten copies exposing every intermediate tensor (`runner`). With two
+threads (the default) they run sample k+1 in worker threads (the interpreter releases the GIL)
+on a second set of interpreters while the calling thread accumulates sample k's statistics for
+every layer in one native call (`batch_stats`; numpy fallback in `fast_stats`). Values are read
+as views and dropped after each sample, so memory stays flat however many samples run. Layers are the outputs of the quantized model's ops other than QUANTIZE/DEQUANTIZE,
+in execution order, that have a float counterpart; the rest is listed as unmatched.
+
+Accumulated error: both models end to end. Isolated error (`isolated=True`): see `isolated.py`.
+`compare_models` is a top-level function of picklable arguments, so it can run in a worker
+process; its result is picklable too.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from inspector.core.compare.isolated import build_isolated_plan
+from inspector.core.compare.pair_check import PairCheck, check_pair
+from inspector.core.compare.pairing import check_correspondence, pair_models
+from inspector.core.compare.plan import LayerJob, plan_layers
+from inspector.core.compare.result import (
+    ComparisonResult,
+    KeptValues,
+    LayerResult,
+    OutputResult,
+    PerSampleOutputs,
+)
+from inspector.core.errors import InputError
+from inspector.core.progress import TaskState, as_task
+from inspector.core.runtime.runner import RUNTIMES, ModelRunner, check_runtime
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.samples.sources import open_source
+from inspector.core.samples.spec import feed
+from inspector.core.stats.batch_sums import BatchStats
+from inspector.core.stats.tensor_sums import dequantized
+from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.rewrite import cached, file_key
+from inspector.core.tflite.signatures import select_signature
+
+KEEP_POINTS = 4096  # per kept tensor, over all samples
+PER_SAMPLE_OUTPUT_LIMIT = 1 << 16  # output elements per sample above which outputs are not kept
+DOUBLE_BUFFER_MAX_BYTES = 128 * 2**20  # both files above this: one interpreter set (memory over overlap)
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    samples: SampleSettings = SampleSettings()  # count, seed, source, normalization
+    runtime: str = "optimized"  # "optimized" | "reference"
+    isolated: bool = False
+    keep_values: frozenset[int] = field(default_factory=frozenset)  # quant tensor indices
+    threads: int = 2  # 1: run everything in the calling thread
+    task_kind: str | None = None  # "classification" | "other"; None: chosen from the output shape
+    signature: str | None = None  # signature key to compare (its subgraph); None: subgraph 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"samples": self.samples.to_json(), "runtime": self.runtime, "isolated": self.isolated,
+                "keep_values": sorted(self.keep_values), "threads": self.threads, "task_kind": self.task_kind,
+                "signature": self.signature}  # fmt: skip
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> CompareOptions:
+        """From `to_json`, or the flat form older sessions saved (samples = a count)."""
+        s = d.get("samples")
+        samples = SampleSettings.from_json(s if isinstance(s, dict) else d)
+        return cls(
+            samples=samples,
+            runtime=str(d.get("runtime") or "optimized"),
+            isolated=bool(d.get("isolated", False)),
+            keep_values=frozenset(int(i) for i in d.get("keep_values") or ()),
+            threads=int(d.get("threads") or 2),
+            task_kind=d.get("task_kind"),
+            signature=d.get("signature"),
+        )
+
+
+def compare_models(
+    float_path: str,
+    quant_path: str,
+    options: CompareOptions | None = None,
+    task: TaskState | None = None,
+) -> ComparisonResult:
+    """Run both models over the samples and accumulate per-layer error statistics; reports
+    "sample k of n" to `task` after each sample and stops (Cancelled) when it is cancelled."""
+    opts = options or CompareOptions()
+    task = as_task(task)
+    check_runtime(opts.runtime)
+    t0 = time.perf_counter()
+    fm, qm = _load(float_path), _load(quant_path)
+    fm, qm = select_signature(fm, opts.signature), select_signature(qm, opts.signature)
+    check_correspondence(fm, qm)
+    pairing = pair_models(fm, qm)
+    plan = plan_layers(fm, qm, pairing)
+    source = open_source(fm, qm, opts.samples)
+    if source.count == 0:
+        raise InputError("no samples to run", opts.samples.source)
+    pool = ThreadPoolExecutor(max_workers=2) if opts.threads > 1 else None
+    iso_plan = build_isolated_plan(fm, qm, pairing) if opts.isolated else None
+    # Two sets of interpreters when threaded: sample k's statistics are computed while both
+    # models already run sample k+1 (views of one set stay valid while the other runs).
+    slots: list[_Slot | None] = [_Slot(fm, qm, opts.runtime, iso_plan), None]
+    # Big models run on one set only: each set holds its own packed copy of every weight.
+    double = pool is not None and fm.size_bytes + qm.size_bytes <= DOUBLE_BUFFER_MAX_BYTES
+    iso_jobs = _isolated_jobs(plan.layers, iso_plan) if iso_plan else []
+    keep = {j.quant_tensor: _Keeper(j, source.count, opts.samples.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
+    store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
+    per_f: list[tuple[np.ndarray, ...]] = []
+    per_q: list[tuple[np.ndarray, ...]] = []
+    labels, sources = [], []
+    jobs = [(j.stats, j.float_tensor, j.quant_tensor, j.quant) for j in plan.layers]
+    jobs += [(o.stats, o.float_tensor, o.quant_tensor, o.quant) for o in plan.outputs]
+    batch = _batch(jobs, fm, qm)
+    iso_batch = _batch(iso_jobs, fm, qm) if iso_plan is not None else None
+    done = 0
+    samples = iter(source)
+    try:
+        sample = next(samples, None)
+        running = slots[0].start(pool, sample) if sample is not None else None
+        k = 0
+        while sample is not None:
+            task.check()
+            slot = slots[k % 2] if double else slots[0]
+            fv, qv = slot.values(running)
+            del running
+            nxt = next(samples, None)
+            if nxt is not None and double:
+                if slots[(k + 1) % 2] is None:  # the second set, made only when needed
+                    slots[(k + 1) % 2] = _Slot(fm, qm, opts.runtime, iso_plan)
+                running = slots[(k + 1) % 2].start(pool, nxt)
+            batch.add(fv, qv)
+            if slot.iso is not None:
+                iv = slot.iso.run(iso_plan.feed(qv))
+                iso_batch.add(iv, qv)
+                del iv
+            for kp in keep.values():
+                kp.add(fv, qv)
+            if store_outputs:
+                per_f.append(tuple(np.array(fv[o.float_tensor], np.float32) for o in plan.outputs))
+                per_q.append(tuple(dequantized(qv[o.quant_tensor], o.quant).astype(np.float32) for o in plan.outputs))
+            labels.append(sample.label)
+            sources.append(sample.source)
+            del fv, qv
+            if nxt is not None and not double:
+                running = slot.start(pool, nxt)  # both models still run side by side in the pool
+            sample = nxt
+            k += 1
+            done += 1
+            task.report(done / source.count, f"sample {done} of {source.count}")
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
+    batch.finish()
+    if iso_batch is not None:
+        iso_batch.finish()
+    layers = tuple(_layer_result(j, iso_plan) for j in plan.layers)
+    outputs = tuple(OutputResult(o.name, o.float_tensor, o.quant_tensor, o.stats.result()) for o in plan.outputs)
+    return ComparisonResult(
+        float_path=str(float_path),
+        quant_path=str(quant_path),
+        runtime=opts.runtime,
+        kernels=RUNTIMES[opts.runtime],
+        samples=done,
+        layers=layers,
+        unmatched=tuple(plan.unmatched),
+        outputs=outputs,
+        isolated=opts.isolated,
+        seed=opts.samples.seed,
+        inputs=source.description,
+        labels=tuple(labels),
+        sources=tuple(sources),
+        class_names=source.class_names,
+        per_sample_outputs=PerSampleOutputs(tuple(o.name for o in plan.outputs), tuple(per_f), tuple(per_q))
+        if store_outputs
+        else None,
+        kept={t: k.result() for t, k in keep.items()},
+        elapsed_s=time.perf_counter() - t0,
+        task_kind=opts.task_kind,
+        samples_are_random=opts.samples.source is None,
+        pair_check=_pair_check(fm, qm, pairing),
+        signature=opts.signature,
+    )
+
+
+def _load(path: str) -> Model:
+    """Parsed models are kept per process (keyed by path, size and mtime) for repeated runs."""
+    try:
+        key = ("model", *file_key(str(path)))
+    except OSError:
+        return load_model(path)  # let the reader report the problem
+    return cached(key, lambda: load_model(path))  # type: ignore[return-value]
+
+
+class _Slot:
+    """One float and one quantized interpreter (and the isolated model's), run together."""
+
+    def __init__(self, fm, qm, runtime: str, iso_plan) -> None:
+        self.fm, self.qm = fm, qm
+        self.f = ModelRunner(fm, runtime)
+        self.q = ModelRunner(qm, runtime)
+        self.iso = None
+        if iso_plan is not None:
+            self.iso = ModelRunner(fm, runtime, content=iso_plan.content, exposed=iso_plan.outputs)
+
+    def start(self, pool, sample):
+        """Feed and invoke both models (in the pool's two threads when given)."""
+        ffeed, qfeed = feed(self.fm, sample), feed(self.qm, sample)
+        if pool is None:
+            return self.f.run(ffeed), self.q.run(qfeed)
+        return pool.submit(self.f.run, ffeed), pool.submit(self.q.run, qfeed)
+
+    @staticmethod
+    def values(running) -> tuple[dict, dict]:
+        a, b = running
+        if isinstance(a, dict):
+            return a, b
+        return a.result(), b.result()
+
+
+def _isolated_jobs(layers: list[LayerJob], iso_plan) -> list[tuple]:
+    jobs = []
+    for j in layers:
+        f_op = iso_plan.float_ops.get(j.op_index)
+        if f_op is None or j.iso_stats is None:
+            continue
+        jobs.append((j.iso_stats, j.float_tensor, j.quant_tensor, j.quant))
+    return jobs
+
+
+def _batch(jobs: list[tuple], fm, qm) -> BatchStats:
+    ft = [fm.main.tensors[j[1]] for j in jobs]
+    qt = [qm.main.tensors[j[2]] for j in jobs]
+    # Dynamic dimensions (a Keras batch of None) are fine: BatchStats checks every sample's sizes
+    # against these and takes the per-layer path for a sample whose tensors were resized.
+    return BatchStats(
+        jobs,
+        [a.dtype for a in ft],
+        [b.dtype for b in qt],
+        [b.num_elements for b in qt],
+        [tuple(b.shape) for b in qt],
+    )
+
+
+def _layer_result(j: LayerJob, iso_plan) -> LayerResult:
+    st = j.stats
+    iso = None
+    note = None
+    if iso_plan is not None:
+        if j.op_index in iso_plan.float_ops and j.iso_stats is not None:
+            iso = j.iso_stats.result()
+        else:
+            note = iso_plan.notes.get(j.op_index, "no float op to run in isolation")
+    q = j.quant
+    return LayerResult(
+        op_index=j.op_index,
+        op_type=j.op_type,
+        tensor_name=j.tensor_name,
+        float_tensor=j.float_tensor,
+        quant_tensor=j.quant_tensor,
+        match=j.match,
+        metrics=st.result(),
+        isolated=iso,
+        isolated_note=note,
+        float_op_index=j.float_op_index,
+        dtype=j.dtype,
+        shape=j.shape,
+        scale=None if q is None else tuple(q.scales),
+        zero_point=None if q is None else tuple(q.zero_points),
+        quantized_dimension=None if q is None else q.quantized_dimension,
+        float_min=st.xmin if math.isfinite(st.xmin) else None,
+        float_max=st.xmax if math.isfinite(st.xmax) else None,
+    )
+
+
+class _Keeper:
+    """Keeps a seeded random subset of (float, dequantized) element pairs of one tensor."""
+
+    def __init__(self, job: LayerJob, samples: int, seed: int) -> None:
+        self.job = job
+        self.per_sample = max(1, -(-KEEP_POINTS // max(samples, 1)))
+        self.rng = np.random.default_rng([seed, job.quant_tensor])
+        self.xs: list[np.ndarray] = []
+        self.ys: list[np.ndarray] = []
+        self.total = 0
+
+    def add(self, fv: dict, qv: dict) -> None:
+        x = fv[self.job.float_tensor].reshape(-1)
+        q = qv[self.job.quant_tensor]
+        quant = self.job.quant
+        self.total += x.size
+        k = min(self.per_sample, x.size)
+        idx = np.sort(self.rng.choice(x.size, k, replace=False)) if k < x.size else np.arange(x.size)
+        if quant is not None and quant.per_channel:
+            y = dequantized(q, quant).reshape(-1)[idx]
+        else:
+            y = dequantized(q.reshape(-1)[idx], quant)
+        self.xs.append(np.asarray(x[idx], np.float32))
+        self.ys.append(np.asarray(y, np.float32))
+
+    def result(self) -> KeptValues:
+        x = np.concatenate(self.xs) if self.xs else np.empty(0, np.float32)
+        y = np.concatenate(self.ys) if self.ys else np.empty(0, np.float32)
+        return KeptValues(x[:KEEP_POINTS], y[:KEEP_POINTS], self.total)
+
+
+def _pair_check(fm: Model, qm: Model, pairing) -> PairCheck:
+    """`check_pair`, once per pair of files (and signature) in this process: it reads every
+    paired weight (0.2 s on MobileNetV2), which a repeated comparison need not pay again."""
+    key = ("pair_check", *file_key(fm.path), *file_key(qm.path), fm.main.index, qm.main.index)
+    return cached(key, lambda: check_pair(fm, qm, pairing))  # type: ignore[return-value]
+

@@ -1,0 +1,153 @@
+"""CSV rows and a text table of a ComparisonResult.
+
+CSV: one row per layer. Our metrics carry an `acc_` (accumulated) or `iso_` (isolated) prefix;
+the columns of TensorFlow's QuantizationDebugger layer statistics follow with their exact names
+and conventions (op_name, tensor_idx, num_elements, stddev, mean_error, max_abs_error,
+mean_squared_error, scale, zero_point, tensor_name): error = dequantized quantized - float, taken
+from the isolated error when it was computed (what QuantizationDebugger measures), else from the
+accumulated one (`qd_source` says which). One difference: max_abs_error is the maximum over all
+samples, where QuantizationDebugger averages the per-sample maxima.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import numbers
+
+from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.stats.metrics import METRIC_KEYS, Metrics
+
+QD_COLUMNS = (
+    "op_name", "tensor_idx", "num_elements", "stddev", "mean_error", "max_abs_error",
+    "mean_squared_error", "scale", "zero_point", "tensor_name",
+)
+LAYER_COLUMNS = ("op_index", "op_type", "match", "float_tensor", "quant_tensor", "dtype", "shape")
+CSV_COLUMNS = (
+    LAYER_COLUMNS
+    + tuple(f"acc_{k}" for k in METRIC_KEYS)
+    + tuple(f"iso_{k}" for k in METRIC_KEYS)
+    + QD_COLUMNS
+    + ("qd_source",)
+)
+
+
+def _cell(v) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, numbers.Integral)):
+        v = float(v)  # numpy scalars too: repr(np.float64(x)) is "np.float64(x)", not a number
+        return "inf" if v == math.inf else "-inf" if v == -math.inf else repr(v)
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return str(int(v))
+    return str(v)
+
+
+def _qd(layer: LayerResult) -> tuple[dict, str]:
+    m: Metrics = layer.isolated if layer.isolated is not None else layer.metrics
+    source = "isolated" if layer.isolated is not None else "accumulated"
+    var = max(m.mse - m.mean_error**2, 0.0)
+    one = lambda v: None if v is None else (v[0] if len(v) == 1 else " ".join(map(str, v)))  # noqa: E731
+    return {
+        "op_name": layer.op_type,
+        "tensor_idx": layer.quant_tensor,
+        "num_elements": layer.num_elements,
+        "stddev": math.sqrt(var),
+        "mean_error": -m.mean_error,  # QuantizationDebugger: quantized - float
+        "max_abs_error": m.max_abs,
+        "mean_squared_error": m.mse,
+        "scale": one(layer.scale),
+        "zero_point": one(layer.zero_point),
+        "tensor_name": layer.tensor_name,
+    }, source
+
+
+def csv_rows(result: ComparisonResult) -> list[dict]:
+    rows = []
+    for layer in result.layers:
+        row = {
+            "op_index": layer.op_index,
+            "op_type": layer.op_type,
+            "match": layer.match,
+            "float_tensor": layer.float_tensor,
+            "quant_tensor": layer.quant_tensor,
+            "dtype": layer.dtype,
+            "shape": "x".join(map(str, layer.shape)),
+        }
+        for k in METRIC_KEYS:
+            row[f"acc_{k}"] = getattr(layer.metrics, k)
+            row[f"iso_{k}"] = None if layer.isolated is None else getattr(layer.isolated, k)
+        qd, source = _qd(layer)
+        row.update(qd)
+        row["qd_source"] = source
+        rows.append(row)
+    return rows
+
+
+def to_csv_text(result: ComparisonResult) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in csv_rows(result):
+        w.writerow({k: _cell(v) for k, v in row.items()})
+    return buf.getvalue()
+
+
+def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
+    if v is None:
+        return none
+    if isinstance(v, float) and math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return format(v, spec)
+
+
+def text_table(result: ComparisonResult) -> str:
+    iso = result.isolated
+    head = f"{'op':>4} {'type':<18} {'tensor':<34} {'match':<9} {'SQNR dB':>8} {'MSE':>10} {'RMSE/S':>7} {'clip%':>6} {'cos':>7}"
+    if iso:
+        head += f" {'iso SQNR':>8}"
+    lines = [
+        f"float: {result.float_path}",
+        f"quant: {result.quant_path}",
+        f"runtime: {result.runtime} ({result.kernels}); {result.samples} samples: {result.inputs}",
+        "",
+        head,
+    ]
+    for layer in result.layers:
+        m = layer.metrics
+        name = layer.tensor_name if len(layer.tensor_name) <= 34 else layer.tensor_name[:31] + "..."
+        clip = None if m.clip_rate is None else 100 * m.clip_rate
+        row = (
+            f"{layer.op_index:>4} {layer.op_type[:18]:<18} {name:<34} {layer.match[:9]:<9} "
+            f"{_fmt(m.sqnr_db):>8} {_fmt(m.mse, '.3g'):>10} {_fmt(m.rmse_over_scale):>7} "
+            f"{_fmt(clip):>6} {_fmt(m.cosine, '.4f'):>7}"
+        )
+        if iso:
+            row += f" {_fmt(None if layer.isolated is None else layer.isolated.sqnr_db):>8}"
+        lines.append(row)
+    lines.append("")
+    for o in result.outputs:
+        m = o.metrics
+        lines.append(
+            f"output {o.name}: SQNR {_fmt(m.sqnr_db)} dB, MSE {_fmt(m.mse, '.3g')}, "
+            f"max |err| {_fmt(m.max_abs, '.3g')}, cosine {_fmt(m.cosine, '.5f')}"
+        )
+    if result.unmatched:
+        lines.append(f"unmatched: {len(result.unmatched)}")
+        for u in result.unmatched:
+            lines.append(f"  {u['side']} op {u['op_index']} {u['op_type']} {u.get('tensor_name', '')}: {u['reason']}")
+    return "\n".join(lines)
+
+
+def worst_layers(result: ComparisonResult | None, n: int = 5, isolated: bool = False) -> list[LayerResult]:
+    """The n layers with the lowest (accumulated, or isolated) SQNR, worst first. Layers without
+    a finite SQNR (identical tensors, no isolated value) never count."""
+    if result is None:
+        return []
+
+    def key(layer: LayerResult) -> float:
+        m = layer.isolated if isolated else layer.metrics
+        return math.nan if m is None else m.sqnr_db
+
+    return sorted((lay for lay in result.layers if math.isfinite(key(lay))), key=key)[:n]

@@ -1,0 +1,218 @@
+"""Is this pair really a float model and its quantized twin? Cheap checks on the files alone.
+
+- Swapped: model A holds quantized integer tensors and model B none (B is the float one). The
+  caller swaps them and says so.
+- Not twins: the paired constant weights disagree far beyond quantization. For every paired op
+  whose B weight is integer-quantized and has A's shape, |dequant(B) - A| is measured in units
+  of B's quantization step (per channel). Rounding gives at most half a step; a weight more than
+  `DISAGREE_STEPS` steps away "disagrees", and so does a weight tensor whose median is. A twin
+  has (almost) none; a model trained from another seed has nearly all its weights tens to
+  hundreds of steps away. Most weight tensors disagreeing means another model; a few (one layer
+  with a broken scale or edited weights) is a finding about those ops, listed, not a verdict.
+  Pairing coverage (the share of B's compute ops paired with an A op) is the second signal.
+
+Weights only, no interpreter run: fast enough to run before every comparison.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from inspector.core.compare.pairing import Pairing, compute_ops, pair_models
+from inspector.core.compare.weights import WeightSource, weight_tensor_of
+from inspector.core.tflite.dtypes import INT_LIMITS
+from inspector.core.tflite.model import Model, Subgraph, load_model
+
+DISAGREE_STEPS = 2.0  # a weight further than this from its twin (in B's steps) disagrees
+UNRELATED_SHARE = 0.5  # more than this share of weight tensors disagreeing: not twins
+MIN_COVERAGE = 0.5  # fewer of B's compute ops paired than this: not twins
+MAX_ELEMENTS_PER_TENSOR = 1 << 20  # larger weights are read with a stride (deterministic)
+
+
+@dataclass(frozen=True)
+class PairCheck:
+    """Figures of the pair check; `related` False means "these are not twins"."""
+
+    swapped: bool  # A looked quantized and B float: the caller should swap them
+    a_quantized_tensors: int
+    b_quantized_tensors: int
+    weights_compared: int  # paired weight tensors measured
+    elements_compared: int
+    disagree_share: float | None  # share of weight elements more than DISAGREE_STEPS away
+    median_step_error: float | None  # |dequant(B) - A| in B's steps
+    p99_step_error: float | None
+    max_step_error: float | None
+    op_coverage: float  # share of B's compute ops paired with an op of A
+    float_op_coverage: float  # share of A's compute ops paired with an op of B
+    related: bool
+    reasons: tuple[str, ...] = ()
+    tensors_disagreeing: int = 0  # weight tensors whose median error exceeds DISAGREE_STEPS
+    disagreeing_ops: tuple[tuple[int, float], ...] = ()  # (B op index, median step error)
+
+    @property
+    def message(self) -> str:
+        """One line for a user: what is wrong, with the figures (empty for a sound pair)."""
+        return "; ".join(self.reasons)
+
+    def to_json(self) -> dict:
+        return {
+            "swapped": self.swapped,
+            "related": self.related,
+            "reasons": list(self.reasons),
+            "weights_compared": self.weights_compared,
+            "elements_compared": self.elements_compared,
+            "disagree_share": self.disagree_share,
+            "disagree_steps": DISAGREE_STEPS,
+            "median_step_error": self.median_step_error,
+            "p99_step_error": self.p99_step_error,
+            "max_step_error": self.max_step_error,
+            "op_coverage": self.op_coverage,
+            "float_op_coverage": self.float_op_coverage,
+            "a_quantized_tensors": self.a_quantized_tensors,
+            "b_quantized_tensors": self.b_quantized_tensors,
+            "tensors_disagreeing": self.tensors_disagreeing,
+            "disagreeing_ops": [{"op_index": i, "median_step_error": m} for i, m in self.disagreeing_ops],
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> PairCheck:
+        return cls(
+            swapped=bool(d.get("swapped", False)),
+            a_quantized_tensors=d.get("a_quantized_tensors", 0),
+            b_quantized_tensors=d.get("b_quantized_tensors", 0),
+            weights_compared=d.get("weights_compared", 0),
+            elements_compared=d.get("elements_compared", 0),
+            disagree_share=d.get("disagree_share"),
+            median_step_error=d.get("median_step_error"),
+            p99_step_error=d.get("p99_step_error"),
+            max_step_error=d.get("max_step_error"),
+            op_coverage=d.get("op_coverage", 1.0),
+            float_op_coverage=d.get("float_op_coverage", 1.0),
+            related=bool(d.get("related", True)),
+            reasons=tuple(d.get("reasons", ())),
+            tensors_disagreeing=d.get("tensors_disagreeing", 0),
+            disagreeing_ops=tuple((x["op_index"], x["median_step_error"]) for x in d.get("disagreeing_ops", ())),
+        )
+
+
+def quantized_tensor_count(model: Model) -> int:
+    """Integer tensors with quantization parameters, over every subgraph."""
+    return sum(
+        1 for sg in model.subgraphs for t in sg.tensors if t.dtype in INT_LIMITS and t.quantization is not None
+    )
+
+
+def check_pair_files(float_path: str | Path, quant_path: str | Path) -> PairCheck:
+    """`check_pair` on two files (the one call the CLI and the GUI make before comparing)."""
+    return check_pair(load_model(str(float_path)), load_model(str(quant_path)))
+
+
+def check_pair(a: Model, b: Model, pairing: Pairing | None = None) -> PairCheck:
+    """Swap and twin checks of model A (meant float) against model B (meant quantized).
+
+    When A and B look swapped the weight figures are computed the right way round (B's float
+    weights against A's quantized ones), so the verdict does not depend on the order."""
+    qa, qb = quantized_tensor_count(a), quantized_tensor_count(b)
+    swapped = qa > 0 and qb == 0
+    fm, qm = (b, a) if swapped else (a, b)
+    if pairing is None or swapped:
+        pairing = pair_models(fm, qm)
+    fsg, qsg = fm.main, qm.main
+    n_q, n_f = len(compute_ops(qsg)), len(compute_ops(fsg))
+    cov_q = len(pairing.ops) / n_q if n_q else 1.0
+    cov_f = len(pairing.ops) / n_f if n_f else 1.0
+    steps = _weight_steps(fm, fsg, qm, qsg, pairing)
+    reasons: list[str] = []
+    if swapped:
+        reasons.append(f"{Path(a.path).name} is the quantized model and {Path(b.path).name} the float one: swapped")
+    share = median = p99 = top = None
+    n_tensors = len(steps)
+    medians = [(op, float(np.median(e))) for op, e in steps]
+    off = tuple((op, m) for op, m in medians if m > DISAGREE_STEPS)
+    if steps:
+        allsteps = np.concatenate([e for _, e in steps])
+        share = float(np.mean(allsteps > DISAGREE_STEPS))
+        median, p99, top = (float(v) for v in np.percentile(allsteps, [50, 99, 100]))
+    related = True
+    if n_tensors and len(off) / n_tensors > UNRELATED_SHARE:
+        related = False
+        reasons.append(
+            f"{share:.0%} of the paired weights disagree by more than {DISAGREE_STEPS:g} quantization steps "
+            f"(median {median:.1f}, p99 {p99:.1f} steps; {len(off)} of {n_tensors} weight tensors): "
+            "not the same trained model"
+        )
+    elif off:
+        ops = ", ".join(f"op {op} ({m:.0f} steps)" for op, m in off[:5])
+        reasons.append(f"weights of {ops} differ from the float model far beyond rounding: a wrong scale or edited weights")
+    if cov_q < MIN_COVERAGE:
+        related = False
+        reasons.append(f"only {cov_q:.0%} of the quantized model's ops pair with an op of the float model")
+    return PairCheck(
+        swapped=swapped,
+        a_quantized_tensors=qa,
+        b_quantized_tensors=qb,
+        weights_compared=n_tensors,
+        elements_compared=int(sum(e.size for _, e in steps)),
+        disagree_share=share,
+        median_step_error=median,
+        p99_step_error=p99,
+        max_step_error=top,
+        op_coverage=cov_q,
+        float_op_coverage=cov_f,
+        related=related,
+        reasons=tuple(reasons),
+        tensors_disagreeing=len(off),
+        disagreeing_ops=off,
+    )
+
+
+def _weight_steps(
+    fm: Model, fsg: Subgraph, qm: Model, qsg: Subgraph, pairing: Pairing
+) -> list[tuple[int, np.ndarray]]:
+    """Per paired weight tensor: (B op, |dequant(B) - A| / step of B flattened, strided when large)."""
+    out: list[tuple[int, np.ndarray]] = []
+    for pair in pairing.ops:
+        ti_q = weight_tensor_of(qsg, qsg.ops[pair.quant_op])
+        ti_f = weight_tensor_of(fsg, fsg.ops[pair.float_op])
+        if ti_q is None or ti_f is None:
+            continue
+        try:
+            b = WeightSource.from_tensor(qm, qsg.tensors[ti_q])
+            a = WeightSource.from_tensor(fm, fsg.tensors[ti_f])
+        except Exception:  # noqa: BLE001 - an unreadable weight (exotic encoding) is just not measured
+            continue
+        if a is None or b is None or not b.is_quantized or a.is_quantized or a.values.shape != b.values.shape:
+            continue
+        err = _step_errors(a.values, b)
+        if err is not None and err.size:
+            out.append((pair.quant_op, err))
+    return out
+
+
+def _step_errors(float_values: np.ndarray, b: WeightSource) -> np.ndarray | None:
+    """|dequant(B) - A| / step of B per element (a strided subset of large tensors, read without
+    dequantizing the whole tensor), or None when B's parameters do not fit its values."""
+    q = b.quantization
+    if q is None or not q.scales:
+        return None
+    scales = np.asarray(q.scales, np.float64)
+    zps = np.asarray(q.zero_points, np.float64)
+    if np.any(scales <= 0) or not np.all(np.isfinite(scales)):
+        return None
+    n = b.values.size
+    idx = np.arange(0, n, max(1, -(-n // MAX_ELEMENTS_PER_TENSOR)))
+    qv = b.values.reshape(-1)[idx].astype(np.float64)
+    av = np.asarray(float_values).reshape(-1)[idx].astype(np.float64)
+    if len(scales) == 1:
+        s, z = scales[0], zps[0] if len(zps) else 0.0
+    else:
+        axis = q.quantized_dimension
+        if b.values.ndim == 0 or b.values.shape[axis] != len(scales):
+            return None
+        ch = np.unravel_index(idx, b.values.shape)[axis]
+        s, z = scales[ch], (zps[ch] if len(zps) == len(scales) else 0.0)
+    err = np.abs((qv - z) * s - av) / s
+    return err[np.isfinite(err)]

@@ -1,0 +1,128 @@
+"""Result objects of runtime parity (`runtime_parity`), their JSON and the CLI's text table.
+
+JSON (issue 14): {"model", "runtimes", "threads", "samples", "layers": [{"op_index", "op_type",
+"tensor_name", "differ_share", "max_lsb", "first_divergence", "spec_mismatch"}], "outputs":
+[{"name", "differ_share", "max_lsb"}]}; "spec_mismatch" is null for ops without an integer
+reimplementation, else {side label: {"differ_share", "max_lsb"}} of that side against the spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from inspector.core.samples.settings import SampleSettings
+
+
+@dataclass(frozen=True)
+class ParityOptions:
+    runtimes: tuple[str, str] = ("reference", "optimized")
+    threads: tuple[int, int] = (1, 1)
+    samples: SampleSettings = field(default_factory=SampleSettings)
+
+    def labels(self) -> tuple[str, str]:
+        """How each side is named: its runtime, with the thread count when that is what differs."""
+        if self.runtimes[0] != self.runtimes[1] and self.threads[0] == self.threads[1]:
+            return self.runtimes
+        return (f"{self.runtimes[0]}@{self.threads[0]}", f"{self.runtimes[1]}@{self.threads[1]}")
+
+
+@dataclass(frozen=True)
+class Difference:
+    differ_share: float  # share of elements that differ
+    max_lsb: float | None  # largest difference in steps of the tensor's scale (None: no scale)
+
+    def to_json(self) -> dict:
+        return {"differ_share": self.differ_share, "max_lsb": self.max_lsb}
+
+
+@dataclass(frozen=True)
+class LayerParity:
+    op_index: int
+    op_type: str
+    tensor_name: str
+    tensor_index: int
+    differ_share: float
+    max_lsb: float | None
+    first_divergence: bool
+    spec_mismatch: dict[str, Difference] | None = None  # side label -> runtime vs spec integer math
+
+    def to_json(self) -> dict:
+        return {
+            "op_index": self.op_index,
+            "op_type": self.op_type,
+            "tensor_name": self.tensor_name,
+            "differ_share": self.differ_share,
+            "max_lsb": self.max_lsb,
+            "first_divergence": self.first_divergence,
+            "spec_mismatch": None
+            if self.spec_mismatch is None
+            else {k: v.to_json() for k, v in self.spec_mismatch.items()},
+        }
+
+
+@dataclass(frozen=True)
+class OutputParity:
+    name: str
+    tensor_index: int
+    differ_share: float
+    max_lsb: float | None
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "differ_share": self.differ_share, "max_lsb": self.max_lsb}
+
+
+@dataclass(frozen=True)
+class RuntimeParityResult:
+    model: str
+    runtimes: tuple[str, str]
+    threads: tuple[int, int]
+    samples: int
+    layers: tuple[LayerParity, ...]
+    outputs: tuple[OutputParity, ...]
+    labels: tuple[str, str] = ("a", "b")
+    samples_are_random: bool = False
+    inputs: str = ""
+
+    @property
+    def first_divergence(self) -> LayerParity | None:
+        return next((layer for layer in self.layers if layer.first_divergence), None)
+
+    def to_json(self) -> dict:
+        return {
+            "model": self.model,
+            "runtimes": list(self.runtimes),
+            "threads": list(self.threads),
+            "samples": self.samples,
+            "layers": [layer.to_json() for layer in self.layers],
+            "outputs": [o.to_json() for o in self.outputs],
+        }
+
+
+def parity_table(result: RuntimeParityResult) -> str:
+    """The text table `compare-runtimes` prints."""
+    a, b = result.labels
+    lines = [
+        f"{result.model}: {a} vs {b}, {result.samples} samples{' (random)' if result.samples_are_random else ''}",
+        f"{'op':>4}  {'type':<20} {'differ':>8} {'max LSB':>8}  spec mismatch ({a} / {b})",
+    ]
+    for layer in result.layers:
+        spec = ""
+        if layer.spec_mismatch is not None:
+            spec = " / ".join(_short(layer.spec_mismatch[k]) for k in (a, b))
+        mark = "  <- first divergence" if layer.first_divergence else ""
+        lines.append(f"{layer.op_index:>4}  {layer.op_type:<20} {100 * layer.differ_share:>7.2f}% "
+                     f"{_lsb(layer.max_lsb):>8}  {spec}{mark}")  # fmt: skip
+    for o in result.outputs:
+        lines.append(f"output '{o.name}': {100 * o.differ_share:.2f}% of elements differ, max {_lsb(o.max_lsb)} LSB")
+    first = result.first_divergence
+    lines.append("no difference between the two runtimes" if first is None else
+                 f"first divergence: op {first.op_index} {first.op_type} '{first.tensor_name}'")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _lsb(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:g}"
+
+
+def _short(d: Difference) -> str:
+    return "exact" if d.differ_share == 0 else f"{100 * d.differ_share:.2f}% max {_lsb(d.max_lsb)}"

@@ -1,0 +1,152 @@
+"""What a comparison measures: the matched layers, the model outputs and what is unmatched.
+
+A layer is an output tensor of a quantized-model op other than QUANTIZE/DEQUANTIZE that has a
+float counterpart of the same shape, in the quantized model's execution order. Each gets a
+TensorStats set up with the quantized tensor's scale and representable range (per channel when
+it is quantized per channel) and per-channel SQNR along the last axis for conv/FC outputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from inspector.core.compare.pairing import TRANSPARENT_OPS, Pairing
+from inspector.core.quantmath.quant import representable_range
+from inspector.core.stats.metrics import TensorStats
+from inspector.core.tflite.dtypes import INT_LIMITS
+from inspector.core.tflite.model import Model, Quantization, Tensor
+
+PER_CHANNEL_SQNR_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "CONV_3D"})
+_OPAQUE = ("string", "resource", "variant")
+
+
+def int_quant(t: Tensor) -> Quantization | None:
+    """The tensor's quantization when it holds quantized integers, else None."""
+    if t.quantization is not None and t.quantization.blockwise is None and t.dtype in INT_LIMITS:
+        return t.quantization  # blockwise tensors are constant weights, never compared activations
+    return None
+
+
+def make_stats(scale_source: Tensor, shape: tuple[int, ...], op_type: str | None) -> TensorStats:
+    ch = -1 if op_type in PER_CHANNEL_SQNR_OPS and len(shape) >= 2 else None
+    q = int_quant(scale_source)
+    if q is None:
+        return TensorStats(channel_axis=ch)
+    lo, hi = representable_range(q, scale_source.dtype)
+    if q.per_channel:
+        return TensorStats(np.asarray(q.scales, np.float64), lo, hi, quant_axis=q.quantized_dimension, channel_axis=ch)
+    return TensorStats(float(q.scales[0]), float(lo[0]), float(hi[0]), channel_axis=ch)
+
+
+@dataclass
+class LayerJob:
+    op_index: int
+    op_type: str
+    tensor_name: str
+    float_tensor: int
+    quant_tensor: int
+    match: str
+    float_op_index: int | None
+    dtype: str
+    shape: tuple[int, ...]
+    quant: Quantization | None  # dequantize the quantized values with this (None: float values)
+    stats: TensorStats
+    iso_stats: TensorStats | None = None
+
+
+@dataclass
+class OutputJob:
+    name: str
+    float_tensor: int
+    quant_tensor: int
+    quant: Quantization | None
+    stats: TensorStats
+
+
+@dataclass
+class Plan:
+    layers: list[LayerJob] = field(default_factory=list)
+    outputs: list[OutputJob] = field(default_factory=list)
+    unmatched: list[dict] = field(default_factory=list)
+
+
+def _output_names(model: Model) -> dict[int, str]:
+    names = {}
+    for sig in model.signatures:
+        if sig.subgraph == model.main.index:
+            names.update({t: k for k, t in sig.outputs.items()})
+    return names
+
+
+def plan_layers(fm: Model, qm: Model, pairing: Pairing) -> Plan:
+    fsg, qsg = fm.main, qm.main
+    plan = Plan()
+    op_match = {p.quant_op: p.match for p in pairing.ops}
+    for op in qsg.ops:
+        if op.type in TRANSPARENT_OPS:
+            continue
+        for o in op.outputs:
+            if o < 0:
+                continue
+            qt = qsg.tensors[o]
+            if qt.dtype in _OPAQUE:
+                continue
+            f = pairing.float_for_quant(o)
+            reason = None
+            if f is None:
+                reason = "no float counterpart"
+            elif tuple(fsg.tensors[f].shape) != tuple(qt.shape):
+                reason = f"shape {list(qt.shape)} differs from the float tensor's {list(fsg.tensors[f].shape)}"
+            elif fsg.tensors[f].dtype in _OPAQUE:
+                reason = f"the float tensor is a {fsg.tensors[f].dtype}"
+            if reason is not None:
+                plan.unmatched.append(
+                    {"side": "quant", "op_index": op.index, "op_type": op.type, "tensor_name": qt.name,
+                     "quant_tensor": o, "reason": reason}
+                )
+                continue
+            quant = int_quant(qt)
+            plan.layers.append(
+                LayerJob(
+                    op_index=op.index,
+                    op_type=op.type,
+                    tensor_name=qt.name,
+                    float_tensor=f,
+                    quant_tensor=o,
+                    match=op_match.get(op.index) or pairing.tensor_match(o) or "structure",
+                    float_op_index=pairing.float_op_for(op.index),
+                    dtype=qt.dtype,
+                    shape=tuple(qt.shape),
+                    quant=quant,
+                    stats=make_stats(qt, qt.shape, op.type),
+                    iso_stats=make_stats(qt, qt.shape, op.type),
+                )
+            )
+    for i in pairing.unmatched_float_ops:
+        op = fsg.ops[i]
+        name = fsg.tensors[op.outputs[0]].name if op.outputs and op.outputs[0] >= 0 else ""
+        plan.unmatched.append(
+            {"side": "float", "op_index": i, "op_type": op.type, "tensor_name": name, "reason": "no quantized counterpart"}
+        )
+    plan.outputs = _outputs(fm, qm)
+    return plan
+
+
+def _outputs(fm: Model, qm: Model) -> list[OutputJob]:
+    fsg, qsg = fm.main, qm.main
+    qnames, fnames = _output_names(qm), _output_names(fm)
+    producers = qsg.producers()
+    jobs = []
+    for qo, fo in zip(qsg.outputs, fsg.outputs, strict=False):
+        qt = qsg.tensors[qo]
+        if qt.dtype in _OPAQUE or tuple(qt.shape) != tuple(fsg.tensors[fo].shape):
+            continue
+        scale_src = qt
+        prod = producers.get(qo)
+        if int_quant(qt) is None and prod is not None and prod.type == "DEQUANTIZE" and prod.inputs:
+            scale_src = qsg.tensors[prod.inputs[0]]  # float output of a quantized tensor: its grid
+        name = qnames.get(qo) or fnames.get(fo) or qt.name
+        jobs.append(OutputJob(name, fo, qo, int_quant(qt), make_stats(scale_src, qt.shape, None)))
+    return jobs

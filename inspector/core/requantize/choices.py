@@ -1,0 +1,231 @@
+"""What the requantize panel offers per layer, and how the versions of model B are named.
+
+A treatment choice is a (treatment, weight granularity) pair of `requant_plan`; the panel lists
+them by label and turns each chosen layer into an `Override("op:INDEX", ...)`. Version names
+say what changed in words an engineer recognises: "v1 keep-float logits, softmax".
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from inspector.core.requantize.plan import ALGORITHMS, Override, Plan, compile_selector
+from inspector.core.tflite.model import Model
+
+
+@dataclass(frozen=True)
+class TreatmentChoice:
+    key: str
+    label: str
+    treatment: str  # requant_plan.TREATMENTS
+    per_channel: bool | None = None  # None: as the plan
+    short: str = ""  # for version names
+
+    @property
+    def takes_algorithm(self) -> bool:
+        return self.treatment != "keep_float"
+
+
+TREATMENT_CHOICES: tuple[TreatmentChoice, ...] = (
+    TreatmentChoice("keep_float", "keep float", "keep_float", None, "keep-float"),
+    TreatmentChoice("a16w8", "a16w8 (16-bit activations, int8 weights)", "a16w8", None, "a16w8"),
+    TreatmentChoice("int8_channel", "int8, per-channel weights", "int8", True, "int8-per-channel"),
+    TreatmentChoice("int8_tensor", "int8, per-tensor weights", "int8", False, "int8-per-tensor"),
+    TreatmentChoice("weight_only_int8", "weight-only int8", "weight_only_int8", None, "weight-only-int8"),
+    TreatmentChoice("weight_only_int4", "weight-only int4", "weight_only_int4", None, "weight-only-int4"),
+    TreatmentChoice("dynamic", "dynamic range (int8 weights, float activations)", "dynamic", None, "dynamic"),
+)
+CHOICE_BY_KEY = {c.key: c for c in TREATMENT_CHOICES}
+BASE_CHOICES: tuple[tuple[str, str], ...] = (
+    ("int8", "full int8"),
+    ("a16w8", "a16w8 (16-bit activations)"),
+    ("dynamic", "dynamic range"),
+    ("weight_only_int8", "weight-only int8"),
+    ("weight_only_int4", "weight-only int4"),
+)
+ALGORITHM_LABELS = {"min_max": "min/max", "mse": "MSE", "octav": "OCTAV"}
+
+
+@functools.lru_cache(maxsize=256)
+def algorithms_for(op_type: str) -> tuple[str, ...]:
+    """Calibration algorithms litert-quantizer has a rule for on this op type (min/max always:
+    the quantizer falls back to the base rule, and says nothing, where an algorithm has none)."""
+    from litert_quantizer import algorithm_manager
+
+    return tuple(
+        name for name, key in ALGORITHMS.items()
+        if name == "min_max" or algorithm_manager.is_op_registered(key, op_type)
+    )  # fmt: skip
+
+
+def override_for(float_op: int, choice_key: str, algorithm: str | None = None) -> Override:
+    """The plan override giving float-model op `float_op` the chosen treatment."""
+    c = CHOICE_BY_KEY[choice_key]
+    algo = algorithm if c.takes_algorithm and algorithm not in (None, "") else None
+    return Override(f"op:{float_op}", c.treatment, c.per_channel, algo)
+
+
+def choice_of(override: Override) -> str:
+    """The panel's choice key for an override (int8 with the plan's granularity -> per-channel)."""
+    for c in TREATMENT_CHOICES:
+        if c.treatment == override.treatment and (c.per_channel is None or c.per_channel == (override.per_channel is not False)):
+            return c.key
+    raise ValueError(f"no panel choice for treatment {override.treatment!r}")
+
+
+def op_rows(plan: Plan) -> list[tuple[int, str, str | None]]:
+    """(float op, choice key, algorithm) per `op:INDEX` override of `plan`, last one winning."""
+    rows: dict[int, tuple[int, str, str | None]] = {}
+    for o in plan.overrides:
+        key = compile_selector(o.selector)
+        if isinstance(key, int):
+            rows[key] = (key, choice_of(o), o.algorithm)
+    return list(rows.values())
+
+
+def short_layer_name(model: Model, op_index: int) -> str:
+    """'cnn_1/conv2_1/Relu;cnn_1/conv2_1/convolution' -> 'conv2'; a bare name -> the op type."""
+    sg = model.main
+    if not 0 <= op_index < len(sg.ops):
+        return f"op {op_index}"
+    op = sg.ops[op_index]
+    outs = [sg.tensors[o].name for o in op.outputs if o >= 0]
+    parts = [p for p in (outs[0].split(";")[0] if outs else "").split("/") if p]
+    if len(parts) >= 2:
+        return re.sub(r"_\d+$", "", parts[-2]) or parts[-2]
+    return op.type.lower()
+
+
+def describe_plan(plan: Plan | None, float_model: Model | None) -> str:
+    """'keep-float logits, softmax; a16w8 conv2' (base scheme added when it is not int8)."""
+    if plan is None:
+        return "from a recipe"
+    groups: dict[str, list[str]] = {}
+    for op, key, algo in op_rows(plan):
+        name = short_layer_name(float_model, op) if float_model is not None else f"op {op}"
+        label = CHOICE_BY_KEY[key].short + (f" ({ALGORITHM_LABELS[algo]})" if algo and algo != "min_max" else "")
+        groups.setdefault(label, []).append(name)
+    others = [o.selector for o in plan.overrides if not isinstance(compile_selector(o.selector), int)]
+    parts = [f"{k} {', '.join(v)}" for k, v in groups.items()] + [f"pattern {s}" for s in others]
+    base = "" if plan.base == "int8" else f"base {plan.base}"
+    text = "; ".join(p for p in [base, *parts] if p)
+    return text or f"{plan.base}, no overrides"
+
+
+def version_name(number: int, plan: Plan | None, float_model: Model | None, what: str = "") -> str:
+    """'v1 keep-float conv2' — or 'v2 suggest: keep-float logits' with `what`."""
+    return f"v{number} {what + ': ' if what else ''}{describe_plan(plan, float_model)}"
+
+
+def original_name(base: str) -> str:
+    return f"v0 original {base}"
+
+
+# ---------------------------------------------------------------------- surgical route (edits of B)
+@dataclass(frozen=True)
+class EditChoice:
+    """One per-layer edit the panel offers on the surgical route: a `surgical_plan` edit kind
+    (and, for re-calibration, its method)."""
+
+    key: str
+    label: str
+    kind: str  # surgical_plan.KINDS
+    calibration: str | None = None
+    short: str = ""
+
+    @property
+    def tip(self) -> str:
+        return EDIT_TIPS[self.kind]
+
+
+EDIT_TIPS = {
+    "keep_float": "The op runs in float with model A's weights and bias; DEQUANTIZE before it, QUANTIZE back to "
+                  "its original output scale and zero-point after it, so its consumers are unchanged",
+    "per_channel": "Weights re-quantized per output channel from A's float weights (symmetric, max-abs), "
+                   "bias re-derived from A's float bias",
+    "weight_mse": "Per-channel weights whose scale minimises the weight MSE (a clipping search) instead of max-abs",
+    "bias_correct": "Subtract the measured per-channel mean error of the op's own output from its int32 bias",
+    "a16w8": "16-bit activations with int8 weights (where LiteRT has a 16x8 kernel); conversions at the edges",
+    "recalibrate": "New scale / zero-point for the op's output from the float values observed on the samples "
+                   "(propagated through ops that must keep them; refused for fixed outputs such as SOFTMAX)",
+}  # fmt: skip
+
+
+EDIT_CHOICES: tuple[EditChoice, ...] = (
+    EditChoice("keep_float", "keep float", "keep_float", None, "keep-float"),
+    EditChoice("per_channel", "per-channel weights", "per_channel", None, "per-channel"),
+    EditChoice("weight_mse", "MSE weight rounding", "weight_mse", None, "mse-weights"),
+    EditChoice("bias_correct", "bias correction", "bias_correct", None, "bias-corrected"),
+    EditChoice("a16w8", "a16w8 (16-bit act.)", "a16w8", None, "a16w8"),
+    EditChoice("recal_minmax", "re-calibrate (min/max)", "recalibrate", "minmax", "recalibrated"),
+    EditChoice("recal_mse", "re-calibrate (MSE)", "recalibrate", "mse", "recalibrated-mse"),
+    EditChoice("recal_p9999", "re-calibrate (p99.99)", "recalibrate", "percentile:99.99", "recalibrated-p99.99"),
+)
+EDIT_BY_KEY = {c.key: c for c in EDIT_CHOICES}
+EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight_mse": "MSE weights",
+               "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated"}  # fmt: skip
+
+
+def edit_for(quant_op: int, choice_key: str):
+    """The surgical edit giving op `quant_op` of model B the chosen edit (addressed `op:INDEX`)."""
+    from inspector.core.requantize.surgical_plan import Edit
+
+    c = EDIT_BY_KEY[choice_key]
+    return Edit(c.kind, f"op:{quant_op}", c.calibration, (quant_op,))
+
+
+def edit_choice_of(kind: str, calibration: str | None = None) -> str:
+    """The panel's choice key of an edit kind (re-calibration by its method)."""
+    for c in EDIT_CHOICES:
+        if c.kind == kind and (kind != "recalibrate" or c.calibration == (calibration or "minmax")):
+            return c.key
+    raise ValueError(f"no panel choice for edit {kind!r} ({calibration})")
+
+
+def edit_label(kind: str, calibration: str | None = None) -> str:
+    """'keep float', 're-calibrated (mse)': the edit as the delta table names it."""
+    base = EDIT_LABELS.get(kind, kind)
+    return f"{base} ({calibration})" if kind == "recalibrate" and calibration not in (None, "minmax") else base
+
+
+def describe_surgical(plan, quant_model: Model | None) -> str:
+    """'keep-float logits; per-channel conv2' for a `SurgicalPlan` (op names from model B)."""
+    groups: dict[str, list[str]] = {}
+    for e in plan.edits:
+        try:
+            short = EDIT_BY_KEY[edit_choice_of(e.kind, e.calibration)].short
+        except ValueError:
+            short = e.kind if e.calibration is None else f"{e.kind}-{e.calibration}"
+        names = [short_layer_name(quant_model, i) if quant_model is not None else f"op {i}" for i in e.ops] or [e.pattern]
+        groups.setdefault(short, []).extend(n for n in names if n not in groups.get(short, []))
+    return "; ".join(f"{k} {', '.join(v)}" for k, v in groups.items()) or "no edits"
+
+
+def edit_marks(plan) -> dict[int, str]:
+    """B op index -> the edit label, for `delta.version_delta(edits=...)`."""
+    out: dict[int, str] = {}
+    for e in plan.edits:
+        for i in e.ops:
+            out[i] = edit_label(e.kind, e.calibration)
+    return out
+
+
+def logits_objective(qm: Model) -> str | None:
+    """`op:INDEX` of the op feeding a SOFTMAX / LOGISTIC that makes a graph output (through
+    QUANTIZE / DEQUANTIZE), or None. A surgical edit keeps every tensor's parameters, and those
+    outputs have fixed ones (1/256), so their SQNR is capped: Suggest measures the logits instead."""
+    sg = qm.main
+    producers = sg.producers()
+    for t in sg.outputs:
+        op = producers.get(t)
+        while op is not None and op.type in ("QUANTIZE", "DEQUANTIZE"):
+            op = producers.get(op.inputs[0])
+        if op is not None and op.type in ("SOFTMAX", "LOGISTIC"):
+            feeder = producers.get(op.inputs[0])
+            while feeder is not None and feeder.type in ("QUANTIZE", "DEQUANTIZE"):
+                feeder = producers.get(feeder.inputs[0])
+            if feeder is not None:
+                return f"op:{feeder.index}"
+    return None

@@ -1,0 +1,186 @@
+"""Repairs to what litert-quantizer emits, each one found by running its output in LiteRT.
+
+- operator codes: for an op code it adds (DEQUANTIZE, QUANTIZE) it writes `builtin_code` but
+  leaves the legacy `deprecated_builtin_code` at 0, which is ADD; readers that trust the legacy
+  field for codes < 127 (the `tflite` package does) then see ADD. Both fields are made consistent.
+- signatures: when an output tensor is also read inside the graph (a state variable update) the
+  quantizer appends a DEQUANTIZE and makes its result the subgraph output, but the signature still
+  names the int8 tensor, which the XNNPACK runtime does not keep ("Tensor data is null"). Signature
+  entries are pointed back at the subgraph's inputs/outputs by position.
+- asymmetric weights: with `symmetric: false` (and `skip_checks`) the quantizer writes int8
+  weights with non-zero zero points, which CONV_2D/DEPTHWISE_CONV_2D/FULLY_CONNECTED refuse
+  ("zero_point != 0 ... failed to prepare"). They are requantized symmetrically (zero point 0,
+  scale max|w|/127 per channel) and their int32 bias rescaled to input scale x new weight scale.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from ai_edge_litert import schema_py_generated as schema
+
+from inspector.core.tflite import edit as fe
+
+WEIGHT_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV")
+IoPositions = dict[
+    str, dict[str, dict[str, int]]
+]  # signature -> inputs/outputs -> name -> position
+
+
+def io_positions(model: Any) -> IoPositions:
+    """Where each signature input/output sits in its subgraph's input/output list."""
+    out: IoPositions = {}
+    for sig in model.signatureDefs or []:
+        sg = model.subgraphs[sig.subgraphIndex]
+        key = (sig.signatureKey or b"").decode("utf-8", "replace")
+        entry: dict[str, dict[str, int]] = {"inputs": {}, "outputs": {}}
+        for kind, maps, order in (
+            ("inputs", sig.inputs, sg.inputs),
+            ("outputs", sig.outputs, sg.outputs),
+        ):
+            order = [int(i) for i in (order if order is not None else [])]
+            for m in maps or []:
+                if int(m.tensorIndex) in order:
+                    entry[kind][(m.name or b"").decode("utf-8", "replace")] = order.index(
+                        int(m.tensorIndex)
+                    )
+        out[key] = entry
+    return out
+
+
+def normalize_op_codes(model: Any) -> list[str]:
+    fixed = 0
+    for oc in model.operatorCodes:
+        code = max(int(oc.builtinCode), int(oc.deprecatedBuiltinCode))
+        legacy = min(code, fe.PLACEHOLDER_FOR_GREATER_OP_CODES)
+        if oc.builtinCode != code or oc.deprecatedBuiltinCode != legacy:
+            oc.builtinCode, oc.deprecatedBuiltinCode = code, legacy
+            fixed += 1
+    if not fixed:
+        return []
+    return [
+        f"fixed {fixed} operator code(s) the quantizer wrote with the legacy code field left at 0 "
+        "(ADD); some readers showed those ops (e.g. DEQUANTIZE) as ADD"
+    ]
+
+
+def repoint_signatures(model: Any, positions: IoPositions) -> list[str]:
+    notes = []
+    for sig in model.signatureDefs or []:
+        key = (sig.signatureKey or b"").decode("utf-8", "replace")
+        sg = model.subgraphs[sig.subgraphIndex]
+        for kind, maps, order in (
+            ("inputs", sig.inputs, sg.inputs),
+            ("outputs", sig.outputs, sg.outputs),
+        ):
+            order = [int(i) for i in (order if order is not None else [])]
+            for m in maps or []:
+                name = (m.name or b"").decode("utf-8", "replace")
+                pos = positions.get(key, {}).get(kind, {}).get(name)
+                if pos is None or pos >= len(order) or order[pos] == int(m.tensorIndex):
+                    continue
+                old = fe.tensor_name(sg.tensors[int(m.tensorIndex)])
+                m.tensorIndex = order[pos]
+                new = fe.tensor_name(sg.tensors[order[pos]])
+                notes.append(
+                    f"signature '{key}' {kind[:-1]} '{name}' pointed at '{old}', which is no longer a "
+                    f"subgraph {kind[:-1]} after quantization (the runtime does not keep it); re-pointed to '{new}'"
+                )
+    return notes
+
+
+def asymmetric_weight_ops(model: Any) -> list[tuple[int, int]]:
+    """(subgraph, op) of integer-compute weight ops whose int8 weights have non-zero zero points."""
+    found = []
+    for si, sg in enumerate(model.subgraphs):
+        for oi, op in enumerate(sg.operators):
+            if fe.op_name(model, op) not in WEIGHT_OPS or len(op.inputs) < 2:
+                continue
+            w = sg.tensors[op.inputs[1]]
+            q = w.quantization
+            if (
+                w.type == schema.TensorType.INT8
+                and q is not None
+                and q.zeroPoint is not None
+                and np.any(np.asarray(q.zeroPoint) != 0)
+            ):
+                if fe.constant_data(model, w) is not None:
+                    found.append((si, oi))
+    return found
+
+
+def symmetrize_weights(model: Any, targets: list[tuple[int, int]]) -> list[str]:
+    notes = []
+    for si, oi in targets:
+        sg = model.subgraphs[si]
+        op = sg.operators[oi]
+        kind = fe.op_name(model, op)
+        w = sg.tensors[op.inputs[1]]
+        q = w.quantization
+        shape = [int(d) for d in w.shape]
+        values = fe.constant_data(model, w).astype(np.float64).reshape(shape)
+        axis = int(q.quantizedDimension) if len(q.scale) > 1 else None
+        scale, zp = _per_axis(q.scale, shape, axis), _per_axis(q.zeroPoint, shape, axis)
+        real = (values - zp) * scale
+        reduce = tuple(d for d in range(len(shape)) if d != axis) if axis is not None else None
+        amax = np.max(np.abs(real), axis=reduce, keepdims=True) if reduce != () else np.abs(real)
+        new_scale = np.where(amax > 0, amax / 127.0, 1.0)
+        new_q = np.clip(np.round(real / new_scale), -127, 127).astype(np.int8)
+        fe.set_buffer(model, w, new_q)
+        old_scale = np.asarray(q.scale, dtype=np.float64)
+        q.scale = new_scale.reshape(-1).astype(np.float32)
+        q.zeroPoint = np.zeros(len(q.scale), dtype=np.int64)
+        _rescale_bias(model, sg, op, old_scale, np.asarray(q.scale, dtype=np.float64))
+        notes.append(
+            f"fixed: requantized the int8 weights '{fe.tensor_name(w)}' of {kind} "
+            f"'{fe.tensor_name(sg.tensors[op.outputs[0]])}' symmetrically (they had non-zero zero points, "
+            "which the kernel refuses) and rescaled its bias"
+        )
+    return notes
+
+
+def _per_axis(v: Any, shape: list[int], axis: int | None) -> np.ndarray:
+    arr = np.asarray(v, dtype=np.float64)
+    if axis is None:
+        return arr.reshape(())
+    view = [1] * len(shape)
+    view[axis] = len(arr)
+    return arr.reshape(view)
+
+
+def _rescale_bias(model: Any, sg: Any, op: Any, old_w: np.ndarray, new_w: np.ndarray) -> None:
+    if len(op.inputs) < 3 or op.inputs[2] < 0:
+        return
+    b = sg.tensors[op.inputs[2]]
+    q = b.quantization
+    data = fe.constant_data(model, b)
+    if (
+        data is None
+        or q is None
+        or q.scale is None
+        or b.type not in (schema.TensorType.INT32, schema.TensorType.INT64)
+    ):
+        return
+    old_b = np.asarray(q.scale, dtype=np.float64)
+    input_scale = old_b / old_w  # bias scale = input scale x weight scale
+    new_b = input_scale * new_w
+    real = data.astype(np.float64) * old_b
+    lim = np.iinfo(np.int32 if b.type == schema.TensorType.INT32 else np.int64)
+    new_data = np.clip(np.round(real / new_b), lim.min, lim.max).astype(data.dtype)
+    if (
+        fe.buffer_users(model, b.buffer) > 1
+        or sum(list(op2.inputs).count(op.inputs[2]) for op2 in sg.operators) > 1
+    ):
+        copy = schema.TensorT()
+        copy.__dict__.update(b.__dict__)
+        copy.quantization = schema.QuantizationParametersT()
+        copy.quantization.__dict__.update(q.__dict__)
+        copy.name = (fe.tensor_name(b) + "_sym").encode()
+        copy.buffer = 0
+        sg.tensors.append(copy)
+        op.inputs[2] = len(sg.tensors) - 1
+        b, q = copy, copy.quantization
+    fe.set_buffer(model, b, new_data)
+    q.scale = new_b.astype(np.float32)
+    q.zeroPoint = np.zeros(len(new_b), dtype=np.int64)

@@ -1,0 +1,208 @@
+"""Requantize and suggest as worker-process jobs (`isolation.run_isolated`) for the GUI loop.
+
+Each job calibrates on exactly the samples the comparison uses (`inputs.open_source` with the
+comparison's options and the current quantized model, as `compare_models` does), writes the new
+model atomically into the versions folder (never over an input), and returns its result with
+the model bytes dropped: the file is the copy, and bytes need not cross the pipe twice.
+Called as `fn(*args, task=task)` (a `core.progress.TaskState`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.progress import TaskState
+from inspector.core.requantize.plan import Plan
+from inspector.core.requantize.quantizer_route import RequantizeResult, requantize, save_model
+from inspector.core.requantize.suggest import SuggestOptions, SuggestResult, suggest
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
+from inspector.core.tflite.signatures import select_signature
+
+
+@dataclass
+class VersionRun:
+    """A requantized version written to `path`, and the comparison of the model it replaces
+    when the caller had none (so the loop always has a 'before')."""
+
+    result: RequantizeResult  # model_bytes emptied: read `path`
+    path: str
+    baseline: ComparisonResult | None = None
+
+
+def calibration_samples(float_path: str, quant_path: str | None, options: CompareOptions) -> list[Any]:
+    """The comparison's samples (same source, count, seed, normalization, input ranges and signature)."""
+    from inspector.core.samples.sources import open_source
+
+    fm = select_signature(load_model(float_path), options.signature)
+    qm = select_signature(load_model(quant_path), options.signature) if quant_path else None
+    return list(open_source(fm, qm, options.samples))
+
+
+def suggest_job(
+    float_path: str,
+    quant_path: str,
+    target_sqnr_db: float | None,
+    suggest_options: SuggestOptions,
+    options: CompareOptions,
+    out_path: str,
+    protect: Sequence[str],
+    task: TaskState,
+) -> SuggestResult:
+    """`suggest` on the comparison's samples; the best model found is written to `out_path`."""
+    samples = calibration_samples(float_path, quant_path, options)
+    result = suggest(float_path, quant_path, target_sqnr_db, suggest_options, samples, task=task)
+    if result.best is not None:
+        save_model(result.best, out_path, protect=protect)
+        result.best = dataclasses.replace(result.best, model_bytes=b"")
+    return result
+
+
+def requantize_cli_job(
+    float_path: str,
+    plan: Plan | None,
+    samples: Any,
+    recipe: list[dict[str, Any]] | None,
+    sample_settings: SampleSettings,
+    calibrate_from: str | None,
+    task: TaskState,
+    signature: str | None = None,
+) -> RequantizeResult:
+    """`requantize` for the CLI, in the worker process (a LiteRT crash while validating the
+    produced model becomes a clean error, not a dead command)."""
+    return requantize(float_path, plan, samples, recipe=recipe, sample_settings=sample_settings, task=task,
+                      calibrate_from=calibrate_from, signature=signature)  # fmt: skip
+
+
+def suggest_cli_job(
+    float_path: str,
+    quant_path: str,
+    target_sqnr_db: float | None,
+    options: SuggestOptions,
+    task: TaskState,
+) -> SuggestResult:
+    """`suggest` for the CLI, in the worker process."""
+    return suggest(float_path, quant_path, target_sqnr_db, options, task=task)
+
+
+def surgical_suggest_cli_job(
+    float_path: str,
+    quant_path: str,
+    target_sqnr_db: float | None,
+    options: Any,
+    task: TaskState,
+) -> Any:
+    """`suggest` by surgical edits of QUANT (`suggest_surgical`), in the worker process."""
+    from inspector.core.requantize.suggest_surgical import suggest_surgical
+
+    return suggest_surgical(float_path, quant_path, target_sqnr_db, options, task=task)
+
+
+# ---------------------------------------------------------------------- the GUI loop on model B (surgical)
+@dataclass
+class EditRun:
+    """A surgically edited version written to `path` (`result.model_bytes` emptied), and the
+    comparison of the model it replaces when the caller had none."""
+
+    result: Any  # SurgicalResult
+    path: str
+    baseline: ComparisonResult | None = None
+
+
+def _write(data: bytes, float_path: str, out_path: str, protect: Sequence[str]) -> None:
+    """Atomically, never over an input (the quantizer route's `save_model` rules)."""
+    save_model(RequantizeResult(data, [], [], None, float_path), out_path, protect=protect)
+
+
+def _baseline(float_path: str, quant_path: str, options: CompareOptions, task: TaskState) -> ComparisonResult:
+    opts = dataclasses.replace(options, keep_values=frozenset())
+    return compare_models(float_path, quant_path, opts, task=task.span(0.0, 0.3, "comparing the current model B: "))
+
+
+def surgical_version_job(
+    float_path: str,
+    quant_path: str,
+    plan: Any,  # SurgicalPlan
+    options: CompareOptions,
+    out_path: str,
+    protect: Sequence[str],
+    with_baseline: bool,
+    task: TaskState,
+) -> EditRun:
+    """[compare the current model B,] edit B by `plan` on the comparison's samples, write `out_path`."""
+    from inspector.core.requantize.surgical import apply_plan
+
+    baseline = _baseline(float_path, quant_path, options, task) if with_baseline else None
+    start = 0.3 if with_baseline else 0.0
+    plan = dataclasses.replace(plan, samples=options.samples)
+    sub = task.span(start, 1.0, "editing model B: ")
+    sub.report(0.0, "preparing the samples")
+    samples = calibration_samples(float_path, quant_path, options) if plan.needs_samples() else None
+    result = apply_plan(float_path, quant_path, plan, samples, task=sub, runtime=options.runtime)
+    _write(result.model_bytes, float_path, out_path, protect)
+    return EditRun(dataclasses.replace(result, model_bytes=b""), out_path, baseline)
+
+
+@dataclass
+class QuantizerRuns:
+    """The quantizer route from the GUI: B re-calibrated with no changes (the baseline, with its
+    comparison), then the plan's model, both seeded from B's ranges."""
+
+    unchanged: VersionRun
+    unchanged_comparison: ComparisonResult
+    planned: VersionRun
+
+
+def quantizer_versions_job(
+    float_path: str,
+    quant_path: str,
+    plan: Plan,
+    options: CompareOptions,
+    out_unchanged: str,
+    out_path: str,
+    protect: Sequence[str],
+    task: TaskState,
+) -> QuantizerRuns:
+    """Regenerate from the float file twice with calibration seeded from B (`calibrate_from`):
+    once with no changes (compared: the baseline that isolates the plan's effect) and once by `plan`."""
+    samples = calibration_samples(float_path, quant_path, options)
+    unchanged_plan = Plan(base=plan.base, per_channel=plan.per_channel, algorithm=plan.algorithm, float_io=plan.float_io)
+    first = requantize(float_path, unchanged_plan, samples, sample_settings=options.samples, calibrate_from=quant_path,
+                       signature=options.signature,
+                       task=task.span(0.0, 0.35, "re-calibrating with no changes: "))  # fmt: skip
+    save_model(first, out_unchanged, protect=protect)
+    cmp_opts = dataclasses.replace(options, keep_values=frozenset())
+    compared = compare_models(float_path, out_unchanged, cmp_opts, task=task.span(0.35, 0.6, "comparing the re-calibrated model: "))
+    second = requantize(float_path, plan, samples, sample_settings=options.samples, calibrate_from=quant_path,
+                        signature=options.signature,
+                        task=task.span(0.6, 1.0, "requantizing by the plan: "))  # fmt: skip
+    save_model(second, out_path, protect=[*protect, out_unchanged])
+    return QuantizerRuns(
+        VersionRun(dataclasses.replace(first, model_bytes=b""), out_unchanged),
+        compared,
+        VersionRun(dataclasses.replace(second, model_bytes=b""), out_path),
+    )
+
+
+def surgical_suggest_job(
+    float_path: str,
+    quant_path: str,
+    target_sqnr_db: float | None,
+    options: Any,  # SurgicalSuggestOptions
+    out_path: str,
+    protect: Sequence[str],
+    task: TaskState,
+) -> Any:
+    """`suggest_surgical` on the comparison's samples; the best model is written to `out_path`."""
+    from inspector.core.requantize.suggest_surgical import suggest_surgical
+
+    result = suggest_surgical(float_path, quant_path, target_sqnr_db, options, task=task)
+    if result.best is not None:
+        _write(result.best.model_bytes, float_path, out_path, protect)
+        result.best = dataclasses.replace(result.best, model_bytes=b"")
+    return result

@@ -1,0 +1,73 @@
+"""Keep float: selected ops of B compute in float with A's weights and bias.
+
+For each selected op (in execution order): a DEQUANTIZE for each quantized activation input
+that does not already come from a float op of the selection, the float op (A's options, A's
+constants copied in), and a QUANTIZE back into B's ORIGINAL output tensor (same index, name,
+scale and zero-point) when anything outside the selection reads it. Consecutive selected ops
+pass float tensors to each other: no DEQUANTIZE/QUANTIZE pair between them. Every consumer
+and every other tensor of B stays as it was.
+"""
+
+from __future__ import annotations
+
+from ai_edge_litert import schema_py_generated as schema
+
+from inspector.core.errors import InputError
+from inspector.core.requantize.surgery import FLOAT32, Surgery
+from inspector.core.tflite import edit as fe
+
+QUANTIZED = (schema.TensorType.INT8, schema.TensorType.UINT8, schema.TensorType.INT16)
+
+
+def keep_float(s: Surgery, ops: tuple[int, ...]) -> None:
+    """Register the float replacement of every op in `ops` (B indices) with `s`."""
+    selected = set(ops)
+    float_of: dict[int, int] = {}  # B tensor -> float tensor carrying its value
+    dq = s.opcode(schema.BuiltinOperator.DEQUANTIZE, 2)
+    qz = s.opcode(schema.BuiltinOperator.QUANTIZE, 2)
+    for i in sorted(ops):
+        f = s.float_op(i)
+        a_op = s.asg.operators[f]
+        b_op = s.bsg.operators[i]
+        fop = s.fm.main.ops[f]
+        pre: list = []
+        post: list = []
+        inputs: list[int] = []
+        for pos, a_in in enumerate(fop.inputs):
+            if a_in < 0:
+                inputs.append(-1)
+                continue
+            if s.fm.main.tensors[a_in].is_constant:
+                inputs.append(s.copy_a_constant(a_in))
+                continue
+            if pos >= len(b_op.inputs) or b_op.inputs[pos] < 0:
+                raise InputError(f"{s.describe(i)} has no input {pos}, which the float op reads", s.qm.path)
+            b_in = int(b_op.inputs[pos])
+            bt = s.bsg.tensors[b_in]
+            if b_in in float_of:
+                inputs.append(float_of[b_in])
+            elif bt.type in QUANTIZED:
+                t = s.add_tensor(bt, fe.tensor_name(bt) + "/dequantized", FLOAT32)
+                pre.append(s.new_op(dq, [b_in], [t]))
+                float_of[b_in] = t
+                inputs.append(t)
+            else:
+                inputs.append(b_in)  # already float, or an integer shape/index tensor
+        outputs: list[int] = []
+        for b_out in [int(o) for o in b_op.outputs]:
+            bt = s.bsg.tensors[b_out]
+            if bt.type not in QUANTIZED:
+                outputs.append(b_out)
+                continue
+            t = s.add_tensor(bt, fe.tensor_name(bt) + "/float", FLOAT32)
+            float_of[b_out] = t
+            outputs.append(t)
+            if s.consumed_outside(b_out, selected):
+                post.append(s.new_op(qz, [t], [b_out]))
+        a_shapes = [tuple(s.fm.main.tensors[o].shape) for o in fop.outputs if o >= 0]
+        b_shapes = [tuple(s.qm.main.tensors[o].shape) for o in s.qm.main.ops[i].outputs if o >= 0]
+        if a_shapes != b_shapes:
+            raise InputError(f"{s.describe(i)}: output shape {b_shapes} differs from the float op's {a_shapes}", s.qm.path)
+        new = s.new_op(s.opcode_from_a(a_op), inputs, outputs, like=a_op)
+        s.replacements[i] = pre + [new] + post
+    s.notes.append(f"kept float: {', '.join(s.describe(i) for i in sorted(ops))}")

@@ -1,0 +1,110 @@
+"""What the data-dependent edits measure on the user's samples.
+
+- `float_values`: values of A's tensors (paired with B tensors) over the samples, subsampled to
+  at most MAX_VALUES per tensor (min and max are exact over all values).
+- `isolated_mean_error`: per output channel (last axis), the mean of dequantized(B output) minus
+  the isolated float output (A's op fed the dequantized inputs B's op saw, `compare/isolated.py`),
+  over the elements whose float value lies inside the output's representable range: saturation
+  is not a bias, and shifting a channel to make up for its clipped values would move all others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from inspector.core.compare.isolated import build_isolated_plan
+from inspector.core.compare.pairing import Pairing
+from inspector.core.errors import InputError
+from inspector.core.quantmath.quant import dequantize, representable_range
+from inspector.core.runtime.runner import ModelRunner
+from inspector.core.samples.spec import Sample, feed
+from inspector.core.tflite.model import Model
+
+MAX_VALUES = 1 << 20
+SIGNIFICANCE = 2.0
+
+
+@dataclass
+class Observed:
+    values: np.ndarray  # float64 subsample
+    lo: float
+    hi: float
+
+
+def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample], runtime: str = "optimized") -> dict[int, Observed]:
+    """{B tensor: the float values of its A counterpart}."""
+    pairs = {}
+    for t in tensors:
+        f = pairing.float_for_quant(t)
+        if f is None:
+            raise InputError(f"tensor '{qm.main.tensors[t].name}' has no float counterpart in the float model", qm.path)
+        pairs[t] = f
+    runner = ModelRunner(fm, runtime)
+    chunks: dict[int, list[np.ndarray]] = {t: [] for t in tensors}
+    lo = dict.fromkeys(tensors, np.inf)
+    hi = dict.fromkeys(tensors, -np.inf)
+    per_sample = max(1, MAX_VALUES // max(len(samples), 1))
+    rng = np.random.default_rng(0)
+    for sample in samples:
+        values = runner.run(feed(fm, sample))
+        for t, f in pairs.items():
+            v = np.asarray(values[f], np.float64).reshape(-1)
+            lo[t] = min(lo[t], float(v.min()))
+            hi[t] = max(hi[t], float(v.max()))
+            if v.size > per_sample:
+                v = v[np.sort(rng.choice(v.size, per_sample, replace=False))]
+            chunks[t].append(v.copy())
+        del values
+    return {t: Observed(np.concatenate(chunks[t]), lo[t], hi[t]) for t in tensors}
+
+
+def isolated_mean_error(
+    fm: Model, qm: Model, pairing: Pairing, ops: Sequence[int], samples: Sequence[Sample],
+    runtime: str = "optimized", significant: bool = False,
+) -> dict[int, np.ndarray]:
+    """{B op: mean(dequantized B output - isolated float output) per output channel}.
+
+    `significant`: channels whose mean is within SIGNIFICANCE standard errors (of the per-sample
+    means) of zero report 0: a bias correction there would only fit the samples' noise.
+    """  # fmt: skip
+    iso = build_isolated_plan(fm, qm, pairing)
+    missing = [i for i in ops if i not in iso.float_ops]
+    if missing:
+        i = missing[0]
+        raise InputError(f"op {i} ({qm.main.ops[i].type}) cannot be measured in isolation: {iso.notes.get(i, 'no float counterpart')}", qm.path)
+    q_runner = ModelRunner(qm, runtime)
+    i_runner = ModelRunner(fm, runtime, content=iso.content, exposed=iso.outputs)
+    sums: dict[int, np.ndarray] = {}
+    counts: dict[int, np.ndarray] = {}
+    per_sample: dict[int, list[np.ndarray]] = {}
+    for sample in samples:
+        qv = q_runner.run(feed(qm, sample))
+        iv = i_runner.run(iso.feed(qv))
+        for i in ops:
+            q_out = qm.main.ops[i].outputs[0]
+            f_out = fm.main.ops[iso.float_ops[i]].outputs[0]
+            qt = qm.main.tensors[q_out]
+            y = dequantize(qv[q_out], qt.quantization) if qt.quantization is not None else np.asarray(qv[q_out], np.float64)
+            x = np.asarray(iv[f_out], np.float64)
+            err = (y - x).reshape(-1, y.shape[-1])
+            inside = np.ones_like(err, dtype=bool)
+            if qt.quantization is not None and qt.dtype in ("int8", "int16"):
+                lo, hi = representable_range(qt.quantization, qt.dtype)
+                inside = ((x > lo.min()) & (x < hi.max())).reshape(err.shape)
+            s_sum, s_count = np.where(inside, err, 0.0).sum(axis=0), inside.sum(axis=0)
+            sums[i] = sums.get(i, 0) + s_sum
+            counts[i] = counts.get(i, 0) + s_count
+            per_sample.setdefault(i, []).append(s_sum / np.maximum(s_count, 1))
+        del qv, iv
+    out = {}
+    for i in ops:
+        mean = sums[i] / np.maximum(counts[i], 1)
+        if significant and len(per_sample[i]) > 1:
+            m = np.stack(per_sample[i])
+            stderr = m.std(axis=0, ddof=1) / np.sqrt(len(m))
+            mean = np.where(np.abs(mean) > SIGNIFICANCE * stderr, mean, 0.0)
+        out[i] = mean
+    return out

@@ -1,0 +1,130 @@
+"""Activation re-calibration: new scale/zero-point for a selected op's output tensor.
+
+The range comes from the observed float values of A's paired tensor: min/max, MSE-optimal
+clipping, or percentile:P (the (100-P)th and Pth percentiles). The new parameters are
+propagated through ops that must keep scale and zero-point (`opmath.SAME_SCALE_OPS`, the
+audit's table): forward to their outputs and back to their inputs. Refused for fixed-output
+ops (SOFTMAX, LOGISTIC, TANH: `opmath.fixed_output_params`), for graph inputs and where a
+CONCATENATION would need its other inputs changed. Kernels derive their multipliers from
+scales at prepare time, so only tensor parameters change, plus the int32 bias of every
+conv/FC consumer of a changed tensor (its bias scale is S_in * S_w): re-derived from B's own
+bias value at the new S_in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ai_edge_litert import schema_py_generated as schema
+
+from inspector.core.errors import InputError
+from inspector.core.quantmath.opmath import SAME_SCALE_OPS, fixed_output_params
+from inspector.core.requantize.measure import Observed
+from inspector.core.requantize.surgery import Surgery, quant_t
+from inspector.core.requantize.weight_requant import WEIGHT_OPS, own_tensor
+from inspector.core.tflite import edit as fe
+
+MSE_GRID = np.linspace(0.3, 1.0, 36)
+BIAS_TYPES = {schema.TensorType.INT32: (np.int32, 2**31), schema.TensorType.INT64: (np.int64, 2**63)}
+
+
+def choose_range(obs: Observed, calibration: str) -> tuple[float, float]:
+    if calibration == "minmax":
+        return obs.lo, obs.hi
+    if calibration.startswith("percentile:"):
+        p = float(calibration.split(":", 1)[1])
+        return float(np.percentile(obs.values, 100.0 - p)), float(np.percentile(obs.values, p))
+    if calibration == "mse":
+        best, best_err = (obs.lo, obs.hi), np.inf
+        for a in MSE_GRID:
+            lo, hi = a * obs.lo, a * obs.hi
+            scale, zp = int8_params(lo, hi)
+            q = np.clip(np.round(obs.values / scale) + zp, -128, 127)
+            err = float(np.mean((obs.values - scale * (q - zp)) ** 2))
+            if err < best_err:
+                best, best_err = (lo, hi), err
+        return best
+    raise InputError(f"unknown calibration '{calibration}'")
+
+
+def int8_params(lo: float, hi: float) -> tuple[float, int]:
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    scale = (hi - lo) / 255.0 if hi > lo else 1e-8
+    zp = int(np.clip(np.round(-128 - lo / scale), -128, 127))
+    return float(scale), zp
+
+
+def same_scale_group(s: Surgery, tensor: int) -> list[int]:
+    """Tensors that must share `tensor`'s parameters (through SAME_SCALE_OPS, both directions)."""
+    sg = s.qm.main
+    producers, consumers = sg.producers(), sg.consumers()
+    group, todo = [tensor], [tensor]
+    while todo:
+        t = todo.pop()
+        linked: list[int] = []
+        p = producers.get(t)
+        if p is not None and p.type in SAME_SCALE_OPS:
+            if p.type == "CONCATENATION":
+                raise InputError(f"'{sg.tensors[t].name}' is the output of a CONCATENATION, whose inputs would all have to change", s.qm.path)
+            linked += [i for i in p.inputs[:1] if i >= 0 and not sg.tensors[i].is_constant]
+        for c in consumers.get(t, []):
+            if c.type in SAME_SCALE_OPS:
+                if c.type == "CONCATENATION":
+                    raise InputError(f"'{sg.tensors[t].name}' flows into a CONCATENATION, whose other inputs would have to change too", s.qm.path)
+                if c.inputs and c.inputs[0] == t:
+                    linked += [o for o in c.outputs if o >= 0]
+        for x in linked:
+            if x not in group and sg.tensors[x].dtype == sg.tensors[tensor].dtype:
+                group.append(x)
+                todo.append(x)
+    return group
+
+
+def recalibrate(s: Surgery, ops: tuple[int, ...], calibration: str, observed: dict[int, Observed]) -> None:
+    sg = s.qm.main
+    for i in ops:
+        op = sg.ops[i]
+        if fixed_output_params(op, sg) is not None:
+            raise InputError(f"{s.describe(i)} has fixed output parameters ({op.type}); they cannot be re-calibrated", s.qm.path)
+        t = op.outputs[0]
+        tt = sg.tensors[t]
+        if tt.dtype not in ("int8", "int16") or tt.quantization is None or tt.quantization.per_channel:
+            raise InputError(f"{s.describe(i)}: its output is not a per-tensor int8/int16 tensor", s.qm.path)
+        lo, hi = choose_range(observed[t], calibration)
+        if tt.dtype == "int16":
+            scale, zp = max(abs(lo), abs(hi), 1e-12) / 32767.0, 0
+        else:
+            scale, zp = int8_params(lo, hi)
+        group = same_scale_group(s, t)
+        for g in group:
+            if g in sg.inputs:
+                raise InputError(f"re-calibrating '{tt.name}' would change the model input '{sg.tensors[g].name}'", s.qm.path)
+            for c in sg.consumers().get(g, []):
+                if fixed_output_params(c, sg) is not None and c.type in SAME_SCALE_OPS:
+                    raise InputError(f"'{sg.tensors[g].name}' feeds {c.type}, which needs fixed parameters", s.qm.path)
+        for g in group:
+            _rederive_consumer_biases(s, g, scale)
+            s.bsg.tensors[g].quantization = quant_t(np.array([scale]), np.array([zp]), 0)
+        extra = f" (and {len(group) - 1} tensor(s) that must share them)" if len(group) > 1 else ""
+        s.notes.append(f"re-calibrated ({calibration}): {s.describe(i)} -> scale {scale:.6g}, zero-point {zp}{extra}")
+
+
+def _rederive_consumer_biases(s: Surgery, tensor: int, new_scale: float) -> None:
+    old = s.bsg.tensors[tensor].quantization
+    old_scale = float(old.scale[0])
+    for c in fe.consumers(s.bsg, tensor):
+        if s.qm.main.ops[c].type not in WEIGHT_OPS:
+            continue
+        op = s.bsg.operators[c]
+        if int(op.inputs[0]) != tensor or len(op.inputs) < 3 or op.inputs[2] < 0:
+            continue
+        b_idx = own_tensor(s, c, 2)
+        bt = s.bsg.tensors[b_idx]
+        if bt.type not in BIAS_TYPES:
+            raise InputError(f"{s.describe(c)} reads the re-calibrated tensor but its bias is not int32/int64", s.qm.path)
+        dtype, lim = BIAS_TYPES[bt.type]
+        b = fe.constant_data(s.bm, bt).astype(np.float64)
+        bq = np.asarray(bt.quantization.scale, np.float64)
+        new_bs = bq * (new_scale / old_scale)
+        new = np.clip(np.round(b * bq / new_bs), -lim, lim - 1).astype(dtype)
+        fe.set_buffer(s.bm, bt, new, share_ok=True)
+        bt.quantization = quant_t(new_bs, np.zeros(len(new_bs), np.int64), 0)

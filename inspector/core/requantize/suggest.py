@@ -1,0 +1,251 @@
+"""Suggest a few layers to keep float (or move to a16w8) so the model output meets a target.
+
+Greedy and verified: rank the quantized model's layers by their own (isolated) error, take the
+worst few as candidates, and at each step requantize the float model with every remaining
+candidate added to the current set, compare each result with the float model, and keep the
+candidate that raises the output SQNR most. Stops at the target, at the layer budget, when no
+candidate helps, or at the evaluation budget. Every evaluated model is a (size, SQNR) point
+for the trade-off plot. Comparison goes through `inspector.core.compare.comparison.compare_models`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.errors import InputError
+from inspector.core.progress import TaskState, as_task
+from inspector.core.requantize.plan import Override, Plan, infer_base
+from inspector.core.requantize.quantizer_route import RequantizeResult, requantize, save_model
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import load_model
+
+SKIP_TYPES = ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "SHAPE", "STRIDED_SLICE", "PACK", "SQUEEZE")
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    label: str
+    layers: tuple[int, ...]  # float-model op indices given the treatment
+    size_bytes: int
+    output_sqnr_db: float  # worst model output; inf when exact
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.output_sqnr_db
+        return {
+            "label": self.label,
+            "layers": list(self.layers),
+            "size_bytes": self.size_bytes,
+            "output_sqnr_db": None if math.isinf(s) else s,
+        }
+
+
+@dataclass
+class SuggestResult:
+    target_sqnr_db: float | None
+    max_layers: int | None
+    treatment: str
+    base: str
+    met: bool
+    layers: list[dict[str, Any]]  # chosen, in order: float op index, type, tensor name, gain
+    plan: Plan
+    points: list[TradeoffPoint] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    best: RequantizeResult | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target_sqnr_db": self.target_sqnr_db,
+            "max_layers": self.max_layers,
+            "treatment": self.treatment,
+            "base": self.base,
+            "met": self.met,
+            "layers": self.layers,
+            "plan": self.plan.to_json(),
+            "recipe": self.best.recipe if self.best else None,
+            "points": [p.to_json() for p in self.points],
+            "notes": self.notes,
+        }
+
+
+@dataclass(frozen=True)
+class SuggestOptions:
+    samples: SampleSettings = SampleSettings()  # comparison samples (and calibration samples when no `calibration` given)
+    treatment: str = "keep_float"  # or "a16w8"
+    max_layers: int | None = None
+    candidates: int = 6  # worst layers considered
+    max_evaluations: int = 24  # requantize+compare runs, all steps together
+
+
+def output_sqnr(comparison: ComparisonResult) -> float:
+    """Worst output SQNR of a `compare_models` result (identical outputs: +inf)."""
+    values = [_finite(o.metrics.sqnr_db) for o in comparison.outputs]
+    return min((math.inf if v is None else float(v)) for v in values) if values else math.nan
+
+
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+def _compare(float_path: str, quant_path: str, opts: SuggestOptions) -> Any:
+    from inspector.core.compare.comparison import CompareOptions, compare_models
+
+    return compare_models(
+        float_path,
+        quant_path,
+        CompareOptions(samples=opts.samples, isolated=True),
+    )
+
+
+def rank_layers(comparison: ComparisonResult, float_model: Any) -> list[dict[str, Any]]:
+    """Layers worst first by isolated SQNR (accumulated when isolated is missing or not finite)."""
+    rows = []
+    for layer in comparison.layers:
+        fi = layer.float_op_index
+        if fi is None or not 0 <= fi < len(float_model.main.ops) or layer.op_type in SKIP_TYPES:
+            continue
+        iso = None if layer.isolated is None else _finite(layer.isolated.sqnr_db)
+        acc = _finite(layer.metrics.sqnr_db)
+        score = iso if iso is not None else acc
+        fop = float_model.main.ops[fi]
+        name = (
+            float_model.main.tensors[fop.outputs[0]].name if fop.outputs else layer.tensor_name
+        )
+        rows.append(
+            {
+                "op": fi,
+                "type": fop.type,
+                "tensor": name,
+                "sqnr_db": math.inf if score is None else score,
+            }
+        )
+    seen, ranked = set(), []
+    for r in sorted(rows, key=lambda r: r["sqnr_db"]):
+        if r["op"] not in seen:
+            seen.add(r["op"])
+            ranked.append(r)
+    return ranked
+
+
+def suggest(
+    float_path: str | os.PathLike[str],
+    quant_path: str | os.PathLike[str],
+    target_sqnr_db: float | None = None,
+    options: SuggestOptions | None = None,
+    calibration: Any = None,
+    task: TaskState | None = None,
+) -> SuggestResult:
+    opts = options or SuggestOptions()
+    fpath, qpath = str(float_path), str(quant_path)
+    if target_sqnr_db is None and opts.max_layers is None:
+        raise InputError("give a target output SQNR or a maximum number of layers")
+    if opts.treatment not in ("keep_float", "a16w8"):
+        raise InputError(f"suggest moves layers to keep_float or a16w8, not {opts.treatment!r}")
+    task = as_task(task)
+    report = task.report
+    fm, qm = load_model(fpath), load_model(qpath)
+    base = infer_base(qm)
+    plan0 = Plan(base=base)
+    budget = opts.max_layers if opts.max_layers is not None else 8
+    notes = [f"base scheme inferred from {Path(qpath).name}: {base}"]
+    report(0.0, "comparing the quantized model")
+    given_cmp = _compare(fpath, qpath, opts)
+    points = [
+        TradeoffPoint(
+            f"{Path(qpath).name} (given)", (), os.path.getsize(qpath), output_sqnr(given_cmp)
+        )
+    ]
+    candidates = rank_layers(given_cmp, fm)[: opts.candidates]
+    notes.append(
+        "candidates (worst isolated SQNR first): "
+        + ", ".join(f"op {c['op']} {c['type']} ({c['sqnr_db']:.1f} dB)" for c in candidates)
+    )
+
+    evaluations = 0
+    with tempfile.TemporaryDirectory(prefix="tqi-suggest-") as tmp:
+
+        def evaluate(layers: tuple[int, ...]) -> tuple[RequantizeResult, float]:
+            nonlocal evaluations
+            task.check()
+            evaluations += 1
+            plan = plan0.with_overrides(*(Override(f"op:{i}", opts.treatment) for i in layers))
+            res = requantize(fpath, plan, calibration, sample_settings=opts.samples)
+            out = Path(tmp) / f"candidate_{evaluations}.tflite"
+            save_model(res, out, protect=[qpath])
+            sqnr = output_sqnr(_compare(fpath, str(out), opts))
+            points.append(
+                TradeoffPoint(_label(layers, opts.treatment), layers, res.size_bytes, sqnr)
+            )
+            return res, sqnr
+
+        best, best_sqnr = evaluate(())
+        chosen: list[dict[str, Any]] = []
+        total = max(1, min(opts.max_evaluations, budget * len(candidates)))
+        while not _met(best_sqnr, target_sqnr_db) and len(chosen) < budget:
+            step = None
+            for c in candidates:
+                if any(c["op"] == x["op"] for x in chosen) or evaluations >= opts.max_evaluations:
+                    continue
+                report(min(evaluations / total, 0.99), f"trying op {c['op']} ({c['type']})")
+                res, sqnr = evaluate(tuple(x["op"] for x in chosen) + (c["op"],))
+                if (
+                    step is None
+                    or sqnr > step[2]
+                    or (sqnr == step[2] and res.size_bytes < step[1].size_bytes)
+                ):
+                    step = (c, res, sqnr)
+            if step is None or step[2] <= best_sqnr:
+                notes.append(
+                    "stopped: no remaining candidate improves the output SQNR"
+                    if step
+                    else "stopped: evaluation budget used"
+                )
+                break
+            c, best, gain = step[0], step[1], step[2] - best_sqnr
+            best_sqnr = step[2]
+            chosen.append(
+                {
+                    "op": c["op"],
+                    "type": c["type"],
+                    "tensor": c["tensor"],
+                    "gain_db": gain,
+                    "output_sqnr_db": best_sqnr,
+                }
+            )
+    report(1.0, "done")
+    plan = plan0.with_overrides(*(Override(f"op:{x['op']}", opts.treatment) for x in chosen))
+    met = target_sqnr_db is None or _met(
+        best_sqnr, target_sqnr_db
+    )  # a layer budget alone is always met
+    if target_sqnr_db is not None and not met:
+        notes.append(
+            f"target {target_sqnr_db:.1f} dB not reached: best {best_sqnr:.2f} dB with {len(chosen)} layer(s)"
+        )
+    notes.append(f"{evaluations} requantize+compare evaluations")
+    return SuggestResult(
+        target_sqnr_db,
+        opts.max_layers,
+        opts.treatment,
+        base,
+        met,
+        chosen,
+        plan,
+        points,
+        notes,
+        best,
+    )
+
+
+def _met(sqnr: float, target: float | None) -> bool:
+    return target is not None and sqnr >= target
+
+
+def _label(layers: tuple[int, ...], treatment: str) -> str:
+    if not layers:
+        return "requantized, no overrides"
+    return f"{treatment}: " + ", ".join(f"op {i}" for i in layers)

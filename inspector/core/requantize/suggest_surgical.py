@@ -1,0 +1,285 @@
+"""Suggest surgical edits of B that bring an objective tensor's SQNR to a target.
+
+Greedy and verified. Candidates are B's ops worst isolated SQNR first. Each step tries keep
+float on every remaining candidate (the strongest edit, a proxy for how much the op can give),
+takes the op that helps most, then tries the cheaper edits on that op (re-calibration of its
+output, bias correction, per-channel weights, 16-bit activations): the first that reaches the
+target or keeps CHEAP_SHARE of keep float's gain wins; else keep float. When no single op
+gives SINGLE_OP_MIN_GAIN_DB (error spread over many layers), one edit kind is applied to the
+k worst layers, cheapest kind first, with the smallest k found by binary search. Every try is a real edited model,
+validated in LiteRT, whose objective SQNR is measured on the samples against model A (A's values
+are computed once). Each chosen step reports its size and XNNPACK latency. The final model's
+output SQNR is re-checked with `compare_models`.
+
+The objective is the worst SQNR over B's graph outputs, or over the outputs of the ops a
+pattern selects (e.g. the logits before a softmax, whose output is flat for random weights).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.pairing import pair_models
+from inspector.core.errors import InputError, InspectorError
+from inspector.core.progress import TaskState, as_task
+from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.requantize.a16w8 import A16W8_OPS
+from inspector.core.requantize.objective import Objective, TempModel, latency_ms
+from inspector.core.requantize.surgical import SurgicalResult, apply_plan, plan_samples
+from inspector.core.requantize.surgical_plan import WEIGHT_OPS, Edit, SurgicalPlan, match_ops
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.samples.spec import Sample
+from inspector.core.tflite.model import Model, load_model
+
+CHEAP_SHARE = 0.9
+SINGLE_OP_MIN_GAIN_DB = 0.5
+# Edits of a group of layers, cheapest first (size and latency).
+GROUP_EDITS = ("bias_correct", "per_channel", "a16w8", "keep_float")
+CHEAP_EDITS = ("recalibrate", "bias_correct", "per_channel", "a16w8")
+SKIP_TYPES = ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "SHAPE", "STRIDED_SLICE", "PACK", "SQUEEZE", "SOFTMAX", "LOGISTIC")
+
+
+@dataclass(frozen=True)
+class SurgicalSuggestOptions:
+    samples: SampleSettings = field(default_factory=SampleSettings)
+    candidates: int = 6
+    max_steps: int | None = None  # default 8
+    max_evaluations: int = 40
+    objective: str | None = None  # pattern over B's op outputs; None: the model outputs
+    edits: tuple[str, ...] = ("keep_float", "recalibrate", "per_channel", "bias_correct", "a16w8")
+    runtime: str = "optimized"
+
+
+@dataclass(frozen=True)
+class Step:
+    ops: tuple[int, ...]
+    type: str
+    tensor: str
+    edit: str
+    gain_db: float
+    objective_sqnr_db: float
+    size_bytes: int
+    latency_ms: float
+
+    def to_json(self) -> dict[str, Any]:
+        d = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in vars(self).items()}
+        d["ops"] = list(self.ops)
+        return d
+
+
+@dataclass
+class SurgicalSuggestResult:
+    target_sqnr_db: float | None
+    objective: tuple[str, ...]  # B tensor names
+    met: bool
+    baseline_sqnr_db: float
+    best_sqnr_db: float
+    baseline_size_bytes: int
+    baseline_latency_ms: float
+    steps: list[Step]
+    plan: SurgicalPlan | None
+    output_sqnr_db_before: float | None = None
+    output_sqnr_db_after: float | None = None
+    points: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    best: SurgicalResult | None = None
+    evaluations: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        def f(v: float | None) -> float | None:
+            return None if v is None or math.isinf(v) else v
+
+        return {
+            "route": "surgical",
+            "target_sqnr_db": self.target_sqnr_db,
+            "objective": list(self.objective),
+            "met": self.met,
+            "baseline_sqnr_db": f(self.baseline_sqnr_db),
+            "best_sqnr_db": f(self.best_sqnr_db),
+            "baseline_size_bytes": self.baseline_size_bytes,
+            "baseline_latency_ms": self.baseline_latency_ms,
+            "output_sqnr_db_before": f(self.output_sqnr_db_before),
+            "output_sqnr_db_after": f(self.output_sqnr_db_after),
+            "steps": [s.to_json() for s in self.steps],
+            "plan": self.plan.to_json() if self.plan else None,
+            "points": self.points,
+            "evaluations": self.evaluations,
+            "notes": self.notes,
+        }
+
+
+def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
+    op = qm.main.ops[op_index]
+    out: list[str] = []
+    for e in edits:
+        if e == "keep_float":
+            out.append(e)
+        elif e in ("per_channel", "bias_correct") and op.type in WEIGHT_OPS:
+            # per_channel also re-derives weights that are per-channel already: a damaged weight
+            # scale (or a bad rounding) is repaired from A's weights at no size or speed cost.
+            if qm.main.tensors[op.inputs[1]].dtype == "int8" and qm.main.tensors[op.inputs[0]].dtype == "int8":
+                out.append(e)
+        elif e == "a16w8" and op.type in A16W8_OPS and qm.main.tensors[op.outputs[0]].dtype == "int8":
+            out.append(e)
+        elif e == "recalibrate" and qm.main.tensors[op.outputs[0]].dtype == "int8" and fixed_output_params(op, qm.main) is None:
+            out.append(e)
+    return out
+
+
+def suggest_surgical(
+    float_path: str,
+    quant_path: str,
+    target_sqnr_db: float | None,
+    options: SurgicalSuggestOptions | None = None,
+    task: TaskState | None = None,
+) -> SurgicalSuggestResult:
+    opts = options or SurgicalSuggestOptions()
+    task = as_task(task)
+    report = task.report
+    if target_sqnr_db is None and opts.max_steps is None:
+        raise InputError("give a target SQNR or a maximum number of edits")
+    budget = 8 if opts.max_steps is None else opts.max_steps
+    fm, qm = load_model(float_path), load_model(quant_path)
+    pairing = pair_models(fm, qm)
+    samples = plan_samples(SurgicalPlan((), opts.samples), fm, qm)
+    if opts.objective is None:
+        tensors = list(qm.main.outputs)
+    else:
+        tensors = [qm.main.ops[i].outputs[0] for i in match_ops(qm, opts.objective, "objective")]
+    report(0.0, "comparing the quantized model (isolated errors)")
+    base_cmp = compare_models(float_path, quant_path, CompareOptions(samples=opts.samples, isolated=True, runtime=opts.runtime))
+    objective = Objective(fm, qm, pairing, tensors, samples, opts.runtime)
+    q_bytes = open(quant_path, "rb").read()
+    baseline = objective.sqnr(q_bytes)
+    ranked = sorted(
+        (lay for lay in base_cmp.layers if lay.isolated is not None and lay.op_type not in SKIP_TYPES and pairing.float_op_for(lay.op_index) is not None),
+        key=lambda lay: lay.isolated.sqnr_db,
+    )
+    ranked_all: list[int] = []
+    for lay in ranked:
+        if lay.op_index not in ranked_all:
+            ranked_all.append(lay.op_index)
+    candidates = ranked_all[: opts.candidates]
+    notes = ["candidates (worst isolated SQNR first): " + ", ".join(f"op {lay.op_index} {lay.op_type} ({lay.isolated.sqnr_db:.1f} dB)" for lay in ranked if lay.op_index in candidates)]
+    result = SurgicalSuggestResult(
+        target_sqnr_db, objective.names, False, baseline, baseline, len(q_bytes), latency_ms(q_bytes, qm, samples[0]), [], None,
+        output_sqnr_db_before=base_cmp.outputs[0].metrics.sqnr_db if base_cmp.outputs else None, notes=notes,
+    )  # fmt: skip
+    chosen: list[Edit] = []
+    current = baseline
+
+    def met(v: float) -> bool:
+        return target_sqnr_db is not None and v >= target_sqnr_db
+
+    def evaluate(edits: tuple[Edit, ...]) -> tuple[SurgicalResult, float] | None:
+        task.check()
+        if result.evaluations >= opts.max_evaluations:
+            return None
+        result.evaluations += 1
+        plan = SurgicalPlan((*chosen, *edits), opts.samples)
+        try:
+            res = apply_plan(float_path, quant_path, plan, samples, runtime=opts.runtime)
+        except InspectorError as e:
+            notes.append(f"{edits[0].kind} on {len(edits)} op(s) not possible: {e.message}")
+            return None
+        v = objective.sqnr(res.model_bytes)
+        result.points.append({"edits": [f"{e.kind} op:{e.ops[0]}" for e in plan.edits], "size_bytes": res.size_bytes, "objective_sqnr_db": None if math.isinf(v) else v})
+        return res, v
+
+    # Single-op steps use at most half the evaluations; the group search keeps the rest.
+    while not met(current) and len(result.steps) < budget and result.evaluations < opts.max_evaluations // 2:
+        done = {e.ops[0] for e in chosen}
+        report(min(0.95, result.evaluations / max(opts.max_evaluations, 1)), f"step {len(result.steps) + 1}: trying keep float on {len(candidates) - len(done)} candidate(s)")
+        trials = []
+        for op in candidates:
+            if op in done:
+                continue
+            kinds = applicable(qm, op, opts.edits)
+            first = "keep_float" if "keep_float" in kinds else (kinds[0] if kinds else None)
+            if first is None:
+                continue
+            got = evaluate((Edit(first, f"op:{op}", ops=(op,)),))
+            if got is not None:
+                trials.append((got[1], op, first, got[0]))
+        if not trials:
+            break
+        best_v, op, kind, res = max(trials, key=lambda t: (t[0], -t[3].size_bytes))
+        if best_v - current < SINGLE_OP_MIN_GAIN_DB:
+            notes.append(f"no single op gives {SINGLE_OP_MIN_GAIN_DB} dB: the error is spread over many layers")
+            break
+        for cheap in (k for k in CHEAP_EDITS if k in applicable(qm, op, opts.edits) and k != kind):
+            got = evaluate((Edit(cheap, f"op:{op}", ops=(op,)),))
+            if got is not None and (met(got[1]) or got[1] - current >= CHEAP_SHARE * (best_v - current)):
+                best_v, kind, res = got[1], cheap, got[0]
+                break
+        chosen.append(Edit(kind, f"op:{op}", ops=(op,)))
+        q = qm.main.ops[op]
+        result.steps.append(Step((op,), q.type, qm.main.tensors[q.outputs[0]].name, kind, best_v - current, best_v,
+                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0])))  # fmt: skip
+        result.best = res
+        current = best_v
+    if not met(current) and target_sqnr_db is not None and len(result.steps) < budget:
+        current = _prefix_search(qm, ranked_all, chosen, current, met, evaluate, opts, result, samples, report)
+    result.best_sqnr_db = current
+    result.met = target_sqnr_db is None or met(current)
+    if result.best is not None:
+        result.plan = result.best.plan
+        report(0.97, "re-comparing the suggested model")
+        with TempModel(result.best.model_bytes) as path:
+            after = compare_models(float_path, path, CompareOptions(samples=opts.samples, runtime=opts.runtime))
+        result.output_sqnr_db_after = after.outputs[0].metrics.sqnr_db if after.outputs else None
+    if target_sqnr_db is not None and not result.met:
+        notes.append(f"target {target_sqnr_db:.1f} dB not reached: best {current:.2f} dB with {len(result.steps)} edit(s)")
+    notes.append(f"{result.evaluations} edit+validate+measure evaluations")
+    report(1.0, "done")
+    return result
+
+
+def _prefix_search(
+    qm: Model, ranked: list[int], chosen: list[Edit], current: float, met: Callable[[float], bool],
+    evaluate: Callable[[tuple[Edit, ...]], tuple[SurgicalResult, float] | None], opts: SurgicalSuggestOptions,
+    result: SurgicalSuggestResult, samples: Sequence[Sample], report: Callable[[float, str], None],
+) -> float:  # fmt: skip
+    """The smallest k such that one edit kind on the k worst-ranked ops meets the target.
+
+    Kinds are tried cheapest first; a kind is skipped when even all its applicable ops fall short
+    (one evaluation). Then a binary search over k (assumes more edited layers never hurt).
+    """
+    done = {e.ops[0] for e in chosen}
+    for kind in (k for k in GROUP_EDITS if k in opts.edits):
+        ops = [op for op in ranked if op not in done and kind in applicable(qm, op, opts.edits)]
+        if not ops:
+            continue
+        report(min(0.95, result.evaluations / max(opts.max_evaluations, 1)), f"trying {kind} on the {len(ops)} worst layers")
+
+        def group(k: int, kind: str = kind, ops: list[int] = ops) -> tuple[Edit, ...]:
+            return tuple(Edit(kind, f"op:{op}", ops=(op,)) for op in ops[:k])
+
+        if result.evaluations >= opts.max_evaluations:
+            result.notes.append("stopped: evaluation budget used")
+            break
+        full = evaluate(group(len(ops)))
+        if full is None or not met(full[1]):
+            result.notes.append(f"{kind} on all {len(ops)} candidate layers reaches {full[1]:.2f} dB" if full else f"{kind} on the {len(ops)} candidate layers is not possible")
+            continue
+        lo, hi, best = 0, len(ops), full  # met at hi, not known at lo
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            got = evaluate(group(mid))
+            if got is None:
+                break
+            if met(got[1]):
+                hi, best = mid, got
+            else:
+                lo = mid
+        res, v = best
+        chosen.extend(group(hi))
+        result.steps.append(Step(tuple(ops[:hi]), "group", f"the {hi} worst layers by isolated SQNR", kind, v - current, v,
+                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0])))  # fmt: skip
+        result.best = res
+        return v
+    return current

@@ -1,0 +1,168 @@
+"""Apply a surgical plan to the user's quantized model B, validate it in LiteRT, return the bytes.
+
+Order (fixed, so a plan reproduces the same bytes): activation re-calibration, per-channel /
+MSE weights, bias correction (measured on the model with the earlier edits), then the edits
+that replace ops (keep float, a16w8). The data-dependent edits use the plan's samples. The
+edited model is invoked with the reference kernels and with XNNPACK before it is returned;
+a refusal raises RuntimeFailure naming the op. Runs in the worker process (`surgical_job`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from inspector.core.compare.pairing import check_correspondence, pair_models
+from inspector.core.errors import InputError, RuntimeFailure
+from inspector.core.progress import TaskState, as_task
+from inspector.core.requantize import measure
+from inspector.core.requantize.a16w8 import to_a16w8
+from inspector.core.requantize.bias_correction import correct_biases
+from inspector.core.requantize.check import explain
+from inspector.core.requantize.keep_float import keep_float
+from inspector.core.requantize.objective import TempModel
+from inspector.core.requantize.recalibrate import recalibrate
+from inspector.core.requantize.surgery import Surgery
+from inspector.core.requantize.surgical_plan import SurgicalPlan, resolve, sha256
+from inspector.core.requantize.weight_requant import requantize_weights
+from inspector.core.samples.sources import open_source
+from inspector.core.samples.spec import Sample, feed
+from inspector.core.tflite import edit as fe
+from inspector.core.tflite.model import Model, load_model
+
+# Bias correction measures every selected op at once; a second pass removes what remains once
+# the corrections upstream have changed the inputs the op sees.
+BIAS_PASSES = 2
+
+
+@dataclass
+class SurgicalResult:
+    float_path: str
+    quant_path: str
+    plan: SurgicalPlan  # resolved: every edit carries its op indices
+    model_bytes: bytes
+    edited_ops: tuple[int, ...]  # B op indices that changed
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.model_bytes)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "route": "surgical",
+            "float_model": self.float_path,
+            "quant_model": self.quant_path,
+            "edited_ops": list(self.edited_ops),
+            "size_bytes": self.size_bytes,
+            "plan": self.plan.to_json(),
+            "notes": self.notes,
+        }
+
+
+def plan_samples(plan: SurgicalPlan, fm: Model, qm: Model, measuring: bool = True) -> list[Sample]:
+    """The plan's samples; only the first when nothing is measured (validation needs one)."""
+    source = open_source(fm, qm, plan.samples)
+    if measuring:
+        return list(source)
+    return [next(iter(source))] if source.count else []
+
+
+def apply_plan(
+    float_path: str,
+    quant_path: str,
+    plan: SurgicalPlan,
+    samples: Sequence[Sample] | None = None,
+    task: TaskState | None = None,
+    runtime: str = "optimized",
+) -> SurgicalResult:
+    """Edit B (`quant_path`) by `plan` with A's (`float_path`) float weights; validated bytes."""
+    task = as_task(task)
+    fm, qm = load_model(float_path), load_model(quant_path)
+    check_correspondence(fm, qm)
+    pairing = pair_models(fm, qm)
+    fsha, qsha = sha256(float_path), sha256(quant_path)
+    if plan.quant_sha256 not in (None, qsha) or plan.float_sha256 not in (None, fsha):
+        raise InputError("the plan was made for a different float/quantized pair (checksums differ)", quant_path)
+    plan = resolve(plan, qm)
+    if not plan.edited_ops():
+        raise InputError("the plan selects no op", quant_path)
+    plan = SurgicalPlan(plan.edits, plan.samples, fsha, qsha)
+    if samples is None:
+        samples = plan_samples(plan, fm, qm, measuring=plan.needs_samples())
+    if not samples:
+        raise InputError("no samples to measure and validate with", plan.samples.source)
+    s = Surgery(fe.read(Path(quant_path).read_bytes()), fe.read(Path(float_path).read_bytes()), fm, qm, pairing)
+
+    def step(fraction: float, text: str) -> None:
+        task.check()
+        task.report(fraction, text)
+
+    for e in plan.edits:
+        if e.kind == "recalibrate" and e.ops:
+            step(0.05, "measuring float activations")
+            outs = [qm.main.ops[i].outputs[0] for i in e.ops]
+            observed = measure.float_values(fm, qm, pairing, outs, samples, runtime)
+            recalibrate(s, e.ops, e.calibration or "minmax", observed)
+    for kind, rounding in (("per_channel", "maxabs"), ("weight_mse", "mse")):
+        if plan.ops_for(kind):
+            step(0.3, "requantizing weights")
+            requantize_weights(s, plan.ops_for(kind), rounding)
+    if plan.ops_for("bias_correct"):
+        for k in range(BIAS_PASSES):
+            step(0.4 + 0.1 * k, f"measuring isolated errors for bias correction (pass {k + 1} of {BIAS_PASSES})")
+            with TempModel(fe.write(s.bm)) as current:
+                cm = load_model(current)
+                mean_err = measure.isolated_mean_error(fm, cm, pair_models(fm, cm), plan.ops_for("bias_correct"), samples, runtime, significant=True)
+            correct_biases(s, mean_err, note=k == 0)
+    if plan.ops_for("a16w8"):
+        step(0.6, "measuring ranges for 16-bit activations")
+        to_a16w8(s, plan.ops_for("a16w8"), samples, runtime)
+    if plan.ops_for("keep_float"):
+        keep_float(s, plan.ops_for("keep_float"))
+    s.rebuild_ops()
+    data = fe.write(s.bm)
+    step(0.8, "checking the edited model in LiteRT (reference kernels and XNNPACK)")
+    validate(data, qm, samples[0], quant_path)
+    task.report(1.0, "done")
+    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes)
+
+
+def validate(data: bytes, qm: Model, sample: Sample, path: str) -> None:
+    """Load and invoke once with the reference kernels, then with XNNPACK; RuntimeFailure if refused."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    values = feed(qm, sample)  # the graph inputs keep their indices and types in the edited model
+    for label, resolver in (
+        ("reference kernels", OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
+        ("default runtime (XNNPACK)", OpResolverType.AUTO),
+    ):
+        try:
+            it = Interpreter(model_content=data, experimental_op_resolver_type=resolver, num_threads=1)
+            it.allocate_tensors()
+            by_name = {d["name"]: d["index"] for d in it.get_input_details()}
+            for t, v in values.items():
+                it.set_tensor(by_name[qm.main.tensors[t].name], v)
+            it.invoke()
+            for d in it.get_output_details():
+                out = it.get_tensor(d["index"])
+                if np.issubdtype(out.dtype, np.floating) and not np.all(np.isfinite(out)):
+                    raise RuntimeError(f"output '{d['name']}' is not finite")
+        except Exception as e:
+            problem = explain(str(e), data, label)
+            raise RuntimeFailure(f"the edited model does not run: {problem.message}", path) from None
+
+
+def surgical_job(
+    float_path: str,
+    quant_path: str,
+    plan: SurgicalPlan,
+    samples: Sequence[Sample] | None,
+    task: TaskState,
+) -> SurgicalResult:
+    """`apply_plan` in the worker process (`run_isolated`)."""
+    return apply_plan(float_path, quant_path, plan, samples, task=task)

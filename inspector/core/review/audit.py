@@ -1,0 +1,161 @@
+"""Audit a quantized model against the TFLite quantization rules (DESIGN.md section 4).
+
+`audit_model` returns `Finding`s: severity ("error" breaks the int8/16x8 specification or makes
+a kernel compute wrong values; "warning" costs accuracy or speed; "info" explains a choice),
+a short rule id, the op and tensor concerned, a message, and observed vs expected values.
+Per-op rules live in `audit_rules`; model-level and comparison-based rules are here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.quantmath.kernel_path import classify
+from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.review import audit_rules
+from inspector.core.tflite.model import Model, Subgraph
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"error": 2, "warning": 1, "info": 0}
+LOW_RANGE_USE = 0.10  # activations using < 10% of their representable range waste resolution
+HIGH_CLIP_RATE = 0.01  # > 1% of float values outside the representable range
+
+
+@dataclass(frozen=True)
+class Finding:
+    severity: str
+    rule: str
+    op_index: int | None
+    op_type: str | None
+    tensor_index: int | None
+    tensor_name: str | None
+    message: str
+    observed: Any = None
+    expected: Any = None
+    subgraph: int = 0
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict) -> Finding:
+        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})  # type: ignore[arg-type]
+
+
+def audit_model(model: Model, comparison: ComparisonResult | None = None) -> list[Finding]:
+    """All findings for `model`; `comparison` (the typed result) adds range/clip checks."""
+    out: list[Finding] = []
+    for sg in model.subgraphs:
+        producers = sg.producers()
+        paths = {op.index: classify(sg, op, producers) for op in sg.ops}
+        for op in sg.ops:
+            for f in audit_rules.check_op(model, sg, op, paths[op.index]):
+                out.append(Finding(subgraph=sg.index, **f))
+        for f in audit_rules.check_activations(sg, producers):
+            out.append(Finding(subgraph=sg.index, **f))
+        out += _mixed_kernels(sg, paths)
+    out += _io(model)
+    if comparison is not None:
+        out += _comparison(model, comparison)
+    out.sort(key=lambda f: (f.subgraph, -1 if f.op_index is None else f.op_index, -SEVERITY_RANK[f.severity], f.rule))
+    return out
+
+
+def at_or_above(findings: list[Finding], severity: str) -> list[Finding]:
+    """Findings whose severity is `severity` or worse (for --fail-on)."""
+    if severity not in SEVERITY_RANK:
+        raise ValueError(f"unknown severity {severity!r} (use one of {', '.join(SEVERITIES)})")
+    return [f for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[severity]]
+
+
+def counts(findings: list[Finding]) -> dict[str, int]:
+    return {s: sum(1 for f in findings if f.severity == s) for s in SEVERITIES}
+
+
+# ------------------------------------------------------------------ model-level rules
+_BOUNDARY = frozenset({"QUANTIZE", "DEQUANTIZE"})
+
+
+def _mixed_kernels(sg: Subgraph, paths: dict[int, str]) -> list[Finding]:
+    """Float compute left in an otherwise integer graph; hybrid ops explained."""
+    out = []
+    n_int = sum(1 for op in sg.ops if paths[op.index].startswith("full_integer") and op.type not in _BOUNDARY)
+    for op in sg.ops:
+        path = paths[op.index]
+        if op.type in _BOUNDARY:
+            continue
+        if path == "hybrid":
+            out.append(Finding(
+                "info", "hybrid-op", op.index, op.type, None, None,
+                "Hybrid (dynamic range) op: integer weights, float activations; the input is quantized per batch at run "
+                "time, so the op has no output scale. Integer-only accelerators (NPU, DSP, Edge TPU) cannot run it.",
+                observed=path, expected="full_integer_int8", subgraph=sg.index))  # fmt: skip
+        if n_int and path in ("float", "float16_weights", "weight_only", "hybrid"):
+            out.append(Finding(
+                "warning", "float-op-in-integer-model", op.index, op.type, None, None,
+                f"{op.type} runs a {path.replace('_', ' ')} kernel inside an otherwise integer model ({n_int} integer ops). "
+                "Integer-only accelerators cannot run it: the graph is split, this op falls back to the CPU, and "
+                "activations are dequantized and requantized around it at every invoke, which costs latency and "
+                "delegate round-trips.",
+                observed=path, expected="full_integer_int8 or full_integer_16x8", subgraph=sg.index))  # fmt: skip
+    return out
+
+
+def _kind(dtype: str) -> str:
+    return "float" if dtype.startswith(("float", "bfloat")) else "int" if dtype in ("int8", "uint8", "int16") else "other"
+
+
+def _io(model: Model) -> list[Finding]:
+    sg = model.main
+    ins = [sg.tensors[i] for i in sg.inputs]
+    outs = [sg.tensors[i] for i in sg.outputs]
+    kinds = {_kind(t.dtype) for t in ins + outs} - {"other"}
+    n_int = sum(1 for op in sg.ops if classify(sg, op).startswith("full_integer") and op.type not in _BOUNDARY)
+    if not n_int or not kinds:
+        return []
+    desc = ", ".join(f"{t.name}: {t.dtype}" for t in ins + outs)
+    if kinds == {"float", "int"}:
+        return [Finding(
+            "warning", "mixed-io", None, None, None, None,
+            "The model mixes float and integer inputs/outputs: callers must quantize some tensors themselves and "
+            "read others as float; check that this is intended (inference_input_type / inference_output_type).",
+            observed=desc, expected="all float or all integer I/O")]  # fmt: skip
+    if kinds == {"float"}:
+        return [Finding(
+            "info", "float-io", None, None, None, None,
+            "Integer model with float inputs and outputs: QUANTIZE/DEQUANTIZE at the edges run on the CPU. "
+            "For integer-only accelerators convert with inference_input_type/inference_output_type = int8.",
+            observed=desc, expected="int8 I/O for integer-only targets")]  # fmt: skip
+    return []
+
+
+def _comparison(model: Model, comparison: ComparisonResult) -> list[Finding]:
+    sg = model.main
+    out = []
+    for layer in comparison.layers:
+        common = (layer.op_index, layer.op_type, layer.quant_tensor, layer.tensor_name)
+        ru, cr = layer.metrics.range_use, layer.metrics.clip_rate
+        op_i = layer.op_index
+        fixed = fixed_output_params(sg.ops[op_i], sg) if 0 <= op_i < len(sg.ops) else None
+        if fixed is not None and ru is not None and ru < LOW_RANGE_USE:
+            out.append(Finding(
+                "info", "low-range-use", *common,
+                f"The float values use only {ru:.1%} of the output range, but {layer.op_type} has a fixed output "
+                f"quantization (scale {fixed[0]:g}, zero-point {fixed[1]}) set by the kernel: calibration cannot change it.",
+                observed=ru, expected="fixed by the kernel"))  # fmt: skip
+        elif ru is not None and ru < LOW_RANGE_USE:
+            out.append(Finding(
+                "warning", "low-range-use", *common,
+                f"The float values use only {ru:.1%} of the range this tensor can represent: most of the 8-bit grid "
+                "is never used, so the effective resolution is a few bits. Calibrate on representative data, or "
+                "check for outliers that stretched the range.",
+                observed=ru, expected=f">= {LOW_RANGE_USE:g}"))  # fmt: skip
+        if cr is not None and cr > HIGH_CLIP_RATE:
+            out.append(Finding(
+                "warning", "clipping", *common,
+                f"{cr:.2%} of the float values fall outside the representable range and are clipped: the calibration "
+                "range is too narrow for these inputs.",
+                observed=cr, expected=f"<= {HIGH_CLIP_RATE:g}"))  # fmt: skip
+    return out

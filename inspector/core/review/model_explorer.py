@@ -1,0 +1,56 @@
+"""Per-op error as Google Model Explorer "node data", to colour the quantized graph by error.
+
+Format (model_explorer/node_data_builder.py, `ModelNodeData.to_json_string`):
+    {"<graph id>": {"results": {"<node id>": {"value": <number>}, ...},
+                    "gradient": [{"stop": 0, "bgColor": "#..."}, ..., {"stop": 1, "bgColor": "#..."}]}}
+For .tflite files Model Explorer's flatbuffer adapter names each subgraph's graph after the
+subgraph ("main" for an unnamed subgraph 0, "subgraph_<i>" for others) and gives operator i of
+the subgraph the node id "<i>" (auxiliary input/output/constant nodes get ids after the ops), so
+a compare layer's `op_index` is its node id. Load the file in Model Explorer's side panel
+("Node data") on the quantized model.
+"""
+
+from __future__ import annotations
+
+import math
+
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.stats.metrics import METRIC_KEYS
+from inspector.core.tflite.model import Model
+
+# Metrics for which a larger value is better (the gradient runs red -> green as values grow).
+HIGHER_IS_BETTER = frozenset({"sqnr_db", "cosine", "range_use"})
+RED, YELLOW, GREEN = "#d73027", "#fee08b", "#1a9850"
+
+
+def graph_id(model: Model | None, subgraph: int = 0) -> str:
+    if model is None:
+        return "main" if subgraph == 0 else f"subgraph_{subgraph}"
+    name = model.subgraphs[subgraph].name
+    return name or ("main" if subgraph == 0 else f"subgraph_{subgraph}")
+
+
+def node_data(comparison: ComparisonResult, metric: str = "sqnr_db", *, isolated: bool = False,
+              model: Model | None = None) -> dict:  # fmt: skip
+    """Model Explorer node data of `metric` per op of the quantized model (accumulated or isolated).
+
+    Layers whose value is missing or not finite (SQNR of identical tensors) are left out, since
+    Model Explorer values must be numbers.
+    """
+    if metric not in METRIC_KEYS:
+        raise ValueError(f"unknown metric {metric!r} (one of {', '.join(METRIC_KEYS)})")
+    results: dict[str, dict] = {}
+    for layer in comparison.layers:
+        m = layer.isolated if isolated else layer.metrics
+        v = None if m is None else getattr(m, metric)
+        if v is None or not math.isfinite(v):
+            continue
+        key = str(layer.op_index)
+        # one op can have several compared outputs: keep the worst
+        if key in results:
+            old = results[key]["value"]
+            v = min(old, v) if metric in HIGHER_IS_BETTER else max(old, v)
+        results[key] = {"value": float(v)}
+    colors = (RED, YELLOW, GREEN) if metric in HIGHER_IS_BETTER else (GREEN, YELLOW, RED)
+    gradient = [{"stop": s, "bgColor": c} for s, c in zip((0, 0.5, 1), colors, strict=True)]
+    return {graph_id(model): {"results": results, "gradient": gradient}}

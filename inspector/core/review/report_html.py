@@ -1,0 +1,303 @@
+"""One self-contained HTML file from a `build_report` dict: inline CSS and SVG, no scripts,
+no external references, so it opens anywhere without network and can be attached to a review.
+
+Sections (element ids): models, layer-error, task, worst-layers, audit, op-math. Every number shown
+in a table cell carries its exact JSON value in a `data-value` attribute.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from html import escape
+
+from inspector.core.review.svg_plot import PALETTE, Series, line_plot, step_histogram
+from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, NEAR_EXACT_LABEL, exact_line
+
+SECTIONS = (("models", "Models"), ("layer-error", "Layer error"), ("task", "Task metrics"), ("worst-layers", "Worst layers"),
+            ("audit", "Audit findings"), ("op-math", "Op math of the worst layers"))  # fmt: skip
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1200px;color:#222;padding:0 16px}
+h1{font-size:22px;margin-bottom:4px} h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:32px}
+h3{font-size:15px;margin:18px 0 6px} nav a{margin-right:14px} .muted{color:#666}
+table{border-collapse:collapse;margin:8px 0;font-size:13px} th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
+th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} code{font-size:12px}
+th.num{white-space:nowrap} .banner{padding:6px 10px;border-radius:4px;margin:8px 0}
+.sev-error{background:#fde2e1} .sev-warning{background:#fff4d6} .sev-info{background:#eef4fb}
+.bar{display:inline-block;height:10px;background:#d9534f;vertical-align:middle} .bar.neg{background:#5cb85c}
+.badge{display:inline-block;padding:1px 8px;border-radius:9px;margin-right:6px;font-size:12px}
+.cards{display:flex;flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8px 12px}
+ul.expl li{margin:3px 0} svg{background:#fff} td code{word-break:break-all}
+"""
+
+
+def _num(v, key: str = "", digits: int = 4, percent: bool = False) -> str:
+    """A numeric table cell with the exact value in data-value (`percent`: a share shown in %)."""
+    if v is None:
+        return f'<td class="num" data-key="{escape(key)}" data-value="null">–</td>'
+    if isinstance(v, float) and not math.isfinite(v):
+        return f'<td class="num" data-key="{escape(key)}" data-value="{v}">{v}</td>'
+    if percent:
+        shown = f"{100 * v:.{digits - 1}g} %"
+    else:
+        shown = f"{v:.{digits}g}" if isinstance(v, float) else str(v)
+    return f'<td class="num" data-key="{escape(key)}" data-value="{json.dumps(v)}">{shown}</td>'
+
+
+def _txt(v) -> str:
+    return f"<td>{escape('' if v is None else str(v))}</td>"
+
+
+def _kv(v) -> str:
+    return escape(json.dumps(v) if isinstance(v, dict | list) else "" if v is None else str(v))
+
+
+# ------------------------------------------------------------------ sections
+def _models(report: dict) -> str:
+    cards = [(k, report["models"].get(k)) for k in ("float", "quant")]
+    cards = [(k, c) for k, c in cards if c is not None]
+    rows = [("file", "file"), ("size (bytes)", "size_bytes"), ("subgraphs", "subgraphs"), ("ops", "ops"),
+            ("tensors", "tensors"), ("signatures", "signatures")]  # fmt: skip
+    head = "".join(f"<th>{'float model' if k == 'float' else 'quantized model'}</th>" for k, _ in cards)
+    body = []
+    for label, key in rows:
+        cells = "".join(_num(c[key], f"{k}.{key}") if isinstance(c[key], int) else _txt(", ".join(c[key]) if isinstance(c[key], list) else c[key])
+                        for k, c in cards)  # fmt: skip
+        body.append(f"<tr><th>{label}</th>{cells}</tr>")
+    for label, key in (("kernel paths", "kernel_paths"), ("op types", "op_types"), ("constant bytes by dtype", "constant_bytes")):
+        cells = "".join("<td>" + "<br>".join(f"{escape(str(n))}: {v:,}" for n, v in c[key].items()) + "</td>" for _, c in cards)
+        body.append(f"<tr><th>{label}</th>{cells}</tr>")
+    for label, key in (("inputs", "inputs"), ("outputs", "outputs")):
+        cells = "".join("<td>" + "<br>".join(
+            f"<code>{escape(t['name'])}</code> {escape(t['dtype'])}{t['shape']}"
+            + (f" S={t['scale']:.4g} Z={t['zero_point']}" if t["scale"] is not None else "") for t in c[key]) + "</td>"
+            for _, c in cards)  # fmt: skip
+        body.append(f"<tr><th>{label}</th>{cells}</tr>")
+    paths = "".join(f'<p class="muted">{k}: <code>{escape(c["path"])}</code></p>' for k, c in cards)
+    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}"
+
+
+def _layer_error(report: dict) -> str:
+    comp = report.get("comparison")
+    if report.get("comparison_error"):
+        return (f'<p class="sev-error">The comparison could not run: {escape(report["comparison_error"])}</p>'
+                '<p class="muted">See the audit findings below for rule violations that make the runtime refuse a model.</p>')  # fmt: skip
+    if not comp or not comp.get("layers"):
+        return '<p class="muted">No comparison run (give both models and samples to measure layer error).</p>'
+    def sq(lay, key):
+        return ((lay.get(key) or {}).get("sqnr_db")) if lay.get(key) else None
+
+    # x = op index in the quantized model (execution order); layers whose tensors are identical
+    # in both models (infinite SQNR, e.g. shape arithmetic) carry no error and are left out.
+    layers = [lay for lay in comp["layers"] if sq(lay, "metrics") is not None or sq(lay, "isolated") is not None]
+    xs = [lay["op_index"] for lay in layers]
+    acc = [sq(lay, "metrics") for lay in layers]
+    iso = [sq(lay, "isolated") for lay in layers]
+    # As in the GUI plot: SQNRs >= NEAR_EXACT_DB (equal up to float rounding) sit on one line
+    # 10 dB above the best other SQNR instead of squashing the scale.
+    top = exact_line(acc + iso)
+    capped = sum(1 for v in acc + iso if v is not None and v >= NEAR_EXACT_DB)
+    acc = [top if v is not None and v >= NEAR_EXACT_DB else v for v in acc]
+    iso = [top if v is not None and v >= NEAR_EXACT_DB else v for v in iso]
+    series = [Series("accumulated SQNR", xs, acc, PALETTE[0])]
+    if any(v is not None for v in iso):
+        series.append(Series("isolated SQNR", xs, iso, PALETTE[1], dashed=True))
+    worst = {lay["op_index"] for lay in report.get("worst_layers", [])}
+    hl = [x for x in xs if x in worst]
+    svg = line_plot(series, title="SQNR per layer (dB, higher is better)", x_label="op index (execution order)",
+                    y_label="SQNR (dB)", highlight=hl, connect_gaps=True)  # fmt: skip
+    meta = (f'<p class="muted">{comp.get("samples")} samples, runtime {escape(str(comp.get("runtime")))}'
+            f'{" — " + escape(str(comp["kernels"])) if comp.get("kernels") else ""}. '
+            "Layers with identical values in both models (infinite SQNR) are left out; red rings mark the worst layers; "
+            "isolated SQNR is each layer's own error, fed the quantized model's inputs."
+            + (f" {capped} value(s) of {NEAR_EXACT_LABEL} (equal up to float rounding) are drawn at {top:.0f} dB."
+               if capped else "") + "</p>")  # fmt: skip
+    banner = _random_banner(comp) + _pair_banner(comp)
+    outs = comp.get("outputs") or []
+    rows = "".join(f"<tr>{_txt(o['name'])}" + "".join(_num((o.get('metrics') or {}).get(k), f"output.{k}") for k in
+                   ("sqnr_db", "mse", "max_abs", "cosine")) + "</tr>" for o in outs)  # fmt: skip
+    out_tab = ("<h3>Model outputs</h3><table><tr><th>output</th><th>SQNR dB</th><th>MSE</th><th>max |err|</th>"
+               f"<th>cosine</th></tr>{rows}</table>") if outs else ""  # fmt: skip
+    return f'{banner}<div class="plot">{svg}</div>{meta}{out_tab}'
+
+
+def _random_banner(comp: dict) -> str:
+    if not comp.get("samples_are_random"):
+        return ""
+    return ('<p class="banner sev-warning" id="random-inputs">These results come from random inputs: task metrics '
+            "(accuracy, agreement) and clipping say little about real data. Give real samples with "
+            '<code style="white-space:nowrap">--inputs</code>.</p>')  # fmt: skip
+
+
+def _pair_banner(comp: dict) -> str:
+    """The pair check: swapped models, weights that disagree, poor pairing coverage."""
+    pc = comp.get("pair_check")
+    if not pc:
+        return ""
+    figures = ""
+    if pc.get("median_step_error") is not None:
+        figures = (f"paired weights differ from the float ones by a median {pc['median_step_error']:.2f} and at most "
+                   f"{pc['max_step_error']:.2f} quantization steps ({100 * pc['disagree_share']:.1f}% beyond "
+                   f"{pc.get('disagree_steps', 2):g} steps, {pc['weights_compared']} weight tensors); ")  # fmt: skip
+    figures += f"{100 * pc['op_coverage']:.0f}% of the quantized model's ops paired"
+    swapped = comp.get("swapped") or pc.get("swapped")
+    notes = [r for r in pc.get("reasons", []) if "swapped" not in r]
+    if swapped:
+        notes.insert(0, "the models were given the wrong way round (the quantized one first) and were swapped back")
+    if not pc.get("related", True):
+        cls, head = "sev-error", "Not a float/quantized twin pair"
+    elif notes:
+        cls, head = "sev-warning", "Pair check"
+    else:
+        cls, head = "muted", "Pair check: twins"
+    text = "; ".join(notes)
+    return (f'<p class="banner {cls}" id="pair-check"><b>{head}</b>{": " + escape(text) if text else ""} — '
+            f"{escape(figures)}.</p>")
+
+_WORST_KEYS = ("sqnr_db", "mse", "max_abs", "mean_error", "rmse_over_scale", "clip_rate", "range_use")
+WORST_LABELS = {  # column headers with units (float units: the tensor's own values)
+    "sqnr_db": "SQNR (dB)",
+    "mse": "MSE (float units²)",
+    "max_abs": "max |error| (float units)",
+    "mean_error": "mean error / bias (float units)",
+    "rmse_over_scale": "RMSE / scale (steps)",
+    "clip_rate": "clipped (%)",
+    "range_use": "range use (%)",
+}
+_PERCENT_KEYS = frozenset({"clip_rate", "range_use"})
+
+
+def _float_op(lay: dict) -> str:
+    """A's op beside B's where the numbers differ (B's op index is the layer identifier)."""
+    f = lay.get("float_op_index")
+    return "" if f is None or f == lay["op_index"] else f' <span class="muted">(A: op {f})</span>'
+
+
+def _worst(report: dict) -> str:
+    worst = report.get("worst_layers") or []
+    if not worst:
+        return '<p class="muted">No comparison run, so no layer ranking.</p>'
+    with_iso = any(lay.get("isolated") for lay in worst)  # the column only when --isolated ran
+    head = "".join(f'<th data-key="{k}">{escape(WORST_LABELS[k])}</th>' for k in _WORST_KEYS)
+    head += "<th>isolated SQNR (dB)</th>" if with_iso else ""
+    rows = []
+    for lay in worst:
+        m = lay.get("metrics") or {}
+        iso = (lay.get("isolated") or {}).get("sqnr_db") if lay.get("isolated") else None
+        rows.append(f'<tr id="worst-op-{lay["op_index"]}">' + _num(lay["op_index"], "op_index") + _txt(lay["op_type"])
+                    + f"<td><code>{escape(str(lay['tensor_name']))}</code>{_float_op(lay)}</td>"
+                    + "".join(_num(m.get(k), k, percent=k in _PERCENT_KEYS) for k in _WORST_KEYS)
+                    + (_num(iso, "isolated.sqnr_db") if with_iso else "") + "</tr>")  # fmt: skip
+    table = (f"<table><tr><th>op</th><th>type</th><th>tensor</th>{head}</tr>{''.join(rows)}</table>")
+    hists = []
+    for lay in worst:
+        h = lay.get("weights")
+        if not h:
+            continue
+        markers = [(h["clip_lo"], "min"), (h["clip_hi"], "max")] if h.get("clip_lo") is not None else []
+        series = [(n, c, col) for n, c, col in (("float", h.get("float_counts"), PALETTE[0]),
+                                                ("dequantized", h.get("quant_counts"), PALETTE[1])) if c is not None]  # fmt: skip
+        svg = step_histogram(h["edges"], series, title=f"weights of op {lay['op_index']} {lay['op_type']}",
+                             x_label=f"{h['tensor_name']} (float value)", markers=markers)  # fmt: skip
+        sq = "–" if h.get("sqnr_db") is None else f"{h['sqnr_db']:.2f} dB"
+        hists.append(f'<div class="card"><b>op {lay["op_index"]} {escape(lay["op_type"])}</b> — weight SQNR {sq}'
+                     f"{' (per-channel)' if h.get('per_channel') else ''}<br>{svg}</div>")  # fmt: skip
+    return table + ("<h3>Weight histograms (float vs dequantized; dashed: representable range)</h3>"
+                    f'<div class="cards">{"".join(hists)}</div>' if hists else "")  # fmt: skip
+
+
+def _pct(v) -> str:
+    return "–" if v is None else f"{100 * v:.2f}%"
+
+
+def _task(report: dict) -> str:
+    t = (report.get("comparison") or {}).get("task")
+    if not t:
+        return '<p class="muted">No per-sample outputs (no comparison run, or outputs too large to keep).</p>'
+    drop = t.get("accuracy_drop_pct")
+    cards = [("task kind", t["kind"]), ("samples", t["num_samples"]), ("float accuracy", _pct(t.get("float_accuracy"))),
+             ("quantized accuracy", _pct(t.get("quant_accuracy"))),
+             ("accuracy drop", "–" if drop is None else f"{drop:.2f} points"),
+             ("top-1 agreement", _pct(t.get("top1_agreement"))), ("top-5 agreement", _pct(t.get("top5_agreement")))]  # fmt: skip
+    head = "".join(f'<div class="card" data-key="task.{escape(k)}"><span class="muted">{escape(k)}</span><br><b>{escape(str(v))}</b></div>'
+                   for k, v in cards)  # fmt: skip
+    note = ("" if t.get("float_accuracy") is not None else
+            '<p class="muted">No labels: the float model\'s prediction is the reference (agreement, not accuracy).</p>')  # fmt: skip
+    per_class = ""
+    if t.get("per_class"):
+        rows = "".join(
+            f"<tr>{_txt(c.get('name') or c['label'])}{_num(c['count'], 'count')}{_num(c['float_accuracy'], 'float_accuracy')}"
+            f"{_num(c['quant_accuracy'], 'quant_accuracy')}{_num(c['drop_pct'], 'drop_pct')}"
+            f'<td><span class="bar{" neg" if c["drop_pct"] < 0 else ""}" style="width:{min(abs(c["drop_pct"]), 100) * 2:.0f}px"></span></td></tr>'
+            for c in t["per_class"])  # fmt: skip
+        per_class = ("<h3>Accuracy drop per class (percentage points)</h3><table><tr><th>class</th><th>samples</th>"
+                     f"<th>float acc.</th><th>quant. acc.</th><th>drop</th><th></th></tr>{rows}</table>")  # fmt: skip
+    worst = ""
+    if t.get("worst_samples"):
+        rows = "".join(
+            f"<tr>{_num(w['index'], 'index')}{_txt(w['source'])}{_txt(w.get('label_name') or w['label'])}"
+            f"{_txt(w.get('float_pred_name') or w['float_pred'])}{_txt(w.get('quant_pred_name') or w['quant_pred'])}"
+            f"{_num(w['output_sqnr_db'], 'output_sqnr_db')}{_txt('flipped' if w.get('flipped') else '')}</tr>"
+            for w in t["worst_samples"])  # fmt: skip
+        worst = ("<h3>Worst samples (flipped predictions first, then lowest output SQNR)</h3><table><tr><th>#</th>"
+                 "<th>source</th><th>label</th><th>float pred.</th><th>quant. pred.</th><th>output SQNR dB</th><th></th></tr>"
+                 f"{rows}</table>")  # fmt: skip
+    return f'<div class="cards">{head}</div>{note}{per_class}{worst}'
+
+
+def _audit(report: dict) -> str:
+    a = report.get("audit") or {"counts": {}, "findings": []}
+    c = a.get("counts", {})
+    badges = "".join(f'<span class="badge sev-{s}" data-key="count.{s}" data-value="{c.get(s, 0)}">{c.get(s, 0)} {s}</span>'
+                     for s in ("error", "warning", "info"))  # fmt: skip
+    if not a["findings"]:
+        return f"<p>{badges}</p><p>No findings.</p>"
+    rows = "".join(
+        f'<tr class="sev-{escape(f["severity"])}">{_txt(f["severity"])}{_txt(f["rule"])}{_num(f["op_index"], "op_index")}'
+        f'{_txt(f["op_type"])}<td><code>{escape(str(f["tensor_name"] or ""))}</code></td>{_txt(f["message"])}'
+        f"<td><code>{_kv(f['observed'])}</code></td><td><code>{_kv(f['expected'])}</code></td></tr>"
+        for f in a["findings"])  # fmt: skip
+    return (f'<p>{badges} <span class="muted">audited: <code>{escape(str(report.get("audited_model")))}</code></span></p>'
+            "<table><tr><th>severity</th><th>rule</th><th>op</th><th>type</th><th>tensor</th><th>finding</th>"
+            f"<th>observed</th><th>expected</th></tr>{rows}</table>")  # fmt: skip
+
+
+def _op_math(report: dict) -> str:
+    oms = report.get("op_math") or {}
+    if not oms:
+        return '<p class="muted">No worst layers to explain.</p>'
+    parts = []
+    for key, om in oms.items():
+        expl = "".join(f"<li>{escape(line)}</li>" for line in om["explanation"])
+        table = ""
+        c = om.get("conv")
+        if c:
+            rows = [("S1 input scale", c["input_scale"]), ("Z1", c["input_zero_point"]), ("S3 output scale", c["output_scale"]),
+                    ("Z3", c["output_zero_point"]), ("M min", min(c["multipliers"])), ("M max", max(c["multipliers"])),
+                    ("M0 min", min(c["m0"])), ("M0 max", max(c["m0"])), ("shift min", min(c["shifts"])),
+                    ("shift max", max(c["shifts"])), ("channels", len(c["weight_scales"]))]  # fmt: skip
+            table = "<table>" + "".join(f"<tr><th>{n}</th>{_num(v, f'op{key}.{n}', 8)}</tr>" for n, v in rows) + "</table>"
+        r = om.get("rescale")
+        if r and r.get("multipliers"):
+            table = ("<table><tr><th>multiplier</th><th>formula</th><th>real</th><th>M0</th><th>shift</th></tr>"
+                     + "".join(f"<tr>{_txt(m['name'])}{_txt(m['formula'])}{_num(m['real'], 'real', 8)}{_num(m['m0'], 'm0')}"
+                               f"{_num(m['shift'], 'shift')}</tr>" for m in r["multipliers"]) + "</table>")  # fmt: skip
+        parts.append(f'<div id="opmath-{escape(key)}"><h3>op {escape(key)} {escape(om["op_type"])} — '
+                     f'{escape(om["kernel_label"])}</h3><ul class="expl">{expl}</ul>{table}</div>')  # fmt: skip
+    return "".join(parts)
+
+
+def render_html(report: dict) -> str:
+    """The report as one self-contained HTML document."""
+    models = report.get("models", {})
+    names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
+    nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in SECTIONS)
+    render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math}
+    body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in SECTIONS)
+    return (
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>Quantization report: {names}</title><style>{CSS}</style></head><body>"
+        f"<h1>Quantization report</h1><p class=\"muted\">{names} — generated {escape(str(report.get('generated_at')))} "
+        f"by tflite-inspector {escape(str(report.get('tool_version')))}</p><nav>{nav}</nav>{body}</body></html>\n"
+    )

@@ -1,0 +1,237 @@
+"""Run a model in the LiteRT interpreter and read back every intermediate tensor.
+
+The model is run as a rewritten copy in which every intermediate is also a graph output (see
+`model_rewrite`), so the chosen kernels run unchanged and each value is real:
+- "optimized": the default op resolver, with the XNNPACK delegate where it applies (what a
+  deployed model uses);
+- "reference": `OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES`, the builtin kernels alone;
+- "builtin_ref": `OpResolverType.BUILTIN_REF`, the plain reference implementations (slow; what
+  the spec's integer math gives, used by `compare-runtimes`).
+Optimized and builtin kernels can differ by a few quantization steps on int8 models, so every
+result records which runtime produced it.
+
+`ModelRunner.run` returns numpy *views* of the interpreter's buffers, valid until the next run:
+copy what you keep (the interpreter refuses to invoke while views are alive).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+
+import numpy as np
+
+from inspector.core.errors import RuntimeFailure
+from inspector.core.progress import TaskState, as_task
+from inspector.core.tflite.expose_file import expose_to_file
+from inspector.core.tflite.litertlm import read_model_bytes
+from inspector.core.tflite.model import Model
+from inspector.core.tflite.rewrite import CACHE_MAX_BYTES, expose_intermediates, exposed_outputs
+
+_stderr_lock = threading.Lock()
+
+RUNTIMES = {
+    "optimized": "LiteRT default kernels with the XNNPACK delegate",
+    "reference": "LiteRT builtin kernels without default delegates (BUILTIN_WITHOUT_DEFAULT_DELEGATES)",
+    "builtin_ref": "LiteRT reference kernels (BUILTIN_REF: plain reference implementations, slow)",
+}
+
+
+def check_runtime(runtime: str) -> None:
+    if runtime not in RUNTIMES:
+        raise ValueError(f"unknown runtime {runtime!r}; choose one of {', '.join(RUNTIMES)}")
+
+
+def make_interpreter(
+    content: bytes | str,
+    model: Model,
+    runtime: str = "optimized",
+    num_threads: int | None = None,
+    preserve_all_tensors: bool = False,
+):
+    """An allocated LiteRT interpreter; refusals become RuntimeFailure naming model and op.
+
+    `content`: the model's bytes, or (a str) the path of a model file the interpreter maps.
+    """
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    check_runtime(runtime)
+    resolver = {
+        "optimized": OpResolverType.AUTO,
+        "reference": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        "builtin_ref": OpResolverType.BUILTIN_REF,
+    }[runtime]
+    with _captured_stderr() as captured:
+        try:
+            source = {"model_path": content} if isinstance(content, str) else {"model_content": content}
+            it = Interpreter(
+                **source,
+                num_threads=num_threads,
+                experimental_op_resolver_type=resolver,
+                experimental_preserve_all_tensors=preserve_all_tensors,
+            )
+            it.allocate_tensors()
+            error = None
+        except Exception as e:  # the wrapper raises RuntimeError/ValueError with the kernel's text
+            error = e
+    if error is not None:
+        raise RuntimeFailure(_refusal_message(model, f"{error}\n{captured()}"), model.path) from error
+    return it
+
+
+@contextlib.contextmanager
+def _captured_stderr():
+    """Capture what the C++ runtime writes to fd 2 ("Created XNNPACK delegate", kernel errors).
+
+    Yields a function returning the captured text. Falls back to no capture when fd 2 cannot
+    be redirected (e.g. no real stderr).
+    """
+    text: list[str] = []
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield lambda: ""
+        return
+    with tempfile.TemporaryFile() as tmp:
+        with _stderr_lock:
+            os.dup2(tmp.fileno(), 2)
+            try:
+                yield lambda: "".join(text)
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+        tmp.seek(0)
+        text.append(tmp.read().decode("utf-8", "replace"))
+
+
+def _refusal_message(model: Model, text: str) -> str:
+    custom = sorted({op.type for sg in model.subgraphs for op in sg.ops if op.is_custom})
+    m = re.search(r"unresolved custom op:\s*([\w./-]+)", text, re.IGNORECASE)
+    if m or (custom and "custom" in text.lower()):
+        name = m.group(1).rstrip(".") if m else custom[0]
+        ops = [f"op {op.index}" for op in model.main.ops if op.type == name]
+        where = f" ({', '.join(ops)})" if ops else ""
+        return f"the LiteRT runtime cannot run custom op '{name}'{where}: it is not built into LiteRT"
+    first = text.strip().splitlines()[0] if text.strip() else "unknown error"
+    m = re.search(r"Node number (\d+) \((\w+)\)", text)
+    if m:
+        return f"the LiteRT runtime refused op {m.group(1)} ({m.group(2)}): {first}"
+    return f"the LiteRT runtime refused the model: {first}"
+
+
+class ModelRunner:
+    """One interpreter over a rewritten copy of `model` that exposes every intermediate tensor.
+
+    Runs `model.main`: subgraph 0, or the chosen signature's subgraph (`Model.for_signature`),
+    which is invoked by its index (the copy's signature table is emptied: its outputs changed).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        runtime: str = "optimized",
+        num_threads: int | None = None,
+        content: bytes | None = None,
+        exposed: tuple[int, ...] | None = None,
+    ) -> None:
+        self.model = model
+        self.runtime = runtime
+        self.subgraph = model.main.index
+        temp = None
+        if content is None and model.size_bytes > CACHE_MAX_BYTES:
+            # Big: the copy goes to a temporary file the interpreter maps (weights are not held
+            # twice in memory; over 2 GB the weights after the flatbuffer are moved, not patched).
+            exposed = exposed_outputs(model.path, self.subgraph)
+            content = temp = expose_to_file(model.path, self.subgraph, exposed)
+        elif content is None:
+            content, exposed = expose_intermediates(model.path, self.subgraph)
+        self.exposed: tuple[int, ...] = tuple(exposed or ())
+        try:
+            self.interpreter = make_interpreter(content, model, runtime, num_threads)
+        finally:
+            if temp is not None:
+                os.unlink(temp)  # the interpreter's map keeps the data readable
+        w = self.interpreter._interpreter  # the wrapper: every call takes a subgraph index
+        if self.subgraph != 0:  # allocate_tensors() covers the primary subgraph only
+            try:
+                w.AllocateTensors(self.subgraph)
+            except Exception as e:
+                raise RuntimeFailure(_refusal_message(model, str(e)), model.path) from e
+        self.input_indices: tuple[int, ...] = tuple(int(i) for i in w.InputIndices()) if self.subgraph == 0 else model.main.inputs
+        self._shapes = {i: tuple(int(s) for s in w.TensorSize(i, self.subgraph)) for i in self.input_indices}
+
+    def run(self, feed: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
+        """Invoke once; {tensor index: view} of the inputs and every exposed tensor."""
+        it, sg = self.interpreter, self.subgraph
+        try:
+            it._ensure_safe()  # no views of the last run may be alive (buffers move on resize)
+        except RuntimeError as e:
+            raise RuntimeFailure(f"internal error: {e}", self.model.path) from e
+        w = it._interpreter  # the wrapper: every call takes a subgraph index; views use it as base
+        resized = False
+        try:
+            for idx, value in feed.items():
+                if self._shapes.get(idx) != tuple(value.shape):
+                    # Dynamic dimensions (-1 in shape_signature) take the sample's size.
+                    w.ResizeInputTensor(idx, np.array(value.shape, np.int32), False, sg)
+                    self._shapes[idx] = tuple(value.shape)
+                    resized = True
+            if resized:
+                w.AllocateTensors(sg)
+            for idx, value in feed.items():
+                w.SetTensor(idx, value, sg)
+            w.Invoke(sg)
+        except Exception as e:
+            raise RuntimeFailure(_refusal_message(self.model, str(e)), self.model.path) from e
+        out = {i: w.tensor(w, i, sg) for i in self.exposed}
+        for idx in feed:
+            out[idx] = w.tensor(w, idx, sg)
+        return out
+
+    def describe(self) -> str:
+        return RUNTIMES[self.runtime]
+
+
+def preserved_values(model: Model, feed: Mapping[int, np.ndarray], runtime: str = "reference") -> dict[int, np.ndarray]:
+    """Every tensor of the unmodified model via `experimental_preserve_all_tensors` (for checks).
+
+    The interpreter applies no default delegate in this mode, so use it with "reference".
+    """
+    content = bytes(read_model_bytes(model.path))
+    it = make_interpreter(content, model, runtime, preserve_all_tensors=True)
+    for idx, value in feed.items():
+        it.set_tensor(idx, value)
+    it.invoke()
+    out = {}
+    for t in model.main.tensors:
+        if t.dtype in ("string", "resource", "variant"):
+            continue
+        try:
+            out[t.index] = np.array(it.get_tensor(t.index))
+        except ValueError:  # tensors without data (e.g. omitted)
+            continue
+    return out
+
+
+def iterate(
+    runner: ModelRunner,
+    feeds: Iterator[Mapping[int, np.ndarray]],
+    total: int | None = None,
+    task: TaskState | None = None,
+) -> Iterator[dict[int, np.ndarray]]:
+    """Run sample after sample; yields views valid until the next step. Raises Cancelled."""
+    task = as_task(task)
+    done = 0
+    for feed in feeds:
+        task.check()
+        values = runner.run(feed)
+        yield values
+        del values
+        done += 1
+        task.report(done / total if total else None, f"sample {done}" + (f" of {total}" if total else ""))

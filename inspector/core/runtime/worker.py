@@ -1,0 +1,269 @@
+"""Run interpreter work in a worker process, so a crash in C++ cannot take the app down.
+
+    result = run_isolated(compare_models, fpath, qpath, opts, task=task, timeout=600,
+                          step="running samples", models=(fpath, qpath))
+
+`fn` must be a picklable top-level function; it is called as `fn(*args, task=t, **kwargs)`
+in the worker, where `t` is a `core.progress.TaskState` whose `report(fraction, message)`
+streams back to the caller's `task.report` (in order, on the calling thread) and whose
+`cancelled` turns true once the caller's `task` is cancelled.
+Cooperative cancellation gets `grace` seconds, then the worker is terminated; either way
+`Cancelled` is raised. A crash (SIGSEGV, SIGABRT, SIGKILL, out of memory) or a timeout
+raises `RuntimeFailure` naming the step and the models; the next call starts a fresh
+worker. `InspectorError`s raised by `fn` come back as the same class and message.
+Blocking: the GUI calls it from a worker thread. The Qt GUI process is never forked
+("forkserver" on Linux, "spawn" elsewhere).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import multiprocessing as mp
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import wait
+from pathlib import Path
+from typing import Any
+
+from inspector.core.errors import Cancelled, InspectorError, RuntimeFailure
+from inspector.core.progress import TaskState, as_task
+from inspector.core.runtime.worker_loop import worker_main
+
+_SIGNAL_TEXT = {
+    signal.SIGSEGV: "crashed (signal SIGSEGV: segmentation fault)",
+    signal.SIGABRT: "aborted (signal SIGABRT)",
+    signal.SIGBUS: "crashed (signal SIGBUS: bus error; was a model file changed or truncated while open?)",
+    signal.SIGFPE: "crashed (signal SIGFPE: arithmetic error)",
+    signal.SIGILL: "crashed (signal SIGILL: illegal instruction)",
+    signal.SIGKILL: "was killed (signal SIGKILL; the system may have run out of memory)",
+    signal.SIGTERM: "was terminated (signal SIGTERM)",
+}
+
+
+# Imported once by the fork server, so each new worker starts with them loaded.
+PRELOAD = ("inspector.core.runtime.worker_loop", "numpy", "ai_edge_litert.interpreter", "inspector.core.compare.comparison")
+
+
+def default_context() -> str:
+    return "forkserver" if sys.platform.startswith("linux") else "spawn"
+
+
+def describe_models(models: Sequence[str | Path]) -> str:
+    names = [str(m) for m in models]
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f" while running model {names[0]}"
+    return f" while running models {', '.join(names[:-1])} and {names[-1]}"
+
+
+class WorkerProcess:
+    """A reusable worker process; restarted transparently after a crash, timeout or kill."""
+
+    def __init__(self, context: str | None = None, memory_limit: int | None = None, grace: float = 2.0) -> None:
+        self._ctx = mp.get_context(context or default_context())
+        if self._ctx.get_start_method() == "forkserver":
+            self._ctx.set_forkserver_preload(["__main__", *PRELOAD])
+        self.memory_limit = memory_limit
+        self.grace = grace
+        self._proc: Any = None
+        self._conn: Any = None
+        self._cancel_event: Any = None
+        self._lock = threading.Lock()
+        self.starts = 0  # how many processes were started (tests and diagnostics)
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None and self._proc.is_alive() else None
+
+    def start(self) -> None:
+        """Start the process now (optional: `run` starts it when needed)."""
+        if self._proc is not None and self._proc.is_alive():
+            return
+        self._discard()
+        parent, child = self._ctx.Pipe(duplex=True)
+        self._cancel_event = self._ctx.Event()
+        self._proc = self._ctx.Process(
+            target=worker_main, args=(child, self._cancel_event, self.memory_limit), daemon=True, name="inspector-worker"
+        )
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        self.starts += 1
+
+    def close(self) -> None:
+        """Ask the worker to exit; kill it if it does not."""
+        if self._proc is not None and self._proc.is_alive():
+            try:
+                self._conn.send(("exit",))
+            except OSError:
+                pass
+            self._proc.join(1.0)
+        self._discard()
+
+    def _discard(self) -> None:
+        if self._proc is not None:
+            if self._proc.is_alive():
+                self._proc.terminate()
+                self._proc.join(1.0)
+                if self._proc.is_alive():
+                    self._proc.kill()
+                    self._proc.join(5.0)
+            if self._proc.exitcode is not None:
+                self._proc.close()
+        if self._conn is not None:
+            self._conn.close()
+        self._proc = self._conn = None
+
+    # ------------------------------------------------------------------ calls
+    def run(
+        self,
+        fn: Callable[..., Any],
+        *args: Any,
+        kwargs: dict | None = None,
+        task: TaskState | None = None,
+        timeout: float | None = None,
+        step: str = "working",
+        models: Sequence[str | Path] = (),
+    ) -> Any:
+        with self._lock:
+            return self._run(fn, args, kwargs or {}, as_task(task), timeout, step, models)
+
+    def _run(self, fn, args, kwargs, task: TaskState, timeout, step, models) -> Any:
+        self.start()
+        self._cancel_event.clear()
+        try:
+            self._conn.send(("call", fn, args, kwargs))
+        except (OSError, ValueError) as e:
+            self._discard()
+            raise RuntimeFailure(f"could not hand step '{step}' to the worker process ({e})") from None
+        t0 = time.monotonic()
+        cancel_deadline = None
+        while True:
+            ready = wait([self._conn, self._proc.sentinel], timeout=0.05)
+            if self._conn in ready:
+                try:
+                    msg = self._conn.recv()
+                except (EOFError, OSError):
+                    msg = None
+                if msg is None:
+                    self._proc.join(2.0)
+                    raise self._died(step, models)
+                kind = msg[0]
+                if kind != "progress":
+                    return self._reply(msg, step, models)
+                if not task.cancelled:  # once cancelled, keep reading replies until the worker stops
+                    try:
+                        task.report(msg[1], msg[2])
+                    except BaseException:
+                        self._discard()
+                        raise
+            elif self._proc.sentinel in ready:
+                self._proc.join(2.0)
+                raise self._died(step, models)
+            now = time.monotonic()
+            if cancel_deadline is None and task.cancelled:
+                self._cancel_event.set()
+                cancel_deadline = now + self.grace
+            if cancel_deadline is not None and now > cancel_deadline:
+                self._discard()
+                raise Cancelled()
+            if timeout is not None and now - t0 > timeout:
+                self._discard()
+                err = RuntimeFailure(f"the worker did not finish step '{step}' within {timeout:g} s{describe_models(models)} (hung?); it was stopped")
+                _annotate(err, step, models, "timeout")
+                raise err
+
+    def _reply(self, msg: tuple, step: str, models: Sequence[str | Path]) -> Any:
+        kind = msg[0]
+        if kind == "result":
+            return msg[1]
+        if kind == "cancelled":
+            raise Cancelled()
+        if kind == "inspector_error":
+            raise _rebuild_inspector_error(*msg[1:])
+        if kind == "memory":
+            self._discard()  # the heap may be in a bad state after a failed allocation
+            err = RuntimeFailure(f"the worker ran out of memory in step '{step}'{describe_models(models)}")
+            _annotate(err, step, models, "memory")
+            raise err
+        err = RuntimeFailure(f"{msg[1]} (step '{step}'{describe_models(models)})")
+        err.details = msg[2]  # type: ignore[attr-defined]
+        _annotate(err, step, models, "exception")
+        raise err
+
+    def _died(self, step: str, models: Sequence[str | Path]) -> RuntimeFailure:
+        code = self._proc.exitcode if self._proc is not None else None
+        self._discard()
+        if code is not None and code < 0:
+            sig = -code
+            try:
+                name = signal.Signals(sig).name
+            except ValueError:
+                name = f"signal {sig}"
+            what = _SIGNAL_TEXT.get(sig, f"crashed (signal {name})")
+            reason = name
+        else:
+            what, reason = f"exited unexpectedly (exit code {code})", f"exit {code}"
+        err = RuntimeFailure(f"the LiteRT runtime {what}{describe_models(models)}, step '{step}'")
+        _annotate(err, step, models, reason)
+        return err
+
+
+def _annotate(err: RuntimeFailure, step: str, models: Sequence[str | Path], reason: str) -> None:
+    err.step = step  # type: ignore[attr-defined]
+    err.models = tuple(str(m) for m in models)  # type: ignore[attr-defined]
+    err.reason = reason  # type: ignore[attr-defined]
+
+
+def _rebuild_inspector_error(module: str, qualname: str, message: str, path: str | None) -> InspectorError:
+    try:
+        cls = getattr(importlib.import_module(module), qualname)
+        if isinstance(cls, type) and issubclass(cls, InspectorError):
+            return cls(message, path)
+    except Exception:  # noqa: BLE001 - fall back to the base class below
+        pass
+    return RuntimeFailure(message, path)
+
+
+_default: WorkerProcess | None = None
+_default_lock = threading.Lock()
+
+
+def default_worker() -> WorkerProcess:
+    """The process-wide worker, created on first use and closed at exit."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = WorkerProcess()
+            atexit.register(_default.close)
+        return _default
+
+
+def close_default_worker() -> None:
+    """Close the process-wide worker now, if one was started (a later call starts a new one)."""
+    global _default
+    with _default_lock:
+        if _default is not None:
+            _default.close()
+            _default = None
+
+
+def run_isolated(
+    fn: Callable[..., Any],
+    *args: Any,
+    kwargs: dict | None = None,
+    task: TaskState | None = None,
+    timeout: float | None = None,
+    step: str = "working",
+    models: Sequence[str | Path] = (),
+    worker: WorkerProcess | None = None,
+) -> Any:
+    """Run `fn(*args, task=..., **kwargs)` in a worker process; see the module doc."""
+    w = worker or default_worker()
+    return w.run(fn, *args, kwargs=kwargs, task=task, timeout=timeout, step=step, models=models)

@@ -1,0 +1,129 @@
+"""Samples from a .npy or .npz file (`allow_pickle=False`, .npy memory-mapped: streamed).
+
+Arrays hold samples along their first axis: shape (N, *input shape without batch) gives N
+samples of batch 1; an array shaped exactly like the input (batch included) or like one sample
+without its batch dim gives one sample. .npz keys are matched to input tensor names, then to
+signature input names; a model with one input also takes the file's only (non-label) array.
+A `labels` array of N integers, if present, becomes each sample's label.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from inspector.core.errors import InputError
+from inspector.core.samples.spec import (
+    LABELS_KEY,
+    InputSpec,
+    Sample,
+    SampleSource,
+    input_specs,
+    shape_fits,
+)
+from inspector.core.tflite.model import Model
+
+
+def _load(path: Path) -> dict[str, np.ndarray]:
+    try:
+        if path.suffix.lower() == ".npy":
+            return {"": np.load(path, mmap_mode="r", allow_pickle=False)}
+        with np.load(path, allow_pickle=False) as z:
+            return {k: z[k] for k in z.files}
+    except ValueError as e:
+        msg = str(e)
+        if "pickle" in msg.lower():
+            msg = "holds Python objects (pickled); only plain numeric arrays are read"
+        raise InputError(f"cannot read arrays: {msg}", str(path)) from e
+    except (OSError, zipfile.BadZipFile, EOFError) as e:
+        raise InputError(f"cannot read arrays: {e}", str(path)) from e
+
+
+def _match_keys(specs: list[InputSpec], arrays: dict[str, np.ndarray], path: Path) -> list[str]:
+    data_keys = [k for k in arrays if k != LABELS_KEY]
+    chosen = []
+    for spec in specs:
+        for cand in (spec.name, spec.key):
+            if cand is not None and cand in arrays:
+                chosen.append(cand)
+                break
+        else:
+            if len(specs) == 1 and len(data_keys) == 1:
+                chosen.append(data_keys[0])
+            else:
+                want = " or ".join(repr(c) for c in (spec.name, spec.key) if c)
+                raise InputError(
+                    f"no array for input {want}; the file has {', '.join(map(repr, data_keys)) or 'no arrays'}",
+                    str(path),
+                )
+    return chosen
+
+
+def _samples_axis(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> bool:
+    """True when arr stacks samples along axis 0; False when arr is one sample."""
+    one = spec.shape[1:] if spec.shape else ()
+    sig = spec.shape_signature[1:] if spec.shape_signature else ()
+    where = f"array '{key}'" if key else "the array"
+    if arr.ndim == len(spec.shape) and spec.shape and shape_fits(arr.shape[1:], one, sig):
+        return True
+    if arr.ndim == len(spec.shape) - 1 and shape_fits(arr.shape, one, sig):
+        return False
+    raise InputError(
+        f"input '{spec.name}' expects samples of shape {list(spec.shape_signature)} "
+        f"(batch first), but {where} has shape {list(arr.shape)}",
+        str(path),
+    )
+
+
+def _check_dtype(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> None:
+    float_input = spec.dtype.startswith("float") or spec.dtype in ("int8", "uint8", "int16")
+    ok = np.issubdtype(arr.dtype, np.floating) if float_input else (
+        np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_
+    )
+    if spec.dtype in ("int8", "uint8", "int16") and not np.issubdtype(arr.dtype, np.floating):
+        ok = False
+    if not ok:
+        want = "float values" if float_input else f"{spec.dtype} values"
+        raise InputError(f"input '{spec.name}' takes {want}, but array '{key or path.name}' is {arr.dtype}", str(path))
+
+
+def array_source(float_model: Model, path: Path, count: int | None) -> SampleSource:
+    specs = input_specs(float_model)
+    arrays = _load(path)
+    keys = _match_keys(specs, arrays, path)
+    stacked = []
+    n_avail = None
+    for spec, key in zip(specs, keys, strict=True):
+        arr = arrays[key]
+        _check_dtype(spec, arr, key, path)
+        st = _samples_axis(spec, arr, key, path)
+        stacked.append(st)
+        n = arr.shape[0] if st else 1
+        if n_avail is not None and n != n_avail:
+            raise InputError(f"arrays hold different numbers of samples ({n_avail} and {n} in '{key}')", str(path))
+        n_avail = n
+    n_avail = n_avail or 0
+    labels = arrays.get(LABELS_KEY)
+    if labels is not None:
+        labels = np.asarray(labels).reshape(-1)
+        if labels.size != n_avail or not np.issubdtype(labels.dtype, np.integer):
+            raise InputError(
+                f"'{LABELS_KEY}' must hold {n_avail} integers (one per sample), has {labels.size} {labels.dtype}",
+                str(path),
+            )
+    n = n_avail if count is None else min(count, n_avail)
+    names = tuple(s.name for s in specs)
+
+    def make():
+        for i in range(n):
+            values = []
+            for _spec, key, st in zip(specs, keys, stacked, strict=True):
+                a = arrays[key]
+                v = np.asarray(a[i : i + 1] if st else a[None])
+                values.append(v.astype(np.float32) if np.issubdtype(v.dtype, np.floating) else v.copy())
+            label = None if labels is None else int(labels[i])
+            yield Sample(i, f"{path.name}[{i}]", values, label, names)
+
+    return SampleSource(n, make, f"{n} samples from {path.name}")

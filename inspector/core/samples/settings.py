@@ -1,0 +1,67 @@
+"""The one definition of which samples a run uses: count, seed, source and normalization.
+
+`count` is a number of samples (at least 1) or `ALL` (None): every sample of the file or
+folder; random samples have no "all", so `ALL` there means `DEFAULT_COUNT`. This is the one
+meaning everywhere: the GUI's count box shows `ALL` as "all" (its 0), the CLI leaves
+`--samples` out, sessions store null. `source` None means random samples (seeded per sample).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from inspector.core.errors import InputError
+
+DEFAULT_COUNT = 8  # the one default sample count (GUI, CLI, core)
+ALL = None  # every sample of the file / folder
+
+
+@dataclass(frozen=True)
+class SampleSettings:
+    count: int | None = DEFAULT_COUNT  # ALL (None): every sample of the file; random: DEFAULT_COUNT
+    seed: int = 0  # random samples, and the subset taken from an image folder
+    source: str | None = None  # .npy / .npz / image folder; None = random
+    normalization: str | None = None  # image folders only, see samples.images
+
+    def __post_init__(self) -> None:
+        check_count(self.count)
+
+    @property
+    def random_count(self) -> int:
+        """How many random samples these settings ask for."""
+        return DEFAULT_COUNT if self.count is ALL else self.count
+
+    def describe(self) -> str:
+        if self.source is None:
+            return f"{self.random_count} random samples (seed {self.seed})"
+        from pathlib import Path
+
+        return f"{'all' if self.count is ALL else self.count} samples of {Path(self.source).name}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> SampleSettings:
+        """From `to_json`, or the flat keys older sessions saved (samples, seed, inputs, normalization)."""
+        if "samples" in d or "inputs" in d:
+            d = {"count": d.get("samples", DEFAULT_COUNT), "seed": d.get("seed", 0),
+                 "source": d.get("inputs"), "normalization": d.get("normalization")}  # fmt: skip
+        elif "path" in d:  # schema-1 sessions, migrated: {"source": "npz" | "folder", "path", "count"}
+            d = {**d, "source": d["path"]}
+        count = d.get("count", DEFAULT_COUNT)
+        return cls(
+            count=None if count in (None, 0) else int(count),  # 0 was the GUI's "all"
+            seed=int(d.get("seed") or 0),
+            source=d.get("source") or None,
+            normalization=d.get("normalization") or None,
+        )
+
+
+def check_count(count: int | None, flag: str = "sample count") -> None:
+    """The one validation of a sample count: ALL or an integer >= 1."""
+    if count is ALL:
+        return
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise InputError(f"{flag} must be at least 1, got {count}")

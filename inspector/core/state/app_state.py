@@ -1,0 +1,258 @@
+"""The application state, Qt-free (in the spirit of napari's ViewerModel and glue's state objects).
+
+One `AppState` holds what a session saves: models A (float) and B (quantized) with their
+pairing, the linked selection (op and tensor indices in each model's main subgraph, B's op
+index being the layer identifier), the comparison options (with their `SampleSettings` and the
+chosen signature: `models` are the opened files seen through it, `base_models` as opened), the
+current comparison and its baseline, and the versions of B made by requantizing. Changes go
+through its methods, which emit plain `Event`s; GUI controllers take the state in their
+constructor and views subscribe to the events. `core.state.session` serializes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.pairing import Pairing, pair_models
+from inspector.core.compare.result import ComparisonResult
+from inspector.core.errors import InspectorError
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+from inspector.core.tflite.signatures import SignatureInfo, list_signatures
+
+SLOTS = ("A", "B")
+
+
+def same_file(a: str | None, b: str | None) -> bool:
+    """True when both paths name the same file (resolved); False when either is missing."""
+    if not a or not b:
+        return False
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b
+
+
+class Event:
+    """A tiny signal: `connect(fn)`, `disconnect(fn)`, `emit(*args)` calls every fn in order."""
+
+    def __init__(self) -> None:
+        self._subscribers: list[Callable[..., Any]] = []
+
+    def connect(self, fn: Callable[..., Any]) -> None:
+        self._subscribers.append(fn)
+
+    def disconnect(self, fn: Callable[..., Any]) -> None:
+        self._subscribers.remove(fn)
+
+    def emit(self, *args: Any) -> None:
+        for fn in list(self._subscribers):
+            fn(*args)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What is selected, as indices in each model's main subgraph (None: nothing there)."""
+
+    origin: str = "A"  # the pane the user clicked in
+    op_a: int | None = None
+    op_b: int | None = None
+    tensor_a: int | None = None
+    tensor_b: int | None = None
+
+    def op(self, slot: str) -> int | None:
+        return self.op_a if slot == "A" else self.op_b
+
+    def tensor(self, slot: str) -> int | None:
+        return self.tensor_a if slot == "A" else self.tensor_b
+
+
+class AppState:
+    """Models, pairing, selection, sample settings, comparisons and versions of B, with events."""
+
+    def __init__(self) -> None:
+        self.models: dict[str, Model | None] = {"A": None, "B": None}  # seen through the signature
+        self.base_models: dict[str, Model | None] = {"A": None, "B": None}  # as opened
+        self.signature_note = ""  # why a chosen signature was dropped, if it was
+        self.pairing: Pairing | None = None
+        self.pairing_note = ""
+        self.selection = Selection()
+        self.channel: int | None = None
+        self.options = CompareOptions()  # what the next comparison runs (samples included)
+        self.comparison: ComparisonResult | None = None  # the current result
+        self.run_options: CompareOptions | None = None  # the options it ran with
+        self.baseline: ComparisonResult | None = None  # a second series (e.g. before requantizing)
+        self.baseline_label = ""
+        self.versions: list[Any] = []  # the versions of B (requantize's Version objects, to_json())
+        self.models_changed = Event()  # (slot)
+        self.signature_changed = Event()  # (key | None): both models re-viewed, pairing and selection reset
+        self.selection_changed = Event()  # (Selection)
+        self.options_changed = Event()  # (CompareOptions)
+        self.comparison_changed = Event()  # (ComparisonResult | None)
+        self.baseline_changed = Event()  # (ComparisonResult | None)
+        self.versions_changed = Event()  # ()
+        self.versions_restored = Event()  # (list of version dicts from a session file)
+
+    # ------------------------------------------------------------------ models
+    def set_model(self, slot: str, model: Model | None) -> None:
+        """Put `model` in slot A or B: seen through the chosen signature (dropped, with a note,
+        when the open models do not both have it), pairing recomputed, selection cleared, a
+        comparison of other files dropped (the baseline stays)."""
+        if slot not in SLOTS:
+            raise ValueError(f"slot must be A or B, not {slot!r}")
+        self.base_models[slot] = model
+        self._models_moved(slot)
+        self.models_changed.emit(slot)
+        self.selection_changed.emit(self.selection)
+
+    def swap_models(self) -> None:
+        """Exchange models A and B (a pair opened the wrong way round): one pairing, selection
+        cleared, a comparison of the old order dropped; `models_changed` fires for both slots."""
+        self.base_models["A"], self.base_models["B"] = self.base_models["B"], self.base_models["A"]
+        self._models_moved("B")
+        for slot in SLOTS:
+            self.models_changed.emit(slot)
+        self.selection_changed.emit(self.selection)
+
+    def _models_moved(self, origin: str) -> None:
+        """After a model changed slot: seen through the chosen signature (dropped, with a note,
+        when the open models do not both have it), pairing recomputed, selection cleared, a
+        stale comparison dropped."""
+        key = self.options.signature
+        dropped = key is not None and key not in self.signature_keys()
+        if dropped:
+            self.signature_note = f"signature '{key}' is not in every open model: comparing subgraph 0"
+            self.options = dataclasses.replace(self.options, signature=None)
+        self._view_models()
+        self.selection, self.channel = Selection(origin=origin), None
+        self._drop_stale_comparison()
+        if dropped:
+            self.options_changed.emit(self.options)
+            self.signature_changed.emit(None)
+
+    def _pair(self) -> None:
+        self.pairing, self.pairing_note = None, ""
+        a, b = self.models["A"], self.models["B"]
+        if a is not None and b is not None:
+            try:
+                self.pairing = pair_models(a, b)
+            except (InspectorError, IndexError, ValueError) as e:  # fall back to names
+                self.pairing_note = f"structural pairing failed ({e}); matching by name"
+
+    def _view_models(self) -> None:
+        for s in SLOTS:
+            self.models[s] = _through(self.base_models[s], self.options.signature)
+        self._pair()
+
+    def _drop_stale_comparison(self) -> None:
+        """Drop a comparison of other files or of another signature (one model closed: dropped)."""
+        r, p = self.comparison, self.paths()
+        if r is None:
+            return
+        if p is None or not (same_file(r.float_path, p[0]) and same_file(r.quant_path, p[1])) or r.signature != self.options.signature:
+            self.set_comparison(None)
+
+    # ------------------------------------------------------------------ signatures
+    def signature_choices(self) -> tuple[SignatureInfo, ...]:
+        """The signatures a comparison can choose: those of B (else A) that every open model has."""
+        open_models = [m for m in (self.base_models["B"], self.base_models["A"]) if m is not None]
+        if not open_models:
+            return ()
+        keys = set.intersection(*({s.key for s in m.signatures} for m in open_models))
+        return tuple(s for s in list_signatures(open_models[0]) if s.key in keys)
+
+    def signature_keys(self) -> tuple[str, ...]:
+        return tuple(s.key for s in self.signature_choices())
+
+    def set_signature(self, key: str | None) -> None:
+        """Compare signature `key` (None: subgraph 0); see `set_options`."""
+        self.set_options(dataclasses.replace(self.options, signature=key))
+
+    def paths(self) -> tuple[str, str] | None:
+        a, b = self.models["A"], self.models["B"]
+        return None if a is None or b is None else (a.path, b.path)
+
+    def is_current(self, result: ComparisonResult) -> bool:
+        """Whether `result` compares the open models (B must be open; A too when it is open)."""
+        a, b = self.models["A"], self.models["B"]
+        if b is None or not same_file(result.quant_path, b.path) or result.signature != self.options.signature:
+            return False
+        return a is None or same_file(result.float_path, a.path)
+
+    # ------------------------------------------------------------------ selection
+    def select(self, selection: Selection, channel: int | None = None) -> bool:
+        """Set the selection; False when nothing changed."""
+        if selection == self.selection and channel == self.channel:
+            return False
+        self.selection, self.channel = selection, channel
+        self.selection_changed.emit(selection)
+        return True
+
+    # ------------------------------------------------------------------ samples and results
+    @property
+    def samples(self) -> SampleSettings:
+        return self.options.samples
+
+    def set_options(self, options: CompareOptions) -> None:
+        """New options. A new signature re-views both models (pairing recomputed, selection
+        cleared, the comparison of the other signature dropped) and emits `signature_changed`;
+        a key the open models do not both have falls back to subgraph 0 with `signature_note`."""
+        if options == self.options:
+            return
+        key = options.signature
+        changed = key != self.options.signature
+        if changed and key is not None and self.paths_open() and key not in self.signature_keys():
+            self.signature_note = f"signature '{key}' is not in the open models: comparing subgraph 0"
+            options = dataclasses.replace(options, signature=None)
+            changed = self.options.signature is not None
+        elif changed:
+            self.signature_note = ""
+        self.options = options
+        if changed:
+            self._view_models()
+            self.selection, self.channel = Selection(origin=self.selection.origin), None
+            self._drop_stale_comparison()
+        self.options_changed.emit(options)
+        if changed:
+            self.signature_changed.emit(options.signature)
+            self.selection_changed.emit(self.selection)
+
+    def paths_open(self) -> bool:
+        """Whether any model is open."""
+        return any(m is not None for m in self.base_models.values())
+
+    def set_comparison(self, result: ComparisonResult | None, run_options: CompareOptions | None = None) -> None:
+        """The current result (None: none); a result of another signature is for other ops: the
+        caller checks `is_current` before showing a stored one."""
+        self.comparison = result
+        self.run_options = run_options if result is not None else None
+        self.comparison_changed.emit(result)
+
+    def current_comparison(self) -> ComparisonResult | None:
+        """The comparison if it describes the open pair, else None."""
+        r = self.comparison
+        return r if r is not None and self.is_current(r) else None
+
+    def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None:
+        self.baseline = result
+        self.baseline_label = label if result is not None else ""
+        self.baseline_changed.emit(result)
+
+    # ------------------------------------------------------------------ versions of B
+    def set_versions(self, versions: list[Any]) -> None:
+        self.versions = list(versions)
+        self.versions_changed.emit()
+
+
+def _through(model: Model | None, key: str | None) -> Model | None:
+    """`model` seen through signature `key` (None, or a key it lacks: subgraph 0)."""
+    if model is None:
+        return None
+    if key is not None and any(s.key == key for s in model.signatures):
+        return model.for_signature(key)
+    return model

@@ -1,0 +1,155 @@
+"""All layers' statistics of one sample in one native call (see `native_stats`).
+
+The kernel sums float32, int8 and uint8 pairs in float32 blocks added into float64 (one read of
+each tensor, channel sums in the same pass; see `native_source`), int16 pairs in float64.
+
+Per sample, `BatchStats.add` collects the data pointers of every (float, quantized) tensor pair,
+runs the C kernel once over all of them (the GIL is released meanwhile), and adds the per-pair
+sums to float64 totals; `finish` writes the totals into each pair's TensorStats, so results are
+the same objects and definitions as the numpy path. Pairs the kernel does not handle (per-channel
+activations, other dtypes) and samples with NaN/inf in a pair go through `fast_stats.accumulate`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from inspector.core.stats import native as native_stats
+from inspector.core.stats.metrics import TensorStats
+from inspector.core.stats.tensor_sums import Workspace, accumulate
+
+Job = tuple  # (TensorStats, float tensor index, quant tensor index, Quantization | None)
+
+
+def _eligible(job: Job, x_dtype: str, q_dtype: str) -> bool:
+    st, _, _, quant = job
+    if x_dtype != "float32" or q_dtype not in native_stats.QTYPES:
+        return False
+    if (quant is None) != (q_dtype == "float32"):
+        return False
+    if quant is not None and quant.per_channel or st.quant_axis is not None:
+        return False
+    return st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1)
+
+
+def _outward(bound: np.ndarray, side: int) -> np.ndarray:
+    """float32 bounds such that, for every float32 x, x < lo32 iff x < lo (side -1: lo, rounded
+    up) and x > hi32 iff x > hi (side +1: hi, rounded down)."""
+    b32 = bound.astype(np.float32)
+    wrong = b32 < bound if side < 0 else b32 > bound
+    toward = np.float32(np.inf if side < 0 else -np.inf)
+    return np.where(wrong, np.nextafter(b32, toward), b32).astype(np.float32)
+
+
+class BatchStats:
+    def __init__(self, jobs: list[Job], x_dtypes: list[str], q_dtypes: list[str], sizes: list[int], shapes: list[tuple]):
+        lib = native_stats.library()
+        self.native: list[int] = []
+        self.other: list[Job] = []
+        if lib is not None:
+            for i, job in enumerate(jobs):
+                (self.native.append(i) if _eligible(job, x_dtypes[i], q_dtypes[i]) else self.other.append(job))
+        else:
+            self.other = list(jobs)
+        self.jobs = jobs
+        nat = [jobs[i] for i in self.native]
+        J = len(nat)
+        self.n = np.array([sizes[i] for i in self.native], np.int64)
+        self.qtype = np.array([native_stats.QTYPES[q_dtypes[i]] for i in self.native], np.int32)
+        self.s = np.array([1.0 if j[3] is None else j[3].scales[0] for j in nat], np.float64)
+        self.z = np.array([0.0 if j[3] is None else float(j[3].zero_points[0]) for j in nat], np.float64)
+        self.lo = np.array([-np.inf if j[0].lo is None else float(np.asarray(j[0].lo).reshape(-1)[0]) for j in nat])
+        self.hi = np.array([np.inf if j[0].hi is None else float(np.asarray(j[0].hi).reshape(-1)[0]) for j in nat])
+        widths = []
+        for k, j in zip(self.native, nat, strict=True):
+            st, shape = j[0], shapes[k]
+            ch = st.channel_axis is not None and len(shape) > 0 and st.channel_axis % len(shape) == len(shape) - 1
+            widths.append(shape[-1] if ch and shape[-1] > 0 else 0)
+        self.width = np.array(widths, np.int64)
+        # float32 forms for the float32-block kernels: scales (float32 in the file) and zero
+        # points are exact; clip bounds rounded outward so `x < lo` on float32 x is unchanged.
+        self.s32, self.z32 = self.s.astype(np.float32), self.z.astype(np.float32)
+        self.lo32, self.hi32 = _outward(self.lo, -1), _outward(self.hi, +1)
+        self.scratch = np.zeros(2 * (int(max(widths, default=0)) + 1024), np.float32)
+        self.choff = np.concatenate([[0], np.cumsum(self.width)[:-1]]).astype(np.int64) if J else np.zeros(0, np.int64)
+        total = int(self.width.sum())
+        self.chx2, self.che2 = np.zeros(max(total, 1)), np.zeros(max(total, 1))
+        self.out = np.zeros((J, 9))
+        self.tot = np.zeros((J, 9))
+        self.tot[:, 6], self.tot[:, 7] = np.inf, -np.inf
+        self.count = np.zeros(J, np.int64)
+        self.xs = np.zeros(J, np.uint64)
+        self.qs = np.zeros(J, np.uint64)
+        self.ws = Workspace()
+        self._fn = lib.batch if lib is not None else None
+        if self._fn is not None:
+            self._fn.restype = None
+            self._fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 18
+
+    def add(self, xv: dict, qv: dict) -> None:
+        for job in self.other:
+            accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws)
+        if not self.native:
+            return
+        for k, i in enumerate(self.native):
+            _, ft, qt, _ = self.jobs[i]
+            x, q = xv[ft], qv[qt]
+            if x.size != self.n[k] or q.size != self.n[k] or not (x.flags.c_contiguous and q.flags.c_contiguous):
+                # resized (dynamic shapes): this sample takes the per-pair path for every pair
+                for j in self.native:
+                    job = self.jobs[j]
+                    accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws)
+                return
+            self.xs[k] = x.__array_interface__["data"][0]
+            self.qs[k] = q.__array_interface__["data"][0]
+        args = [self.xs, self.qs, self.qtype, self.n, self.s, self.z, self.lo, self.hi, self.width,
+                self.choff, self.chx2, self.che2, self.out, self.s32, self.z32, self.lo32, self.hi32,
+                self.scratch]
+        self._fn(len(self.native), *(a.ctypes.data for a in args))
+        o = self.out
+        ok = np.isfinite(o[:, 0] + o[:, 1] + o[:, 6] + o[:, 7])
+        if not ok.all():  # NaN/inf: those pairs take the numpy path for this sample
+            for k in np.flatnonzero(~ok):
+                job = self.jobs[self.native[k]]
+                accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws, use_native=False)
+            o = np.where(ok[:, None], o, [[0, 0, 0, 0, 0, 0, np.inf, -np.inf, 0]])
+        t = self.tot
+        t[:, :5] += o[:, :5]
+        t[:, 8] += o[:, 8]
+        np.maximum(t[:, 5], o[:, 5], out=t[:, 5])
+        np.minimum(t[:, 6], o[:, 6], out=t[:, 6])
+        np.maximum(t[:, 7], o[:, 7], out=t[:, 7])
+        self.count += np.where(ok, self.n, 0)
+
+    def finish(self) -> None:
+        """Add the accumulated totals to each pair's TensorStats."""
+        for k, i in enumerate(self.native):
+            st: TensorStats = self.jobs[i][0]
+            if self.count[k] == 0:
+                continue
+            t = [float(v) for v in self.tot[k]]  # Python floats, as the per-pair path keeps them
+            st.n += int(self.count[k])
+            st.sx2 += t[0]
+            st.se2 += t[1]
+            st.sy2 += t[2]
+            st.sxy += t[3]
+            st.se += t[4]
+            st.max_abs = max(st.max_abs, t[5])
+            st.xmin, st.xmax = min(st.xmin, t[6]), max(st.xmax, t[7])
+            if st.lo is not None:
+                st.clipped += int(t[8])
+            if st.scale is not None:
+                st.se2_over_s2 += t[1] / float(np.asarray(st.scale).reshape(-1)[0]) ** 2
+            w = int(self.width[k])
+            if w:
+                a, b = int(self.choff[k]), int(self.choff[k]) + w
+                cx, ce = self.chx2[a:b].copy(), self.che2[a:b].copy()
+                st.ch_sx2 = cx if st.ch_sx2 is None else st.ch_sx2 + cx
+                st.ch_se2 = ce if st.ch_se2 is None else st.ch_se2 + ce
+        self.tot[:] = 0
+        self.tot[:, 6], self.tot[:, 7] = np.inf, -np.inf
+        self.count[:] = 0
+        self.chx2[:] = 0
+        self.che2[:] = 0

@@ -1,0 +1,167 @@
+"""Plot-ready series of a comparison: one value per layer against depth, for a chosen metric.
+
+x is the layer identifier used everywhere: the quantized model's (B's) op index, the number
+the op tables, reports and `compare --json` `op_index` show (layers come in B's execution
+order, so x increases along the plot). A baseline or per-sample run is aligned to the main run
+by float tensor (`aligned_x`), so the runs line up layer by layer. Values that cannot be
+drawn as they are get a drawable stand-in and a note: infinite SQNR (the tensors are equal), and SQNR of at least
+`NEAR_EXACT_DB` (equal up to float rounding, e.g. an isolated MAX_POOL), are drawn on one line 10 dB
+above the best other SQNR (`exact_sqnr_position`), so they do not squash the scale; zero error on a log axis at a floor below the smallest nonzero value.
+Also the error grade behind the colour-coded SQNR column of the layer lists.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.review.audit import HIGH_CLIP_RATE
+from inspector.core.stats.metrics import Metrics
+from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, exact_line
+from inspector.core.stats.sqnr_scale import (
+    SQNR_EXACT_DB as SQNR_EXACT_DB,  # re-exported for the views
+)
+
+
+@dataclass(frozen=True)
+class MetricChoice:
+    key: str  # Metrics attribute
+    label: str
+    unit: str = ""
+    log: bool = False  # log y axis
+    higher_is_better: bool = False
+
+
+METRICS: tuple[MetricChoice, ...] = (
+    MetricChoice("sqnr_db", "SQNR", " dB", higher_is_better=True),
+    MetricChoice("mse", "MSE", log=True),
+    MetricChoice("max_abs", "max |error|", log=True),
+    MetricChoice("cosine", "cosine similarity", higher_is_better=True),
+    MetricChoice("rmse_over_scale", "RMSE / scale"),
+    MetricChoice("clip_rate", "clip rate"),
+    MetricChoice("range_use", "range use"),
+)
+METRIC_BY_KEY = {m.key: m for m in METRICS}
+GOOD_DB, BAD_DB = 30.0, 10.0  # SQNR at or above GOOD is green, at or below BAD red
+
+
+EXACT_NOTE = "equal tensors (SQNR ∞)"
+
+
+@dataclass(frozen=True)
+class LayerSeries:
+    name: str
+    depth: np.ndarray  # x: B's op index of each layer (`LayerResult.op_index`)
+    values: np.ndarray  # y, drawable (NaN where the metric does not apply)
+    raw: tuple[float | None, ...]  # the metric as computed (inf kept), per layer
+    layer_index: tuple[int, ...]  # position in result.layers
+    notes: tuple[str, ...]  # per point: "" or why the drawn value differs from raw
+
+
+def metric_value(m: Metrics | None, key: str) -> float | None:
+    if m is None:
+        return None
+    v = getattr(m, key)
+    return None if v is None else float(v)
+
+
+def exact_sqnr_position(*results: ComparisonResult | None) -> float:
+    """Where to draw infinite SQNR: 10 dB above the best finite layer SQNR, rounded up to 10."""
+    return exact_line(
+        m.sqnr_db for r in results if r is not None for layer in r.layers for m in (layer.metrics, layer.isolated)
+        if m is not None
+    )  # fmt: skip
+
+
+def layer_series(
+    result: ComparisonResult, key: str = "sqnr_db", isolated: bool = False, name: str = "", exact_at: float | None = None
+) -> LayerSeries:
+    """The chosen metric for every layer of `result` (isolated error when `isolated`)."""
+    top = exact_sqnr_position(result) if exact_at is None else exact_at
+    choice = METRIC_BY_KEY[key]
+    raw = [metric_value(layer.isolated if isolated else layer.metrics, key) for layer in result.layers]
+    vals = np.array([np.nan if v is None else v for v in raw], np.float64)
+    notes = [""] * len(raw)
+    if key == "sqnr_db":
+        for i, v in enumerate(raw):
+            if v is not None and math.isinf(v):
+                vals[i] = top if v > 0 else np.nan
+                notes[i] = EXACT_NOTE if v > 0 else "float reference is all zeros"
+            elif v is not None and v >= NEAR_EXACT_DB:
+                vals[i] = top
+                notes[i] = f"{v:.0f} dB: equal up to float rounding, drawn on the ∞ line"
+    if choice.log:
+        pos = vals[np.isfinite(vals) & (vals > 0)]
+        floor = float(pos.min()) / 10 if pos.size else 1e-12
+        for i, v in enumerate(vals):
+            if np.isfinite(v) and v <= 0:
+                vals[i] = floor
+                notes[i] = "zero (drawn at the axis floor)"
+    n = len(raw)
+    x = np.array([layer.op_index for layer in result.layers], np.float64)
+    return LayerSeries(name, x, vals, tuple(raw), tuple(range(n)), tuple(notes))
+
+
+def aligned_x(run: ComparisonResult, main: ComparisonResult | None) -> np.ndarray:
+    """x of `run`'s layers on `main`'s axis: the op index of `main`'s layer with the same float
+    tensor (a baseline may come from another version of B), else the run's own op index."""
+    at = {layer.float_tensor: layer.op_index for layer in main.layers} if main is not None else {}
+    return np.array([at.get(layer.float_tensor, layer.op_index) for layer in run.layers], np.float64)
+
+
+def op_label(layer: LayerResult) -> str:
+    """"op 12" (B's op index), with A's op beside it where the numbers differ: "op 12 (A: op 10)"."""
+    f = layer.float_op_index
+    return f"op {layer.op_index}" + ("" if f is None or f == layer.op_index else f" (A: op {f})")
+
+
+def format_value(v: float | None, key: str) -> str:
+    if v is None:
+        return "n/a"
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    unit = METRIC_BY_KEY[key].unit
+    if key in ("clip_rate", "range_use"):
+        return f"{100 * v:.3g} %"
+    if key == "cosine":
+        return f"{v:.6f}"
+    return f"{v:.4g}{unit}"
+
+
+def layer_tooltip(layer: LayerResult, key: str, raw: float | None, note: str = "") -> str:
+    iso = "" if layer.isolated is None else f"\nisolated: {format_value(metric_value(layer.isolated, key), key)}"
+    extra = f" ({note})" if note else ""
+    return (
+        f"{op_label(layer)} {layer.op_type}\n{layer.tensor_name}\n"
+        f"{METRIC_BY_KEY[key].label}: {format_value(raw, key)}{extra}{iso}"
+    )
+
+
+def clipping_matters(rate: float | None) -> bool:
+    """Whether a clip rate deserves the warning colour: the audit's one threshold
+    (`HIGH_CLIP_RATE`), so "clipped 0.00 %" is never shown as a problem."""
+    return rate is not None and math.isfinite(rate) and rate > HIGH_CLIP_RATE
+
+
+def error_grade(sqnr_db: float | None) -> float | None:
+    """0 = good (>= GOOD_DB), 1 = bad (<= BAD_DB), linear between; None when unknown."""
+    if sqnr_db is None or math.isnan(sqnr_db):
+        return None
+    if sqnr_db >= GOOD_DB:
+        return 0.0
+    if sqnr_db <= BAD_DB:
+        return 1.0
+    return (GOOD_DB - sqnr_db) / (GOOD_DB - BAD_DB)
+
+
+def op_errors(result: ComparisonResult, float_side: bool = False) -> dict[int, LayerResult]:
+    """Layer result per op index of the quantized model (or of the float model's matching op)."""
+    out: dict[int, LayerResult] = {}
+    for layer in result.layers:
+        op = layer.float_op_index if float_side else layer.op_index
+        if op is not None and op not in out:
+            out[op] = layer
+    return out

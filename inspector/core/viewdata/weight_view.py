@@ -1,0 +1,68 @@
+"""What the weight histogram view shows for a `WeightAnalysis`: the x range of "Zoom to grid"
+(a few quantization steps around zero or the densest bin, a grid point in the middle) with the
+y extent of the counts in it, the x range that fits the data, and whether the grid-resolved
+bins or the coarse ones are drawn for a visible x range. The view only applies these.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from inspector.core.compare.weights import WeightAnalysis
+
+FINE_BINS_VISIBLE = 400  # show grid-resolved bins when at most this many are in view
+
+
+@dataclass(frozen=True)
+class AxisRange:
+    x0: float
+    x1: float
+    y_top: float  # highest count in [x0, x1] (1 when empty)
+
+    def y_max(self, log: bool) -> float:
+        """Top of the y axis: counts, or log10 of counts on a log axis, with 5 % headroom."""
+        return (math.log10(max(self.y_top, 1)) if log else self.y_top) * 1.05
+
+
+def grid_zoom(w: WeightAnalysis, steps: float = 16) -> AxisRange:
+    """About `steps` quantization steps around zero (or the densest bin when the weights do not
+    straddle zero), centred on a grid point."""
+    step = w.grid_step
+    if step is None and w.quant is not None:
+        step = float(np.median(w.quant.scales))
+    if step is None:
+        step = float(w.edges[-1] - w.edges[0]) / 40
+    coarse = [c for c in (w.a_coarse, w.b_coarse) if c is not None]
+    centre = 0.0
+    occupied = np.nonzero(np.sum(coarse, axis=0))[0] if coarse else np.empty(0, int)
+    if occupied.size and w.coarse_edges is not None:
+        lo_x, hi_x = w.coarse_edges[occupied[0]], w.coarse_edges[occupied[-1] + 1]
+        if not lo_x <= 0.0 <= hi_x:  # weights usually peak at zero; else use the densest bin
+            k = int(np.argmax(np.sum(coarse, axis=0)))
+            centre = 0.5 * float(w.coarse_edges[k] + w.coarse_edges[k + 1])
+    if w.grid_step is not None:  # put a grid point in the middle
+        z = w.quant.zero_points[w.channel or 0] if w.quant is not None else 0
+        centre = (round(centre / step + z) - z) * step
+    x0, x1 = centre - steps / 2 * step, centre + steps / 2 * step
+    lo, hi = np.searchsorted(w.edges, [x0, x1])
+    counts = [c[max(lo - 1, 0) : hi] for c in (w.a_counts, w.b_counts) if c is not None]
+    top = max((float(c.max()) for c in counts if c.size), default=1.0)
+    return AxisRange(float(x0), float(x1), top)
+
+
+def data_extent(w: WeightAnalysis) -> tuple[float, float] | None:
+    """x range of the occupied bins (not the clip lines, which may lie far out for biases)."""
+    counts = [c for c in (w.a_counts, w.b_counts) if c is not None]
+    occupied = np.nonzero(np.sum(counts, axis=0))[0] if counts else np.empty(0, int)
+    if occupied.size == 0:
+        return None
+    return float(w.edges[occupied[0]]), float(w.edges[occupied[-1] + 1])
+
+
+def fine_bins(w: WeightAnalysis, x0: float, x1: float) -> bool:
+    """Grid-resolved bins when at most FINE_BINS_VISIBLE of them are in [x0, x1]."""
+    visible = (x1 - x0) / float(w.edges[1] - w.edges[0])
+    return bool(w.coarse_edges is None or visible <= FINE_BINS_VISIBLE)

@@ -1,0 +1,53 @@
+"""The one Run / Cancel / progress bar / status row of long work (the comparison's inputs panel
+and the requantize plan editor): `set_running(running, text)`, `set_progress(fraction, text)`
+with fraction in [0, 1] or negative for "busy"."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+
+class RunRow(QWidget):
+    def __init__(self, run_text: str, *, bar_beside: bool, status: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self.run_button = QPushButton(run_text)
+        self.run_button.setDefault(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setValue(0)
+        self.bar.setTextVisible(False)
+        self.status = QLabel(status)
+        self.status.setWordWrap(True)
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.run_button, 0 if bar_beside else 1)
+        buttons.addWidget(self.cancel_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(buttons)
+        if bar_beside:
+            buttons.addWidget(self.bar, 1)
+        else:
+            lay.addWidget(self.bar)
+        lay.addWidget(self.status)
+
+    def set_running(self, running: bool, text: str = "") -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        self.bar.setRange(0, 0 if running else 1000)
+        if not running:
+            self.bar.setValue(0)
+        if text:
+            self.status.setText(text)
+
+    def set_progress(self, fraction: float, text: str) -> None:
+        if fraction < 0:
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(1000 * fraction))
+        if text:
+            self.status.setText(text)

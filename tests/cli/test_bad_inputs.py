@@ -1,0 +1,48 @@
+"""Bad inputs get one precise line naming the file and the problem (exit 2), never a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.pairing import pair_models
+from inspector.core.errors import PairingError
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
+
+
+def _compare(f, q, *args):
+    r = subprocess.run([sys.executable, "-m", "inspector", "compare", str(f), str(q), *map(str, args)],
+                       capture_output=True, text=True)  # fmt: skip
+    return r
+
+
+def test_mismatched_pair_is_named_but_still_inspectable(fixture_path, example_pair):
+    f, _ = example_pair
+    q = fixture_path("stateful_int8")
+    r = _compare(f, q)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "do not correspond" in r.stderr and "[1, 16]" in r.stderr and q.name in r.stderr
+    with pytest.raises(PairingError):
+        compare_models(str(f), str(q), CompareOptions(samples=SampleSettings(count=1)))
+    # both still open and pair (side-by-side inspection keeps working)
+    p = pair_models(Model(f), Model(q))
+    assert p.unmatched_quant_ops or p.unmatched_float_ops
+
+
+@pytest.mark.parametrize(
+    "make, needle",
+    [
+        (lambda d: np.savez(d / "s.npz", image=np.zeros((2, 16, 16, 3), np.float32)), "has shape [2, 16, 16, 3]"),
+        (lambda d: (d / "imgs").mkdir() or (d / "imgs" / "x.png").write_text("not an image"), "cannot read the image"),
+    ],
+)
+def test_bad_sample_files(example_pair, tmp_path, make, needle):
+    make(tmp_path)
+    path = tmp_path / "s.npz" if (tmp_path / "s.npz").exists() else tmp_path / "imgs"
+    r = _compare(*example_pair, "--inputs", path)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr

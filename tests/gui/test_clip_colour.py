@@ -1,0 +1,41 @@
+"""Clipping is coloured only when it matters: past the audit's one threshold (HIGH_CLIP_RATE)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.review.audit import HIGH_CLIP_RATE
+from inspector.core.samples.settings import SampleSettings
+from inspector.core.viewdata.activations import activation_histogram
+from inspector.core.viewdata.layer_series import clipping_matters
+from inspector.gui.views.activation_view import ActivationView
+from inspector.gui.views.plot_style import COLOR_CLIP
+
+
+def test_threshold_is_the_audits():
+    assert not clipping_matters(None) and not clipping_matters(0.0) and not clipping_matters(math.nan)
+    assert not clipping_matters(HIGH_CLIP_RATE) and clipping_matters(np.nextafter(HIGH_CLIP_RATE, 1))
+
+
+def test_activation_title_colours_only_real_clipping(qtbot, fixture_path):
+    fp, qp = fixture_path("float"), fixture_path("int8")
+    r0 = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
+    keep = frozenset(layer.quant_tensor for layer in r0.layers)
+    r = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1, keep_values=keep))
+    layer = next(la for la in r.layers if la.metrics.clip_rate == 0.0 and la.quant_tensor in r.kept and la.scale)
+    h = activation_histogram(layer, r.kept[layer.quant_tensor])
+    quiet = ActivationView._title(layer, h, 0)
+    assert "clipped 0.00 %" in quiet and COLOR_CLIP not in quiet
+    loud_layer = dataclasses.replace(layer, metrics=dataclasses.replace(layer.metrics, clip_rate=0.05))
+    loud = ActivationView._title(loud_layer, h, 0)
+    assert f"<span style='color:{COLOR_CLIP}'>clipped" in loud and "5 % of all" in loud
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.004])
+def test_small_clip_rates_are_plain(rate):
+    assert not clipping_matters(rate)

@@ -1,0 +1,40 @@
+"""Save, export and session dialogs start in the user's last folder or home, never inside the
+app's resources (where the bundled example pair lives)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.core.state.session import SUFFIX
+from inspector.paths import example_pair, resources_dir
+from tests.helpers.gui_helpers import open_wait
+
+
+def test_dialogs_never_start_in_resources(qtbot, window, tmp_path, monkeypatch, fixture_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    fa, fb = example_pair()
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    recent = window.recent
+    assert Path(recent.last_dir).resolve() == resources_dir() / "examples"  # the open dialog may start there
+    assert recent.save_dir == str(home)
+    assert window.review.exporter.default_folder() == str(home)
+    assert Path(window.review.session.save_start()) == home / f"session{SUFFIX}"
+    # A session saved (through the dialog) moves the save folder there.
+    out = tmp_path / "mine"
+    out.mkdir()
+    monkeypatch.setattr("inspector.gui.session_controller.QFileDialog.getSaveFileName",
+                        lambda *a, **k: (str(out / "s.tqi.json"), ""))  # fmt: skip
+    window.review.session.choose_save()
+    assert (out / "s.tqi.json").is_file()
+    assert recent.save_dir == str(out)
+    assert window.review.exporter.default_folder() == str(out)
+    # Models opened from the user's own folder: their folder is the default.
+    open_wait(qtbot, window, "B", fixture_path("int8"))
+    window.settings.remove("last_save_dir")
+    assert recent.save_dir == str(Path(fixture_path("int8")).resolve().parent)
+    # An export folder remembered inside resources (an older version's default) is not reused.
+    window.settings.setValue("export/last_dir", str(resources_dir() / "examples"))
+    assert window.review.exporter.default_folder() == recent.save_dir
