@@ -171,10 +171,12 @@ def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
 def test_cancel_keeps_the_app_usable(qtbot, example_window):
     win = example_window
     panel = win.compare_features.inputs
+    use_random_samples(win)  # the example opens with its bundled inputs: too few to still be running
     panel.count.setValue(100_000)  # minutes of work
     with qtbot.waitSignal(win.compare.progress, timeout=RUN_MS):
         click_enabled(qtbot, panel.run_button)
-    assert win.compare.running and panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
+    assert win.compare.running, panel.status.text()
+    assert panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
     with qtbot.waitSignal(win.compare.cancelled, timeout=15_000):
         qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=5000)

@@ -238,6 +238,7 @@ def test_cancel_keeps_model_b(qtbot, window, example_pair):
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     rq, ed = window.requantize, window.requantize_panel.editor
+    use_random_samples(window)  # the example's bundled inputs are too few to still be running
     window.compare_features.inputs.count.setValue(100_000)
     ed.add_layers([LOGITS], "keep_float")
     with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
