@@ -28,5 +28,10 @@ class PairingError(InspectorError):
     """A float/quantized pair that does not correspond."""
 
 
+class OutputError(InspectorError, OSError):
+    """An output cannot be written (missing or read-only folder, full disk). Also an OSError, so
+    code that handles failed writes as OSErrors keeps working."""
+
+
 class Cancelled(Exception):
     """The user cancelled a long operation; not an error to report."""

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from inspector.core.errors import InputError
+from inspector.core.errors import InputError, InspectorError, OutputError
 
 _PROTECTED: set[tuple[int, int]] = set()  # (st_dev, st_ino) of the input models of this process
 _FD_LINK = re.compile(r"^/(?:proc/self|proc/(\d+)|dev)/fd/(\d+)$")
@@ -56,7 +56,19 @@ def clear_protected_inputs() -> None:
 
 
 def write_output(dest: str | os.PathLike[str], data: bytes | str) -> None:
-    """Write `data` to `dest` following the rules in the module docstring."""
+    """Write `data` to `dest` following the rules in the module docstring. A failed write
+    (no such folder, no permission, full disk) raises `OutputError` naming `dest`; a closed
+    pipe stays a BrokenPipeError (the CLI ends quietly on it)."""
+    try:
+        _write_output(dest, data)
+    except (BrokenPipeError, InspectorError):
+        raise
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise OutputError(f"cannot write the output: {reason}", os.fspath(dest)) from e
+
+
+def _write_output(dest: str | os.PathLike[str], data: bytes | str) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
     if os.fspath(dest) == "-":
         _write_stdout(raw)

@@ -46,3 +46,18 @@ def test_bad_sample_files(example_pair, tmp_path, make, needle):
     path = tmp_path / "s.npz" if (tmp_path / "s.npz").exists() else tmp_path / "imgs"
     r = _compare(*example_pair, "--inputs", path)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["info", "compare"])
+def test_an_output_that_cannot_be_written_is_one_line(example_pair, tmp_path, cmd):
+    """An output whose folder cannot exist (a file stands where the folder should be): one line
+    naming the output and the reason, exit 2, nothing left behind."""
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("keep me")
+    dest = blocker / "out.json"
+    args = [example_pair[1]] if cmd == "info" else [*example_pair, "--samples", "1"]
+    r = subprocess.run([sys.executable, "-m", "inspector", cmd, *map(str, args), "--json", str(dest)],
+                       capture_output=True, text=True)  # fmt: skip
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and str(dest) in r.stderr and "cannot write" in r.stderr
+    assert blocker.read_text() == "keep me" and sorted(p.name for p in tmp_path.iterdir()) == ["not_a_folder"]
