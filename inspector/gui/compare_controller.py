@@ -24,7 +24,7 @@ from inspector.core.compare.task import TaskResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.viewdata.activations import keep_plan
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 
 @dataclass(frozen=True)
@@ -176,11 +176,11 @@ class CompareController(QObject):
         self.cancel()
         w = Worker(_compare_job, paths[0], paths[1], opts, index, wants_progress=True)
         self.worker = w
-        w.progress.connect(lambda f, t: self._progress(w, f, t))
-        w.finished.connect(lambda r: self._finished(w, opts, index, r))
-        w.failed.connect(lambda msg: self._failed(w, msg))
-        w.cancelled.connect(lambda: self._cancelled(w))
-        w.done.connect(lambda: self._done(w))
+        w.progress.connect(guarded(self, lambda f, t: self._progress(w, f, t)))
+        w.finished.connect(guarded(self, lambda r: self._finished(w, opts, index, r)))
+        w.failed.connect(guarded(self, lambda msg: self._failed(w, msg)))
+        w.cancelled.connect(guarded(self, lambda: self._cancelled(w)))
+        w.done.connect(guarded(self, lambda: self._done(w)))
         what = f"Re-running sample #{index}" if index is not None else f"Comparing {Path(paths[1]).name}"
         self.controller.run_task(w, what)
         self.started.emit()

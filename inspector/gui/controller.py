@@ -24,7 +24,7 @@ from inspector.core.compare.weights import (
 )
 from inspector.core.state.app_state import SLOTS, AppState, Selection
 from inspector.core.tflite.model import Model, Subgraph, Tensor
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 __all__ = ["SLOTS", "Controller", "Selection"]
 SYNC_WEIGHT_ELEMENTS = 1_000_000  # smaller weight tensors are analysed at once, larger in a worker
@@ -84,8 +84,8 @@ class Controller(QObject):
         self._load_token[slot] += 1
         token = self._load_token[slot]
         w = Worker(Model, path)
-        w.finished.connect(lambda m: self._loaded(slot, token, m))
-        w.failed.connect(lambda msg: self._load_failed(slot, token, path, msg))
+        w.finished.connect(guarded(self, lambda m: self._loaded(slot, token, m)))
+        w.failed.connect(guarded(self, lambda msg: self._load_failed(slot, token, path, msg)))
         self.loading.emit(slot, path)
         if background:
             self.task_started.emit(w, f"Opening {Path(path).name}")
@@ -231,8 +231,8 @@ class Controller(QObject):
         size = max((t.num_elements for t in (ta, tb) if t is not None), default=0)
         w = Worker(analyze_tensors, ma, ta, mb, tb, channel=ch, max_elements=MAX_ELEMENTS)
         self._weights_worker = w
-        w.finished.connect(lambda r: self._weights_ready(w, r))
-        w.failed.connect(self.error.emit)
+        w.finished.connect(guarded(self, lambda r: self._weights_ready(w, r)))
+        w.failed.connect(guarded(self, self.error.emit))
         if size <= SYNC_WEIGHT_ELEMENTS:
             w.run_here()
         else:

@@ -32,7 +32,7 @@ from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.review.report import build_report, write_report
 from inspector.gui.recent import in_resources
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 KINDS = ("html", "json", "csv", "model_explorer")
 SUFFIXES = {"html": ".html", "json": ".json", "csv": ".csv", "model_explorer": ".model-explorer.json"}
@@ -105,8 +105,8 @@ class ReportExporter(QObject):
         self.window.settings.setValue(SETTINGS_DIR, str(Path(folder)))
         paths = export_paths(folder, base, kinds)
         w = Worker(export_job, first, second, comparison, paths, wants_progress=True)
-        w.finished.connect(self._done)
-        w.failed.connect(self._failed)
+        w.finished.connect(guarded(self, self._done))
+        w.failed.connect(guarded(self, self._failed))
         self.worker = w
         self.window.controller.run_task(w, "Exporting report")
         return w

@@ -23,7 +23,7 @@ from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.result import ComparisonResult
 from inspector.gui.inputs_memory import InputsMemory
 from inspector.gui.views.status import NoticeBanner
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 from inspector.paths import example_pair
 
 RANDOM_TEXT = ("These results come from random inputs: accuracy, top-1 agreement, clipping and the layer errors "
@@ -86,8 +86,8 @@ class PairChecker(QObject):
         c = self.controller
         w = Worker(check_pair, c.models["A"], c.models["B"], c.state.pairing)
         self.worker = w
-        w.finished.connect(lambda r: self._checked(w, key, r))
-        w.failed.connect(lambda msg: self._failed(w, msg))
+        w.finished.connect(guarded(self, lambda r: self._checked(w, key, r)))
+        w.failed.connect(guarded(self, lambda msg: self._failed(w, msg)))
         c.run_task(w, "Checking the pair")
 
     def _failed(self, w: Worker, msg: str) -> None:

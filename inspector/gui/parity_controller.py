@@ -12,7 +12,7 @@ from inspector.core.compare.parity_result import ParityOptions, RuntimeParityRes
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 
 def _parity_job(quant_path: str, options: ParityOptions, task: TaskState) -> RuntimeParityResult:
@@ -57,11 +57,11 @@ class ParityController(QObject):
         self.cancel()
         w = Worker(_parity_job, model.path, options, wants_progress=True)
         self.worker = w
-        w.progress.connect(lambda f, t: w is self.worker and self.progress.emit(f, t))
-        w.finished.connect(lambda r: self._finished(w, options, r))
-        w.failed.connect(lambda msg: w is self.worker and self.failed.emit(msg))
-        w.cancelled.connect(lambda: w is self.worker and self.cancelled.emit())
-        w.done.connect(lambda: self._done(w))
+        w.progress.connect(guarded(self, lambda f, t: w is self.worker and self.progress.emit(f, t)))
+        w.finished.connect(guarded(self, lambda r: self._finished(w, options, r)))
+        w.failed.connect(guarded(self, lambda msg: w is self.worker and self.failed.emit(msg)))
+        w.cancelled.connect(guarded(self, lambda: w is self.worker and self.cancelled.emit()))
+        w.done.connect(guarded(self, lambda: self._done(w)))
         self.controller.run_task(w, f"Runtime parity of {Path(model.path).name}")
         self.started.emit()
         return w

@@ -43,7 +43,7 @@ from inspector.gui.requantize_state import (
     surgical_suggest_thread,
     surgical_thread,
 )
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 from inspector.paths import new_versions_folder
 
 
@@ -235,12 +235,12 @@ class RequantizeController(VersionFiles, QObject):
             name = f"v{n} {describe_surgical(plan, self.controller.models['B'])}"
             out = self.folder / file_name(name)
             w = Worker(surgical_thread, a.path, v.path, plan, opts, str(out), self._protected(opts), v.comparison is None, wants_progress=True)
-            w.finished.connect(lambda run: self._edited(run, name, v, n))
+            w.finished.connect(guarded(self, lambda run: self._edited(run, name, v, n)))
             return self._start(w, f"Editing {Path(v.path).name}")
         out0 = self.folder / file_name(f"v{n} re-calibrated, no changes")
         out1 = self.folder / file_name(version_name(n + 1, plan, a))
         w = Worker(quantizer_thread, a.path, v.path, plan, opts, str(out0), str(out1), self._protected(opts), wants_progress=True)
-        w.finished.connect(lambda runs: self._requantized(runs, plan, v, n))
+        w.finished.connect(guarded(self, lambda runs: self._requantized(runs, plan, v, n)))
         return self._start(w, f"Requantizing {Path(a.path).name}")
 
     def _adopt_shown(self, v: Version) -> None:
@@ -323,7 +323,7 @@ class RequantizeController(VersionFiles, QObject):
         else:
             qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)  # type: ignore[arg-type]
             w = Worker(suggest_thread, a.path, v.path, target_sqnr_db, qopts, opts, str(out), self._protected(opts), wants_progress=True)
-        w.finished.connect(lambda r: self._suggested(r, str(out)))
+        w.finished.connect(guarded(self, lambda r: self._suggested(r, str(out))))
         return self._start(w, f"Suggesting {'edits of ' + Path(v.path).name if surgical else 'layers for ' + Path(a.path).name}")
 
     def _suggested(self, result, path: str) -> None:
@@ -362,9 +362,9 @@ class RequantizeController(VersionFiles, QObject):
 
     def _start(self, w: Worker, what: str) -> Worker:
         self.worker = w
-        w.progress.connect(lambda f, t: self.progress.emit(f, t) if w is self.worker else None)
-        w.failed.connect(lambda msg: self._fail(f"{what} failed: {msg}") if w is self.worker else None)
-        w.done.connect(lambda: self._done(w))
+        w.progress.connect(guarded(self, lambda f, t: self.progress.emit(f, t) if w is self.worker else None))
+        w.failed.connect(guarded(self, lambda msg: self._fail(f"{what} failed: {msg}") if w is self.worker else None))
+        w.done.connect(guarded(self, lambda: self._done(w)))
         self.running_changed.emit(True, what)
         self.controller.run_task(w, what)
         return w

@@ -15,7 +15,7 @@ from inspector.core.quantmath.opmath import op_math
 from inspector.core.review.audit import Finding, audit_model
 from inspector.gui.views.audit_view import AuditView
 from inspector.gui.views.op_math_panel import OpMathPanel
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 SYNC_AUDIT_OPS = 400  # models with more ops (over all subgraphs) are audited in a worker
 
@@ -119,8 +119,8 @@ class ReviewFeatures(QObject):
             return
         comparison = self.source.result()
         w = Worker(audit_model, model, comparison)
-        w.finished.connect(lambda fs: self._audited(token, model, fs, comparison is not None))
-        w.failed.connect(lambda msg: self._audit_failed(token, model, msg))
+        w.finished.connect(guarded(self, lambda fs: self._audited(token, model, fs, comparison is not None)))
+        w.failed.connect(guarded(self, lambda msg: self._audit_failed(token, model, msg)))
         if sum(len(sg.ops) for sg in model.subgraphs) <= SYNC_AUDIT_OPS:
             w.run_here()
         else:

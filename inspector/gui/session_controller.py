@@ -31,7 +31,7 @@ from inspector.core.state.session import (
 from inspector.core.tflite.litertlm import split_address
 from inspector.core.writing import to_json_text
 from inspector.gui.recent import in_resources
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 ROLES = {"A": "float", "B": "quant"}
 AUTOSAVE_MS = 120_000
@@ -116,7 +116,7 @@ class SessionController(QObject):
         self._pending = (state, pending, problems)
         token = self._pending
         for w in workers:
-            w.done.connect(lambda w=w: self._loaded(token, w))
+            w.done.connect(guarded(self, lambda w=w: self._loaded(token, w)))
         if not workers:
             self._pending = None
             self._finish(state, problems, origin)
@@ -255,11 +255,11 @@ class SessionController(QObject):
             return None
         self._last_autosave = text
         w = Worker(self.recovery.autosave, state)
-        w.failed.connect(lambda msg: self.window.statusBar().showMessage(f"Autosave failed: {msg}", 10000))
+        w.failed.connect(guarded(self, lambda msg: self.window.statusBar().showMessage(f"Autosave failed: {msg}", 10000)))
         if not background:
             return w.run_here()
         self._autosave_worker = w
-        w.done.connect(self._autosave_done)
+        w.done.connect(guarded(self, self._autosave_done))
         return w.start()
 
     @property

@@ -8,7 +8,7 @@ Passed on to `run_isolated(..., task=task)`, reports of the worker process arriv
 exception becomes `failed("internal error: ...")` with the traceback logged, never a crash.
 
     w = Worker(load_model, path)
-    w.finished.connect(on_model); w.failed.connect(show_error)
+    w.finished.connect(guarded(self, on_model)); w.failed.connect(guarded(self, show_error))
     w.start()
 """
 
@@ -20,11 +20,24 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from shiboken6 import isValid
 
 from inspector.core.errors import Cancelled, InspectorError
 from inspector.core.progress import TaskState
 
 log = logging.getLogger(__name__)
+
+
+def guarded(owner: QObject, handler: Callable[..., Any]) -> Callable[..., None]:
+    """`handler`, called only while `owner`'s Qt object exists. Connect a worker's signals
+    through it: a lambda is never disconnected when its owner is deleted (a window closed while
+    its work still runs), and a handler touching a deleted object raises in the event loop."""
+
+    def call(*args: Any) -> None:
+        if isValid(owner):
+            handler(*args)
+
+    return call
 
 
 class WorkerTask(TaskState):

@@ -97,3 +97,35 @@ def test_qt_side_deleted_mid_run_ends_quietly(qtbot):
     go.set()
     assert QThreadPool.globalInstance().waitForDone(10_000)
     assert reached == ["after progress"] and w.is_done  # the progress call ended the work (as a cancel)
+
+
+def test_handlers_of_a_deleted_owner_are_not_called(qtbot):
+    """A controller deleted while its worker still runs (its window closed): the worker's
+    signals still arrive, but handlers connected through `guarded` see nothing and raise nothing."""
+    import shiboken6
+    from PySide6.QtCore import QObject
+
+    from inspector.gui.workers import guarded
+
+    make_app()
+    go = threading.Event()
+    calls: dict[str, list] = {"gone": [], "alive": []}
+
+    class Owner(QObject):
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+        def handle(self, *args) -> None:
+            calls[self.key].append((self.objectName(), args))  # touches the Qt object
+
+    gone, alive = Owner("gone"), Owner("alive")
+    w = Worker(lambda task: go.wait(10) and task.report(1.0, "end") or 7, wants_progress=True)
+    for owner in (gone, alive):
+        w.progress.connect(guarded(owner, lambda f, t, o=owner: o.handle(f, t)))
+        w.finished.connect(guarded(owner, lambda r, o=owner: o.handle(r)))
+    with qtbot.waitSignal(w.done, timeout=10_000):
+        w.start()
+        shiboken6.delete(gone)
+        go.set()
+    assert calls["gone"] == [] and calls["alive"] == [("", (1.0, "end")), ("", (7,))]

@@ -12,9 +12,8 @@ from PySide6.QtWidgets import (
     QToolButton,
     QWidget,
 )
-from shiboken6 import isValid
 
-from inspector.gui.workers import Worker
+from inspector.gui.workers import Worker, guarded
 
 
 class ErrorBanner(QFrame):
@@ -93,10 +92,8 @@ class TaskIndicator(QWidget):
         if worker.is_done:
             return
         self.tasks[worker] = text
-        # lambdas are not disconnected when this widget is deleted (window closed while the
-        # worker still runs): the handlers check that the widget is still there
-        worker.progress.connect(lambda f, t: isValid(self) and self._progress(worker, f, t))
-        worker.done.connect(lambda: isValid(self) and self._done(worker))
+        worker.progress.connect(guarded(self, lambda f, t: self._progress(worker, f, t)))
+        worker.done.connect(guarded(self, lambda: self._done(worker)))
         self._render(text, -1.0)
 
     def cancel_all(self) -> None:
