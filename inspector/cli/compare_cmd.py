@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         signature=args.signature,
     )
     float_path, quant_path, check = guarded_pair(args.float_model, args.quant_model, "compare",
-                                                 allow_unrelated=args.allow_unrelated)  # fmt: skip
-    result = compare_in_worker(float_path, quant_path, opts)
+                                                 allow_unrelated=args.allow_unrelated, signature=args.signature)  # fmt: skip
+    result = compare_in_worker(float_path, quant_path, opts, pair_check=check)
     if check.swapped:
         result = dataclasses.replace(result, swapped=True, pair_check=check)
     task = result.task()

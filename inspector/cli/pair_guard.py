@@ -8,13 +8,18 @@ from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.pairing import check_correspondence
 from inspector.core.errors import PairingError
 from inspector.core.tflite.model import load_model
+from inspector.core.tflite.signatures import select_signature
 
 
-def guarded_pair(float_path: str, quant_path: str, command: str, *, allow_unrelated: bool) -> tuple[str, str, PairCheck]:
+def guarded_pair(
+    float_path: str, quant_path: str, command: str, *, allow_unrelated: bool, signature: str | None = None
+) -> tuple[str, str, PairCheck]:
     """(float, quant, check): swapped when QUANT is the float model (a note on stderr); raises
     PairingError (exit 2, one line with the share of weights that disagree) when the weights say
-    the two are different models, unless `allow_unrelated`."""
-    a, b = load_model(float_path), load_model(quant_path)
+    the two are different models, unless `allow_unrelated`. The check is of `signature`'s
+    subgraphs, as the comparison will run them; pass it on to the comparison (`pair_check=`)."""
+    a = select_signature(load_model(float_path), signature)
+    b = select_signature(load_model(quant_path), signature)
     check_correspondence(a, b)  # inputs/outputs that cannot match: the more precise message
     check = check_pair(a, b)
     if check.swapped:

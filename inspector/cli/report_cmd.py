@@ -48,7 +48,7 @@ def _compare(args):
 
     opts = CompareOptions(samples=sample_settings(args), runtime=args.runtime, isolated=args.isolated,
                           signature=args.signature)  # fmt: skip
-    result = compare_in_worker(args.float_model, args.quant_model, opts)
+    result = compare_in_worker(args.float_model, args.quant_model, opts, pair_check=args.pair_check)
     if args.pair_check is not None and args.pair_check.swapped:
         result = dataclasses.replace(result, swapped=True, pair_check=args.pair_check)
     return result
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     args.pair_check = None
     if args.quant_model:
         args.float_model, args.quant_model, args.pair_check = guarded_pair(
-            args.float_model, args.quant_model, "report", allow_unrelated=args.allow_unrelated)
+            args.float_model, args.quant_model, "report", allow_unrelated=args.allow_unrelated, signature=args.signature)
         try:
             comparison = _compare(args)
         except RuntimeFailure as e:  # the runtime refuses the model: the audit usually says why

@@ -113,6 +113,27 @@ def test_compare_twin_pair_has_no_warning(pairs, tmp_path):
     assert d["samples_are_random"] is True
 
 
+def test_a_comparison_given_the_pair_check_does_not_make_it_again(example_pair, monkeypatch):
+    """The CLI checks the pair before it compares and hands the check on: `check_pair` (every
+    paired weight read) runs once per command, not again inside the comparison."""
+    import inspector.core.compare.comparison as comparison
+    from inspector.core.compare.pair_check import check_pair
+    from inspector.core.compare.pairing import pair_models
+    from inspector.core.samples.settings import SampleSettings
+    from inspector.core.tflite.model import Model
+
+    f, q = (str(p) for p in example_pair)
+    fm, qm = Model(f), Model(q)
+    check = check_pair(fm, qm, pair_models(fm, qm))
+    monkeypatch.setattr(comparison, "check_pair", lambda *a: pytest.fail("the pair check ran again"))
+    monkeypatch.setattr(comparison, "cached", lambda key, build: build())  # no process cache to hide a second run
+    opts = comparison.CompareOptions(samples=SampleSettings(count=1), threads=1)
+    result = comparison.compare_models(f, q, opts, pair_check=check)
+    assert result.pair_check is check and result.pair_check.related
+    with pytest.raises(pytest.fail.Exception, match="ran again"):
+        comparison.compare_models(f, q, opts)
+
+
 def test_swapped_pair_is_compared_the_right_way_round(example_pair, tmp_path):
     f, q = (str(p) for p in example_pair)
     straight, swapped = tmp_path / "straight.json", tmp_path / "swapped.json"

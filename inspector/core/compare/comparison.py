@@ -86,9 +86,12 @@ def compare_models(
     quant_path: str,
     options: CompareOptions | None = None,
     task: TaskState | None = None,
+    pair_check: PairCheck | None = None,
 ) -> ComparisonResult:
     """Run both models over the samples and accumulate per-layer error statistics; reports
-    "sample k of n" to `task` after each sample and stops (Cancelled) when it is cancelled."""
+    "sample k of n" to `task` after each sample and stops (Cancelled) when it is cancelled.
+    `pair_check`: the check of this pair (and signature) the caller already made, so it is not
+    made again (`check_pair` reads every paired weight)."""
     opts = options or CompareOptions()
     task = as_task(task)
     check_runtime(opts.runtime)
@@ -183,7 +186,7 @@ def compare_models(
         elapsed_s=time.perf_counter() - t0,
         task_kind=opts.task_kind,
         samples_are_random=opts.samples.source is None,
-        pair_check=_pair_check(fm, qm, pairing),
+        pair_check=pair_check if pair_check is not None else _pair_check(fm, qm, pairing),
         signature=opts.signature,
     )
 

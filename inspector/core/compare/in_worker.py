@@ -18,10 +18,11 @@ def compare_in_worker(
     task: TaskState | None = None,
     timeout: float | None = None,
     worker: WorkerProcess | None = None,
+    pair_check: Any = None,
 ) -> Any:
     """`compare.compare_models` in the worker: same arguments, same result (a ComparisonResult)."""
     return run_isolated(
-        compare_models, str(float_path), str(quant_path), options,
+        compare_models, str(float_path), str(quant_path), options, kwargs={"pair_check": pair_check},
         task=task, timeout=timeout,
         step="comparing (running both models over the samples)", models=(str(float_path), str(quant_path)), worker=worker,
     )  # fmt: skip
