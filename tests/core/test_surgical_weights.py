@@ -151,9 +151,15 @@ def test_bias_correction_improves_the_layer_on_other_samples(fixture_path, tmp_p
 
 def test_bias_correction_of_all_mobilenetv2_layers(tmp_path):
     """Calibrated on one sample set, evaluated on another: smaller per-channel mean error, and
-    the output SQNR is not lower."""
+    the output SQNR is not lower.
+
+    On the per-tensor twin, where rounding one scale for all channels of a depthwise weight
+    leaves a per-channel mean error: 13.92 -> 14.38 dB output SQNR on the evaluation samples.
+    (On the per-channel twin there is little mean error left to remove and the output SQNR moves
+    by noise: 14.55 -> 14.43 dB, and from -0.13 to +0.17 dB with other pass counts or shrinkage
+    of the corrections: no claim is made there.)"""
     paths = cache_paths(REPO / ".fixture-cache")
-    f, q = paths["mnv2_float"], paths["mnv2_int8"]
+    f, q = paths["mnv2_float"], paths["mnv2_int8_per_tensor"]
     cal = npz(REPO / ".fixture-cache", "cal", 32, 1)
     ev = npz(REPO / ".fixture-cache", "eval", 16, 2)
     out, r = _edit(f, q, tmp_path, Edit("bias_correct", "all"), samples=None, inputs=str(cal))

@@ -2,7 +2,9 @@
 
 `mnv2_float` / `mnv2_int8`: tf.keras.applications.MobileNetV2 at 160x160 (alpha 0.5, 100
 classes, weights=None: random weights, built at test time), int8 by the TF converter with a
-representative dataset of smooth random images (float input/output, per-channel weights).
+representative dataset of smooth random images (float input/output, per-channel weights);
+`mnv2_int8_per_tensor`: the same with per-tensor weights (where bias correction is the textbook
+remedy: a per-tensor depthwise weight rounds with a per-channel mean error).
 Each batch-norm layer's moving statistics are set to the batch statistics of its input on
 those images (in order), as training would leave them; with the initial statistics (mean 0,
 variance 1) the random network's activations shrink layer by layer to nothing.
@@ -20,7 +22,7 @@ from tests.helpers.cache import cached_models
 from tests.helpers.fixture_models import _rep_dataset, _tf, convert, representative_images
 
 MNV2_SHAPE = (160, 160, 3)
-SURGICAL_FIXTURES = ("mnv2_float", "mnv2_int8")
+SURGICAL_FIXTURES = ("mnv2_float", "mnv2_int8", "mnv2_int8_per_tensor")
 
 
 def keras_mnv2():
@@ -43,7 +45,11 @@ def mnv2_images(n: int, seed: int) -> np.ndarray:
 
 def _build_all() -> dict[str, bytes]:
     km = keras_mnv2()
-    return {"mnv2_float": convert(km, "float"), "mnv2_int8": convert(km, "int8", _rep_dataset(16, 0, MNV2_SHAPE))}
+    return {
+        "mnv2_float": convert(km, "float"),
+        "mnv2_int8": convert(km, "int8", _rep_dataset(16, 0, MNV2_SHAPE)),
+        "mnv2_int8_per_tensor": convert(km, "int8_per_tensor", _rep_dataset(16, 0, MNV2_SHAPE)),
+    }
 
 
 def cache_paths(root: Path) -> dict[str, Path]:
