@@ -1,17 +1,18 @@
 """Runtime parity of model B: runs `core.compare.runtime_parity.compare_runtimes` in the worker
 process (from a `Worker` thread, with progress and Cancel) on the samples the inputs panel
-describes, and holds the result while it describes the open model B."""
+describes; the result lives in the app state (`AppState.parity`, saved in sessions), which drops
+it when another model B opens."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
+from shiboken6 import isValid
 
 from inspector.core.compare.parity_result import ParityOptions, RuntimeParityResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
-from inspector.core.state.app_state import same_file
 from inspector.gui.workers import Worker, guarded
 
 
@@ -33,10 +34,14 @@ class ParityController(QObject):
     def __init__(self, controller, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
-        self.result: RuntimeParityResult | None = None
-        self.options: ParityOptions | None = None  # the options of the result
+        self.state = controller.state
+        self.options: ParityOptions | None = None  # the options of the result (None: restored or none)
         self.worker: Worker | None = None
-        controller.models_changed.connect(self._models_changed)
+        self.state.parity_changed.connect(self._state_changed)
+
+    @property
+    def result(self) -> RuntimeParityResult | None:
+        return self.state.parity
 
     @property
     def running(self) -> bool:
@@ -80,10 +85,11 @@ class ParityController(QObject):
             self.finished.emit()
 
     def set_result(self, result: RuntimeParityResult | None, options: ParityOptions | None = None) -> None:
-        self.result, self.options = result, options if result is not None else None
-        self.result_changed.emit(result)
+        self.options = options if result is not None else None
+        self.state.set_parity(result)
 
-    def _models_changed(self) -> None:
-        b = self.controller.models["B"]
-        if self.result is not None and (b is None or not same_file(self.result.model, b.path)):
-            self.set_result(None)  # a result for another model B
+    def _state_changed(self, result: RuntimeParityResult | None) -> None:
+        if result is None:
+            self.options = None
+        if isValid(self):  # a state event may outlive a closed window's controller
+            self.result_changed.emit(result)

@@ -16,10 +16,13 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
+from shiboken6 import isValid
 
 from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InspectorError
+from inspector.core.state.app_state import same_file
 from inspector.core.state.recovery import CrashRecovery, Recoverable
 from inspector.core.state.session import (
     SUFFIX,
@@ -65,6 +68,7 @@ class SessionController(QObject):
         self.timer.timeout.connect(self.autosave)
         source.changed.connect(self.autosave)
         self.controller.models_changed.connect(self.autosave)
+        self.controller.state.parity_changed.connect(lambda _r: isValid(self) and self.autosave())
 
     # ------------------------------------------------------------------ state
     def state(self) -> dict:
@@ -159,11 +163,28 @@ class SessionController(QObject):
                     self.source.set_result(ComparisonResult.from_json(comp))
                 except (KeyError, TypeError, ValueError) as e:
                     problems.append(f"the saved comparison result is damaged and was not restored ({type(e).__name__}: {e})")
+        parity = (state.get("results") or {}).get("parity")
+        if parity:
+            problems.extend(self._restore_parity(parity, changed))
         if problems:
             self.window.show_error(f"Restored {origin} with problems: " + "; ".join(problems))
         else:
             self.window.statusBar().showMessage(f"Restored {origin}", 8000)
         self.restored.emit(state)
+
+    def _restore_parity(self, saved: dict, changed: dict) -> list[str]:
+        """The saved runtime parity of B, if it describes the model B now open; else why not."""
+        b = self.controller.models["B"]
+        try:
+            result = RuntimeParityResult.from_json(saved)
+        except (KeyError, TypeError, ValueError) as e:
+            return [f"the saved runtime parity is damaged and was not restored ({type(e).__name__}: {e})"]
+        if b is None or not same_file(result.model, b.path):
+            return ["the saved runtime parity was not restored: its model B is not open"]
+        if changed:
+            return ["the saved runtime parity was not restored because a model changed; run it again"]
+        self.controller.state.set_parity(result)
+        return []
 
     def _restore_selection(self, sel: dict) -> None:
         c = self.controller

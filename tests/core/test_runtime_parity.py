@@ -155,13 +155,14 @@ def test_cli_json_contract(example_pair):
     proc = _cli("compare-runtimes", q, "--samples", "2", "--json", "-")
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
-    assert list(d) == ["model", "runtimes", "threads", "samples", "layers", "outputs"]
+    contract = ["model", "runtimes", "threads", "samples", "layers", "outputs"]  # issue 14; extended, never renamed
+    assert list(d)[: len(contract)] == contract and list(d)[len(contract) :] == ["labels", "samples_are_random", "inputs"]
     assert d["runtimes"] == ["reference", "optimized"] and d["threads"] == [1, 1] and d["samples"] == 2
     assert set(d["layers"][0]) == {"op_index", "op_type", "tensor_name", "differ_share", "max_lsb",
-                                   "first_divergence", "spec_mismatch"}  # fmt: skip
+                                   "first_divergence", "spec_mismatch", "tensor_index"}  # fmt: skip
     conv = next(la for la in d["layers"] if la["op_type"] == "CONV_2D")
     assert set(conv["spec_mismatch"]) == {"reference", "optimized"}
-    assert set(d["outputs"][0]) == {"name", "differ_share", "max_lsb"}
+    assert set(d["outputs"][0]) == {"name", "differ_share", "max_lsb", "tensor_index"}
     proc = _cli("compare-runtimes", q, "--threads", "1,2", "--samples", "1", "--json", "-")
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
@@ -180,3 +181,16 @@ def test_cli_bad_arguments_exit_2_with_one_line(example_pair, args, words):
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0]
+
+
+def test_result_json_round_trip(example_pair):
+    """What a session saves reads back as the same result; the issue-14 keys are all there."""
+    from inspector.core.compare.parity_result import RuntimeParityResult
+
+    r = compare_runtimes(str(example_pair[1]), ParityOptions(("reference", "builtin_ref"), (1, 1), SampleSettings(count=2)))
+    d = json.loads(json.dumps(r.to_json()))
+    assert {"model", "runtimes", "threads", "samples", "layers", "outputs"} <= set(d)
+    assert RuntimeParityResult.from_json(d) == r
+    assert any(layer.spec_mismatch for layer in r.layers)  # the nested differences round-trip too
+    with pytest.raises((KeyError, TypeError, ValueError)):
+        RuntimeParityResult.from_json({**d, "threads": [1]})

@@ -136,3 +136,44 @@ def test_cancel_keeps_the_previous_result(qtbot, window, example_pair):
     qtbot.waitUntil(view.run_button.isEnabled, timeout=RUN_MS)  # after the worker's done
     assert pc.result is first and view.table.rowCount() == len(first.layers)
     assert view.run_button.isEnabled() and "Cancelled" in view.run_row.status.text()
+
+
+def test_session_keeps_the_runtime_parity(qtbot, window, settings, example_pair, tmp_path):
+    """Saved with the session, shown again when it is reopened in a new window (same numbers as
+    the run); not restored for another model B; dropped when another B opens."""
+    from inspector.core.state.session import load_session, save_session
+    from inspector.gui.main_window import MainWindow
+
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    result = _run(qtbot, window)
+    path = tmp_path / "s.tqi.json"
+    window.review.session.save(path)
+    assert load_session(path)["results"]["parity"]["model"] == fb
+
+    other = MainWindow(settings=settings)
+    qtbot.addWidget(other)
+    with qtbot.waitSignal(other.review.session.restored, timeout=RUN_MS):
+        other.review.session.open(path)
+    restored = other.parity.controller.result
+    assert restored is not None and restored == result  # every field, the labels and inputs too
+    view = other.parity.view
+    assert view.table.rowCount() == len(result.layers)
+    x, y = view.point_data()
+    assert list(x) == [layer.op_index for layer in result.layers]
+    np.testing.assert_allclose(y, [100 * layer.differ_share for layer in result.layers])
+    assert "Restored" in other.statusBar().currentMessage() and other.banner.isHidden()
+
+    # a session whose parity describes another model B: not shown, and said so
+    state = load_session(path)
+    state["results"]["parity"]["model"] = fa
+    save_session(tmp_path / "other.tqi.json", state)
+    third = MainWindow(settings=settings)
+    qtbot.addWidget(third)
+    with qtbot.waitSignal(third.review.session.restored, timeout=RUN_MS):
+        third.review.session.open(tmp_path / "other.tqi.json")
+    assert third.parity.controller.result is None and "runtime parity was not restored" in third.banner.text
+
+    open_wait(qtbot, other, "B", fa)  # another model B: its parity is gone
+    assert other.parity.controller.result is None and other.parity.view.table.rowCount() == 0

@@ -4,6 +4,8 @@ JSON (issue 14): {"model", "runtimes", "threads", "samples", "layers": [{"op_ind
 "tensor_name", "differ_share", "max_lsb", "first_divergence", "spec_mismatch"}], "outputs":
 [{"name", "differ_share", "max_lsb"}]}; "spec_mismatch" is null for ops without an integer
 reimplementation, else {side label: {"differ_share", "max_lsb"}} of that side against the spec.
+Added for sessions (read back by `from_json`): "labels", "samples_are_random", "inputs", and
+"tensor_index" in each layer and output.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ class Difference:
     def to_json(self) -> dict:
         return {"differ_share": self.differ_share, "max_lsb": self.max_lsb}
 
+    @classmethod
+    def from_json(cls, d: dict) -> Difference:
+        return cls(float(d["differ_share"]), _opt_float(d.get("max_lsb")))
+
 
 @dataclass(frozen=True)
 class LayerParity:
@@ -57,7 +63,22 @@ class LayerParity:
             "spec_mismatch": None
             if self.spec_mismatch is None
             else {k: v.to_json() for k, v in self.spec_mismatch.items()},
+            "tensor_index": self.tensor_index,
         }
+
+    @classmethod
+    def from_json(cls, d: dict) -> LayerParity:
+        spec = d.get("spec_mismatch")
+        return cls(
+            op_index=int(d["op_index"]),
+            op_type=str(d["op_type"]),
+            tensor_name=str(d["tensor_name"]),
+            tensor_index=int(d.get("tensor_index", -1)),
+            differ_share=float(d["differ_share"]),
+            max_lsb=_opt_float(d.get("max_lsb")),
+            first_divergence=bool(d["first_divergence"]),
+            spec_mismatch=None if spec is None else {str(k): Difference.from_json(v) for k, v in spec.items()},
+        )
 
 
 @dataclass(frozen=True)
@@ -68,7 +89,11 @@ class OutputParity:
     max_lsb: float | None
 
     def to_json(self) -> dict:
-        return {"name": self.name, "differ_share": self.differ_share, "max_lsb": self.max_lsb}
+        return {"name": self.name, "differ_share": self.differ_share, "max_lsb": self.max_lsb, "tensor_index": self.tensor_index}
+
+    @classmethod
+    def from_json(cls, d: dict) -> OutputParity:
+        return cls(str(d["name"]), int(d.get("tensor_index", -1)), float(d["differ_share"]), _opt_float(d.get("max_lsb")))
 
 
 @dataclass(frozen=True)
@@ -95,7 +120,33 @@ class RuntimeParityResult:
             "samples": self.samples,
             "layers": [layer.to_json() for layer in self.layers],
             "outputs": [o.to_json() for o in self.outputs],
+            "labels": list(self.labels),
+            "samples_are_random": self.samples_are_random,
+            "inputs": self.inputs,
         }
+
+    @classmethod
+    def from_json(cls, d: dict) -> RuntimeParityResult:
+        """From `to_json` (a saved session); KeyError/TypeError/ValueError when it is damaged."""
+        runtimes, threads = tuple(str(r) for r in d["runtimes"]), tuple(int(t) for t in d["threads"])
+        if len(runtimes) != 2 or len(threads) != 2:
+            raise ValueError("runtimes and threads need two entries each")
+        labels = tuple(str(x) for x in d.get("labels") or ParityOptions(runtimes, threads).labels())  # type: ignore[arg-type]
+        return cls(
+            model=str(d["model"]),
+            runtimes=runtimes,  # type: ignore[arg-type]
+            threads=threads,  # type: ignore[arg-type]
+            samples=int(d["samples"]),
+            layers=tuple(LayerParity.from_json(x) for x in d["layers"]),
+            outputs=tuple(OutputParity.from_json(x) for x in d["outputs"]),
+            labels=labels,  # type: ignore[arg-type]
+            samples_are_random=bool(d.get("samples_are_random", False)),
+            inputs=str(d.get("inputs") or ""),
+        )
+
+
+def _opt_float(v) -> float | None:
+    return None if v is None else float(v)
 
 
 def parity_table(result: RuntimeParityResult) -> str:

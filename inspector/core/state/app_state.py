@@ -4,7 +4,8 @@ One `AppState` holds what a session saves: models A (float) and B (quantized) wi
 pairing, the linked selection (op and tensor indices in each model's main subgraph, B's op
 index being the layer identifier), the comparison options (with their `SampleSettings` and the
 chosen signature: `models` are the opened files seen through it, `base_models` as opened), the
-current comparison and its baseline, and the versions of B made by requantizing. Changes go
+current comparison and its baseline, the runtime parity of B, and the versions of B made by
+requantizing. Changes go
 through its methods, which emit plain `Event`s; GUI controllers take the state in their
 constructor and views subscribe to the events. `core.state.session` serializes it.
 """
@@ -19,6 +20,7 @@ from typing import Any
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.pairing import Pairing, pair_models
+from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InspectorError
 from inspector.core.samples.settings import SampleSettings
@@ -89,6 +91,7 @@ class AppState:
         self.baseline: ComparisonResult | None = None  # a second series (e.g. before requantizing)
         self.baseline_label = ""
         self.versions: list[Any] = []  # the versions of B (requantize's Version objects, to_json())
+        self.parity: RuntimeParityResult | None = None  # runtime parity of model B
         self.models_changed = Event()  # (slot)
         self.signature_changed = Event()  # (key | None): both models re-viewed, pairing and selection reset
         self.selection_changed = Event()  # (Selection)
@@ -97,6 +100,7 @@ class AppState:
         self.baseline_changed = Event()  # (ComparisonResult | None)
         self.versions_changed = Event()  # ()
         self.versions_restored = Event()  # (list of version dicts from a session file)
+        self.parity_changed = Event()  # (RuntimeParityResult | None)
 
     # ------------------------------------------------------------------ models
     def set_model(self, slot: str, model: Model | None) -> None:
@@ -131,6 +135,8 @@ class AppState:
         self._view_models()
         self.selection, self.channel = Selection(origin=origin), None
         self._drop_stale_comparison()
+        if self.parity is not None and (self.models["B"] is None or not same_file(self.parity.model, self.models["B"].path)):
+            self.set_parity(None)  # a result for another model B
         if dropped:
             self.options_changed.emit(self.options)
             self.signature_changed.emit(None)
@@ -242,6 +248,11 @@ class AppState:
         self.baseline = result
         self.baseline_label = label if result is not None else ""
         self.baseline_changed.emit(result)
+
+    def set_parity(self, result: RuntimeParityResult | None) -> None:
+        """The runtime parity of model B (None: none)."""
+        self.parity = result
+        self.parity_changed.emit(result)
 
     # ------------------------------------------------------------------ versions of B
     def set_versions(self, versions: list[Any]) -> None:

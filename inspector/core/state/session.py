@@ -5,7 +5,8 @@ Schema (version 3):
      "models": {"float": MODEL | null, "quant": MODEL | null},
      "inputs": CompareOptions.to_json() (its "samples" a SampleSettings.to_json()),
      "selection": {"origin", "op_a", "op_b", "tensor_a", "tensor_b", "channel", "tensor_name_a", "tensor_name_b"},
-     "requantize_plans": [the versions of B, Version.to_json()], "results": {"compare": a compare JSON}}
+     "requantize_plans": [the versions of B, Version.to_json()],
+     "results": {"compare": a compare JSON, "parity": a compare-runtimes JSON of B}}
     MODEL = {"path": str, "size": int | null, "sha256": 16 hex digits | null}
     (a `.litertlm` section is saved as its address 'BUNDLE.litertlm#N'; size and hash are the bundle's)
 `session_from_state(state)` builds it. Size and hash prefix let a restore tell that a model
@@ -126,6 +127,9 @@ def _map_paths(state: dict, base: str) -> None:
         for key in ("float", "quant"):
             if key in comp:
                 comp[key] = _absolute(comp[key], base)
+    parity = (state.get("results") or {}).get("parity")
+    if isinstance(parity, dict) and "model" in parity:
+        parity["model"] = _absolute(parity["model"], base)
 
 
 # ---------------------------------------------------------------------- save / load
@@ -147,8 +151,8 @@ def save_session(path: str | os.PathLike[str], state: dict) -> dict:
         if key in state:
             out[key] = state[key]
     out["inputs"] = json.loads(json.dumps(out["inputs"])) if isinstance(out["inputs"], dict) else out["inputs"]
-    if isinstance(out["results"], dict) and isinstance(out["results"].get("compare"), dict):
-        out["results"] = dict(out["results"], compare=dict(out["results"]["compare"]))  # paths are rewritten below
+    if isinstance(out["results"], dict):  # paths are rewritten below: copies, not the caller's
+        out["results"] = {k: dict(v) if isinstance(v, dict) else v for k, v in out["results"].items()}
     if isinstance(out["requantize_plans"], list):
         out["requantize_plans"] = [dict(v) if isinstance(v, dict) else v for v in out["requantize_plans"]]
     for role, m in (state.get("models") or {}).items():
@@ -257,12 +261,15 @@ def session_from_state(state: AppState) -> dict:
         m, i = state.models[slot], sel.tensor(slot)
         selection[f"tensor_name_{slot.lower()}"] = m.main.tensors[i].name if m is not None and i is not None else None
     result = state.current_comparison()
+    results: dict[str, Any] = {"compare": result.to_json(include_per_sample=True)} if result is not None else {}
+    if state.parity is not None:
+        results["parity"] = state.parity.to_json()
     return {
         "models": models,
         "inputs": state.options.to_json(),
         "selection": selection,
         "requantize_plans": [v.to_json() for v in state.versions],
-        "results": {"compare": result.to_json(include_per_sample=True)} if result is not None else {},
+        "results": results,
     }
 
 
