@@ -165,3 +165,30 @@ def test_op_list_shows_all_rows_when_the_pane_has_room(qtbot, window, fixture_pa
     window.main_splitter.setSizes([300, 700])  # short pane: the op list takes at most 60 %
     qtbot.wait(30)
     assert pane.splitter.sizes()[0] <= 0.61 * sum(pane.splitter.sizes())
+
+
+def test_three_banners_take_one_line_each_at_1280x720(qtbot, window):
+    """An error, a pair warning and the random-inputs notice at once: each one line (elided,
+    whole text in the tooltip and `text`), "More" unfolds one, "Less" folds it back."""
+    from inspector.gui.pair_features import RANDOM_TEXT
+
+    window.resize(1280, 720)
+    long_warning = "Not a float model and its quantized twin: " + "; ".join(f"reason {i} with its figures" for i in range(12)) + "."
+    window.banner.show_message("model.tflite: the worker process was killed (signal SIGKILL)")
+    window.pair.pair_banner.show_message(long_warning)
+    window.pair.random_banner.show_message(RANDOM_TEXT)
+    qtbot.waitUntil(lambda: window.pair.pair_banner.label.width() > 0)
+    banners = (window.banner, window.pair.pair_banner, window.pair.random_banner)
+    line = window.banner.label.fontMetrics().lineSpacing()
+    for b in banners:
+        assert b.isVisible() and b.label.height() < 2 * line, b.text
+    warn = window.pair.pair_banner
+    assert warn.text == long_warning and warn.label.toolTip() == long_warning
+    assert warn.label.text().endswith("…") and warn.label.text() != long_warning
+    assert warn.more_button.isVisible() and not window.banner.more_button.isVisible()  # the short error fits
+    qtbot.mouseClick(warn.more_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: warn.label.height() >= 2 * line)
+    assert warn.label.text() == long_warning and warn.more_button.text() == "Less"
+    qtbot.mouseClick(warn.more_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: warn.label.height() < 2 * line)
+    assert warn.label.text().endswith("…")

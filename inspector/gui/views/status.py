@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QToolButton,
     QWidget,
 )
@@ -17,7 +18,11 @@ from inspector.gui.workers import Worker, guarded
 
 
 class ErrorBanner(QFrame):
-    """A dismissable message strip at the top of the window: never modal, never silent."""
+    """A dismissable message strip at the top of the window: never modal, never silent.
+
+    A message longer than one line shows its first line, elided, with "More" to unfold it (the
+    whole text is also the tooltip): several banners at once must not eat a 720-pixel window.
+    `text` is always the whole message."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -26,24 +31,66 @@ class ErrorBanner(QFrame):
             "#errorBanner { background: #fde2e1; border: 1px solid #d62728; border-radius: 4px; }"
             "#errorBanner QLabel { color: #5c0b0b; }"
         )
+        self._text = ""
+        self.expanded = False
         self.label = QLabel()
-        self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton(text="✕", autoRaise=True, toolTip="Dismiss")
+        self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # elided, not widened
+        self.more_button = QToolButton(text="More", autoRaise=True, toolTip="Show the whole message")
+        self.more_button.clicked.connect(self.toggle)
+        self.more_button.hide()
+        self.close_button = close = QToolButton(text="✕", autoRaise=True, toolTip="Dismiss")
         close.clicked.connect(self.hide)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 4, 4, 4)
         lay.addWidget(self.label, 1)
+        lay.addWidget(self.more_button)
         lay.addWidget(close)
         self.hide()
 
     def show_message(self, text: str) -> None:
-        self.label.setText(text)
+        self._text, self.expanded = text, False
+        self.label.setToolTip(text)
         self.show()
+        self._layout_text()
 
     @property
     def text(self) -> str:
-        return self.label.text()
+        return self._text
+
+    def action_widget(self) -> QWidget | None:
+        """An extra button between the text and More (a notice's action), if any."""
+        return None
+
+    def toggle(self) -> None:
+        self.expanded = not self.expanded
+        self._layout_text()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._layout_text()
+
+    def _layout_text(self) -> None:
+        fm = self.label.fontMetrics()
+        lay = self.layout()
+        m = lay.contentsMargins()
+        close_w = self.close_button.sizeHint().width()
+        room = self.contentsRect().width() - m.left() - m.right() - close_w - lay.spacing() - 4
+        if self.action_widget() is not None and self.action_widget().isVisible():
+            room -= self.action_widget().sizeHint().width() + lay.spacing()
+        one_line = "\n" not in self._text and fm.horizontalAdvance(self._text) <= room
+        self.more_button.setVisible(not one_line)
+        width = max(40, room - (0 if one_line else self.more_button.sizeHint().width() + lay.spacing()))
+        self.more_button.setText("Less" if self.expanded else "More")
+        self.label.setWordWrap(self.expanded)
+        if self.expanded or one_line:
+            self.label.setText(self._text)
+        else:
+            first = self._text.splitlines()[0] if self._text else ""
+            shown = fm.elidedText(first, Qt.TextElideMode.ElideRight, width)
+            if shown == first:  # more lines follow
+                shown = fm.elidedText(first + " …", Qt.TextElideMode.ElideRight, width)
+            self.label.setText(shown)
 
 
 NOTICE_COLOURS = {  # background, border, text
@@ -67,6 +114,9 @@ class NoticeBanner(ErrorBanner):
         if action:
             self.action_button = QPushButton(action)
             self.layout().insertWidget(1, self.action_button)
+
+    def action_widget(self) -> QWidget | None:
+        return self.action_button
 
 
 class TaskIndicator(QWidget):
