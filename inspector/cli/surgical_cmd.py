@@ -48,6 +48,20 @@ def _plan(args: argparse.Namespace):
     return SurgicalPlan(tuple(edits), samples=sample_settings(args))
 
 
+def _check_signature(quant: str, key: str | None) -> None:
+    """Surgical edits address the ops of subgraph 0: a --signature over another subgraph is
+    refused (its op indices would name other ops), never silently ignored."""
+    if key is None:
+        return
+    from inspector.core.tflite.model import load_model
+    from inspector.core.tflite.signatures import select_signature
+
+    index = select_signature(load_model(quant), key).main.index  # an unknown key: InputError naming the keys
+    if index != 0:
+        raise InputError(f"surgical edits address the ops of subgraph 0; signature '{key}' is subgraph {index} "
+                         "(edit its ops with the quantizer route: requantize FLOAT --signature KEY)", quant)  # fmt: skip
+
+
 def run_surgical(args: argparse.Namespace) -> int:
     from inspector.core.requantize.surgical import surgical_job
     from inspector.core.runtime.worker import run_isolated
@@ -59,6 +73,7 @@ def run_surgical(args: argparse.Namespace) -> int:
         refuse_if_input(target, what)
     if Path(args.out).is_dir():
         raise InputError("the output path is a folder", args.out)
+    _check_signature(args.quant, args.signature)
     plan = _plan(args)
     result = run_isolated(
         surgical_job, args.model, args.quant, plan, None,

@@ -110,3 +110,24 @@ def test_a_runtime_crash_is_a_clean_exit_2(fixture_path, tmp_path, capsys, monke
     err = capsys.readouterr().err
     assert "crashed (signal SIGSEGV" in err and q.name in err and "step 'editing the quantized model" in err
     assert "Traceback" not in err and not out.exists()
+
+
+def test_a_signature_over_another_subgraph_is_refused_not_ignored(tmp_path, capsys):
+    """`--signature decode` on the surgical route: its ops are not subgraph 0's, so `op:N` would
+    name another op; refused in one line (an unknown key names the keys), nothing written."""
+    from inspector.core.tflite.model import Model
+    from tests.helpers.paths import REPO
+    from tests.helpers.shape_fixtures import cache_path
+
+    f, q = cache_path(REPO / ".fixture-cache", "sig_float"), cache_path(REPO / ".fixture-cache", "sig_int8")
+    qm = Model(q)
+    index = {key: qm.for_signature(key).main.index for key in ("prefill", "decode")}
+    other = next(k for k, i in index.items() if i != 0)
+    out = tmp_path / "x.tflite"
+    base = ["requantize", str(f), str(q), "--out", str(out), "--keep-float", "op:0"]
+    assert main([*base, "--signature", other]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"signature '{other}' is subgraph {index[other]}" in err and "\n" not in err and str(q) in err
+    assert main([*base, "--signature", "nope"]) == 2
+    assert "prefill" in capsys.readouterr().err
+    assert not out.exists()
