@@ -6,7 +6,8 @@ Prints, in one run, on the same 32 samples:
 - plain inference of both models (default LiteRT interpreters, one sample at a time, reading
   the outputs), sequential; and the same with the two models in two threads,
 - our full accumulated comparison (`compare_models`, optimized runtime, every layer), warm
-  (rewritten models cached in the process) and cold,
+  (rewritten models and the last pair's interpreters kept in the process, as the worker process
+  keeps them for the open pair; plain inference is timed on warmed-up interpreters too) and cold,
 - `tf.lite.experimental.QuantizationDebugger.run()` (its constructor, which converts, untimed),
 - litert-quantizer's `Quantizer.validate()` (all tensors, MSE),
 with the ratios the targets are stated in (ours >= 3x faster than QuantizationDebugger.run(),
