@@ -132,7 +132,8 @@ def add_parser(sub) -> None:
         help="seed calibration from this quantized model's ranges: unselected layers keep its "
         "scales and zero points; only the selected ops are re-calibrated on the samples",
     )
-    p.add_argument("--signature", metavar="KEY", help="signature the calibration samples feed (default: the first)")
+    p.add_argument("--signature", metavar="KEY", help="the signature whose subgraph the layer options address and the samples feed "
+                   "(FLOAT only: default the first; FLOAT QUANT: default subgraph 0)")
     p.add_argument(
         "--save-recipe", metavar="PATH", help="also write the recipe that reproduces the model"
     )

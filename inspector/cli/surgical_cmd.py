@@ -48,18 +48,21 @@ def _plan(args: argparse.Namespace):
     return SurgicalPlan(tuple(edits), samples=sample_settings(args))
 
 
-def _check_signature(quant: str, key: str | None) -> None:
-    """Surgical edits address the ops of subgraph 0: a --signature over another subgraph is
-    refused (its op indices would name other ops), never silently ignored."""
-    if key is None:
-        return
+def _with_signature(plan, quant: str, key: str | None):
+    """The plan addressing the ops of signature `key`'s subgraph (`op:N` is op N there); a
+    saved plan made for another signature is refused, an unknown key names the keys."""
+    from dataclasses import replace
+
     from inspector.core.tflite.model import load_model
     from inspector.core.tflite.signatures import select_signature
 
-    index = select_signature(load_model(quant), key).main.index  # an unknown key: InputError naming the keys
-    if index != 0:
-        raise InputError(f"surgical edits address the ops of subgraph 0; signature '{key}' is subgraph {index} "
-                         "(edit its ops with the quantizer route: requantize FLOAT --signature KEY)", quant)  # fmt: skip
+    if key is None:
+        key = plan.signature
+    elif plan.signature is not None and plan.signature != key:
+        raise InputError(f"the plan edits signature '{plan.signature}', not '{key}'")
+    if key is not None:
+        select_signature(load_model(quant), key)  # an unknown key: InputError naming the keys
+    return replace(plan, signature=key)
 
 
 def run_surgical(args: argparse.Namespace) -> int:
@@ -73,8 +76,7 @@ def run_surgical(args: argparse.Namespace) -> int:
         refuse_if_input(target, what)
     if Path(args.out).is_dir():
         raise InputError("the output path is a folder", args.out)
-    _check_signature(args.quant, args.signature)
-    plan = _plan(args)
+    plan = _with_signature(_plan(args), args.quant, args.signature)
     result = run_isolated(
         surgical_job, args.model, args.quant, plan, None,
         step="editing the quantized model (measuring, validating in LiteRT)", models=(args.model, args.quant),

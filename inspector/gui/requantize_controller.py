@@ -228,10 +228,6 @@ class RequantizeController(VersionFiles, QObject):
         opts = self.comparison_options()
         n = len(self.versions)
         if isinstance(plan, SurgicalPlan):
-            if a.main.index != 0:  # surgical edits address B's ops in subgraph 0
-                self._fail(f"Surgical edits address the ops of subgraph 0; signature '{opts.signature}' is subgraph "
-                           f"{a.main.index}. Compare the signature of subgraph 0 to edit it, or use the quantizer route.")  # fmt: skip
-                return None
             name = f"v{n} {describe_surgical(plan, self.controller.models['B'])}"
             out = self.folder / file_name(name)
             w = Worker(surgical_thread, a.path, v.path, plan, opts, str(out), self._protected(opts), v.comparison is None, wants_progress=True)

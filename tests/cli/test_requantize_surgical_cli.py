@@ -112,22 +112,56 @@ def test_a_runtime_crash_is_a_clean_exit_2(fixture_path, tmp_path, capsys, monke
     assert "Traceback" not in err and not out.exists()
 
 
-def test_a_signature_over_another_subgraph_is_refused_not_ignored(tmp_path, capsys):
-    """`--signature decode` on the surgical route: its ops are not subgraph 0's, so `op:N` would
-    name another op; refused in one line (an unknown key names the keys), nothing written."""
+def test_keep_float_in_another_signature_leaves_the_other_subgraph_untouched(tmp_path, capsys):
+    """`--signature prefill` (subgraph 1): `op:2` is prefill's FULLY_CONNECTED. Edited there only:
+    every tensor and buffer of decode's subgraph is byte-identical (read with the LiteRT schema's
+    object API, not ours), prefill's other tensors too; both signatures run; prefill's output
+    SQNR is not lower; the saved plan names the signature; an unknown key names the keys."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    from inspector.core.compare.comparison import CompareOptions, compare_models
+    from inspector.core.samples.settings import SampleSettings
     from inspector.core.tflite.model import Model
     from tests.helpers.paths import REPO
     from tests.helpers.shape_fixtures import cache_path
 
     f, q = cache_path(REPO / ".fixture-cache", "sig_float"), cache_path(REPO / ".fixture-cache", "sig_int8")
     qm = Model(q)
-    index = {key: qm.for_signature(key).main.index for key in ("prefill", "decode")}
-    other = next(k for k, i in index.items() if i != 0)
-    out = tmp_path / "x.tflite"
-    base = ["requantize", str(f), str(q), "--out", str(out), "--keep-float", "op:0"]
-    assert main([*base, "--signature", other]) == 2
-    err = capsys.readouterr().err.strip()
-    assert f"signature '{other}' is subgraph {index[other]}" in err and "\n" not in err and str(q) in err
-    assert main([*base, "--signature", "nope"]) == 2
+    prefill, decode = qm.for_signature("prefill").main, qm.for_signature("decode").main
+    assert prefill.index != 0 and prefill.ops[2].type == "FULLY_CONNECTED"
+    out, plan = tmp_path / "x.tflite", tmp_path / "plan.json"
+    args = ["requantize", str(f), str(q), "--out", str(out), "--keep-float", "op:2", "--signature", "prefill"]
+    assert main([*args, "--save-plan", str(plan)]) == 0, capsys.readouterr().err
+    assert json.loads(plan.read_text())["signature"] == "prefill"
+
+    def tensors(path, sg):
+        m = schema.ModelT.InitFromPackedBuf(path.read_bytes(), 0)
+        g = m.subgraphs[sg]
+        data = lambda t: None if m.buffers[t.buffer].data is None else bytes(bytearray(m.buffers[t.buffer].data))  # noqa: E731
+        q = lambda t: None if t.quantization is None or t.quantization.scale is None else (list(t.quantization.scale), list(t.quantization.zeroPoint))  # noqa: E731
+        return {t.name.decode(): (t.type, list(t.shape), q(t), data(t)) for t in g.tensors}, len(g.operators)
+
+    before, after = tensors(q, decode.index), tensors(out, decode.index)
+    assert before == after  # decode: same tensors, parameters, bytes and op count
+    (pb, nb), (pa, na) = tensors(q, prefill.index), tensors(out, prefill.index)
+    own = {prefill.tensors[i].name for i in prefill.ops[2].inputs[1:] if i >= 0 and prefill.tensors[i].is_constant}
+    assert {n for n in pb if n not in pa} == own  # only the op's own int8 weights/bias went (A's float ones replace them)
+    assert {n: pa[n] for n in pb if n in pa} == {n: v for n, v in pb.items() if n not in own}  # the rest: identical,
+    # the op's int8 output too (a QUANTIZE after the float op writes it)
+    added = {n: v for n, v in pa.items() if n not in pb}
+    assert added and all(v[0] == schema.TensorType.FLOAT32 for v in added.values())  # the float op's tensors
+    assert na == nb + 2  # DEQUANTIZE before, QUANTIZE after the float op
+
+    opts = CompareOptions(samples=SampleSettings(count=4, seed=1), signature="prefill")
+    sqnr = [compare_models(str(f), str(p), opts).outputs[0].metrics.sqnr_db for p in (q, out)]
+    assert sqnr[1] >= sqnr[0] - 0.05
+    dec = compare_models(str(f), str(out), CompareOptions(samples=SampleSettings(count=2, seed=1), signature="decode"))
+    assert dec.outputs[0].metrics.sqnr_db == compare_models(str(f), str(q), CompareOptions(samples=SampleSettings(count=2, seed=1), signature="decode")).outputs[0].metrics.sqnr_db
+
+    out2 = tmp_path / "y.tflite"
+    assert main(["requantize", str(f), str(q), "--out", str(out2), "--plan", str(plan)]) == 0  # the plan carries its signature
+    assert out2.read_bytes() == out.read_bytes()
+    assert main(["requantize", str(f), str(q), "--out", str(out2), "--plan", str(plan), "--signature", "decode"]) == 2
+    assert "the plan edits signature 'prefill', not 'decode'" in capsys.readouterr().err
+    assert main([*args[:-1], "nope"]) == 2
     assert "prefill" in capsys.readouterr().err
-    assert not out.exists()

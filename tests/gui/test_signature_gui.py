@@ -156,9 +156,11 @@ def test_dynamic_input_shows_its_signature_shape_and_runs_with_the_samples(qtbot
     assert out.metrics.mse == pytest.approx(indep.outputs[0].metrics.mse, rel=1e-9)
 
 
-def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair):
+@pytest.mark.parametrize("route", ["surgical", "quantizer"])
+def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair, route):
     """A layer chosen while comparing 'prefill' is kept float in prefill's subgraph of the new
-    version (calibrated on prefill's inputs); the new version compares on prefill too."""
+    version (calibrated on prefill's inputs); the new version compares on prefill too. The
+    surgical route leaves decode's subgraph (subgraph 0) exactly as it was."""
     from PySide6.QtCore import Qt
 
     win = sig_window
@@ -167,7 +169,7 @@ def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair):
     fc = next(op for op in fm.main.ops if op.type == "FULLY_CONNECTED")
     rq, ed = win.requantize, win.requantize_panel.editor
     assert ed.model is not None and ed.model.main.index == fm.main.index == 1  # the editor lists prefill's ops
-    ed.route.setCurrentIndex(ed.route.findData("quantizer"))  # surgical edits address subgraph 0 only
+    ed.route.setCurrentIndex(ed.route.findData(route))
     ed.new_choice.setCurrentIndex(ed.new_choice.findData("keep_float"))
     win.controller.select_op("A", fc.index)
     qtbot.mouseClick(ed.add_button, Qt.MouseButton.LeftButton)
@@ -177,7 +179,16 @@ def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair):
     version = blocker.args[0]
     new = Model(version.path).for_signature("prefill").main
     fcs = {new.tensors[op.outputs[0]].name: new.tensors[op.inputs[1]].dtype for op in new.ops if op.type == "FULLY_CONNECTED"}
-    want = fm.main.tensors[fc.outputs[0]].name
+    want = fm.main.tensors[fc.outputs[0]].name + ("/float" if route == "surgical" else "")  # surgical: QUANTIZEd into B's tensor
     assert [n for n, d in fcs.items() if d == "float32"] == [want], fcs
     assert win.compare.result is not None and win.compare.result.signature == "prefill"
     assert win.compare.result.quant_path == version.path
+    if route == "surgical":
+        from inspector.core.tflite.model import Model as M
+
+        old_d, new_d = M(sig_pair[1]).for_signature("decode").main, M(version.path).for_signature("decode").main
+        assert old_d.index == new_d.index == 0 and len(old_d.ops) == len(new_d.ops)
+        for a, b in zip(old_d.tensors, new_d.tensors, strict=True):
+            assert (a.name, a.dtype, a.shape) == (b.name, b.dtype, b.shape)
+            da, db = M(sig_pair[1]).tensor_data(a), M(version.path).tensor_data(b)
+            assert (da is None and db is None) or bytes(memoryview(da)) == bytes(memoryview(db)), a.name

@@ -103,8 +103,8 @@ def delegate_only_custom_ops(
     )
 
 
-def explain(raw: str, data: bytes, runtime: str) -> RuntimeProblem:
-    """Turn an interpreter error into a sentence naming the op and the reason."""
+def explain(raw: str, data: bytes, runtime: str, subgraph: int = 0) -> RuntimeProblem:
+    """Turn an interpreter error into a sentence naming the op (of `subgraph`) and the reason."""
     text = " ".join(raw.split())
     m = _NODE.search(text)
     op_index, where = None, "the model"
@@ -113,11 +113,12 @@ def explain(raw: str, data: bytes, runtime: str) -> RuntimeProblem:
         where = f"op {op_index} ({m.group(2)})"
         try:
             model = fe.read(data)
-            ops = model.subgraphs[0].operators
+            sg = model.subgraphs[subgraph]
+            ops = sg.operators
             if op_index < len(ops):
                 out = ops[op_index].outputs
                 if len(out):
-                    where += f", output '{fe.tensor_name(model.subgraphs[0].tensors[out[0]])}'"
+                    where += f", output '{fe.tensor_name(sg.tensors[out[0]])}'"
         except Exception:
             pass
     fix = None

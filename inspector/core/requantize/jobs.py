@@ -139,7 +139,7 @@ def surgical_version_job(
 
     baseline = _baseline(float_path, quant_path, options, task) if with_baseline else None
     start = 0.3 if with_baseline else 0.0
-    plan = dataclasses.replace(plan, samples=options.samples)
+    plan = dataclasses.replace(plan, samples=options.samples, signature=options.signature)  # the ops shown
     sub = task.span(start, 1.0, "editing model B: ")
     sub.report(0.0, "preparing the samples")
     samples = calibration_samples(float_path, quant_path, options) if plan.needs_samples() else None

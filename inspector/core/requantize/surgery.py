@@ -35,11 +35,12 @@ class Surgery:
 
     @property
     def bsg(self) -> Any:
-        return self.bm.subgraphs[0]
+        """B's subgraph being edited: the chosen signature's (`qm.main`), subgraph 0 by default."""
+        return self.bm.subgraphs[self.qm.main.index]
 
     @property
     def asg(self) -> Any:
-        return self.am.subgraphs[0]
+        return self.am.subgraphs[self.fm.main.index]
 
     def describe(self, op_index: int) -> str:
         op = self.qm.main.ops[op_index]
@@ -154,7 +155,7 @@ class Surgery:
             new += self.replacements.get(i, [op])
         self.bsg.operators = new
         self.replacements = {}
-        fe.drop_unused_tensors(self.bm, 0)
+        fe.drop_unused_tensors(self.bm, self.qm.main.index)
         fe.release_unused_buffers(self.bm)
 
 

@@ -9,6 +9,7 @@ a refusal raises RuntimeFailure naming the op. Runs in the worker process (`surg
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from inspector.core.samples.sources import open_source
 from inspector.core.samples.spec import Sample, feed
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.signatures import select_signature
 
 # Bias correction measures every selected op at once; a second pass removes what remains once
 # the corrections upstream have changed the inputs the op sees.
@@ -82,7 +84,9 @@ def apply_plan(
 ) -> SurgicalResult:
     """Edit B (`quant_path`) by `plan` with A's (`float_path`) float weights; validated bytes."""
     task = as_task(task)
-    fm, qm = load_model(float_path), load_model(quant_path)
+    # The op indices address the plan's signature's subgraph (subgraph 0 without one).
+    fm = select_signature(load_model(float_path), plan.signature)
+    qm = select_signature(load_model(quant_path), plan.signature)
     check_correspondence(fm, qm)
     pairing = pair_models(fm, qm)
     fsha, qsha = sha256(float_path), sha256(quant_path)
@@ -91,7 +95,7 @@ def apply_plan(
     plan = resolve(plan, qm)
     if not plan.edited_ops():
         raise InputError("the plan selects no op", quant_path)
-    plan = SurgicalPlan(plan.edits, plan.samples, fsha, qsha)
+    plan = dataclasses.replace(plan, float_sha256=fsha, quant_sha256=qsha)
     if samples is None:
         samples = plan_samples(plan, fm, qm, measuring=plan.needs_samples())
     if not samples:
@@ -116,7 +120,7 @@ def apply_plan(
         for k in range(BIAS_PASSES):
             step(0.4 + 0.1 * k, f"measuring isolated errors for bias correction (pass {k + 1} of {BIAS_PASSES})")
             with TempModel(fe.write(s.bm)) as current:
-                cm = load_model(current)
+                cm = select_signature(load_model(current), plan.signature)
                 mean_err = measure.isolated_mean_error(fm, cm, pair_models(fm, cm), plan.ops_for("bias_correct"), samples, runtime, significant=True)
             correct_biases(s, mean_err, note=k == 0)
     if plan.ops_for("a16w8"):
@@ -127,33 +131,39 @@ def apply_plan(
     s.rebuild_ops()
     data = fe.write(s.bm)
     step(0.8, "checking the edited model in LiteRT (reference kernels and XNNPACK)")
-    validate(data, qm, samples[0], quant_path)
+    validate(data, qm, samples[0], quant_path, plan.signature)
     task.report(1.0, "done")
     return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes)
 
 
-def validate(data: bytes, qm: Model, sample: Sample, path: str) -> None:
-    """Load and invoke once with the reference kernels, then with XNNPACK; RuntimeFailure if refused."""
+def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None) -> None:
+    """Load and invoke once with the reference kernels, then with XNNPACK; RuntimeFailure if
+    refused. With `signature`, that signature runs (by its input names) instead of subgraph 0."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     values = feed(qm, sample)  # the graph inputs keep their indices and types in the edited model
+    sig = next((s for s in qm.signatures if s.key == signature), None) if signature is not None else None
     for label, resolver in (
         ("reference kernels", OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
         ("default runtime (XNNPACK)", OpResolverType.AUTO),
     ):
         try:
             it = Interpreter(model_content=data, experimental_op_resolver_type=resolver, num_threads=1)
-            it.allocate_tensors()
-            by_name = {d["name"]: d["index"] for d in it.get_input_details()}
-            for t, v in values.items():
-                it.set_tensor(by_name[qm.main.tensors[t].name], v)
-            it.invoke()
-            for d in it.get_output_details():
-                out = it.get_tensor(d["index"])
+            if sig is not None:
+                name_of = {i: n for n, i in sig.inputs.items()}
+                outputs = it.get_signature_runner(sig.key)(**{name_of[t]: v for t, v in values.items()})
+            else:
+                it.allocate_tensors()
+                by_name = {d["name"]: d["index"] for d in it.get_input_details()}
+                for t, v in values.items():
+                    it.set_tensor(by_name[qm.main.tensors[t].name], v)
+                it.invoke()
+                outputs = {d["name"]: it.get_tensor(d["index"]) for d in it.get_output_details()}
+            for name, out in outputs.items():
                 if np.issubdtype(out.dtype, np.floating) and not np.all(np.isfinite(out)):
-                    raise RuntimeError(f"output '{d['name']}' is not finite")
+                    raise RuntimeError(f"output '{name}' is not finite")
         except Exception as e:
-            problem = explain(str(e), data, label)
+            problem = explain(str(e), data, label, qm.main.index)
             raise RuntimeFailure(f"the edited model does not run: {problem.message}", path) from None
 
 

@@ -48,6 +48,7 @@ class SurgicalPlan:
     samples: SampleSettings = field(default_factory=SampleSettings)  # for data-dependent edits and validation
     float_sha256: str | None = None
     quant_sha256: str | None = None
+    signature: str | None = None  # whose subgraph the op indices address (None: subgraph 0)
 
     def ops_for(self, kind: str) -> tuple[int, ...]:
         out: list[int] = []
@@ -73,6 +74,7 @@ class SurgicalPlan:
             "normalization": self.samples.normalization,
             "float_sha256": self.float_sha256,
             "quant_sha256": self.quant_sha256,
+            "signature": self.signature,
         }
 
     @classmethod
@@ -91,6 +93,7 @@ class SurgicalPlan:
                 SampleSettings.from_json({k: d.get(k) for k in ("samples", "seed", "inputs", "normalization")}),
                 d.get("float_sha256"),
                 d.get("quant_sha256"),
+                None if d.get("signature") is None else str(d["signature"]),
             )
         except (KeyError, TypeError, ValueError) as e:
             raise InputError(f"not a valid surgical plan ({e})", path) from None
