@@ -34,6 +34,8 @@ def add_parser(sub) -> None:
         help="surgical: the op(s) whose output SQNR must reach the target (regex over QUANT's op "
         "output names or op:INDEX; default the model outputs)",
     )
+    p.add_argument("--signature", metavar="KEY",
+                   help="surgical: rank and edit this signature's subgraph (default: subgraph 0)")  # fmt: skip
     p.add_argument("--out", metavar="NEW.tflite", help="surgical: write the suggested model")
     p.add_argument("--save-plan", metavar="PLAN.json", help="surgical: write the suggested plan")
     p.add_argument("float_model", metavar="FLOAT", help="the float .tflite model")
@@ -83,8 +85,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--max-float-layers must be 0 or more")
     if args.route == "surgical":
         return _run_surgical(args)
-    if args.objective or args.out or args.save_plan:
-        raise InputError("--objective, --out and --save-plan belong to the surgical route")
+    if args.objective or args.out or args.save_plan or args.signature:
+        raise InputError("--objective, --signature, --out and --save-plan belong to the surgical route")
     opts = SuggestOptions(
         samples=samples,
         treatment=args.treatment,
@@ -136,9 +138,15 @@ def _run_surgical(args: argparse.Namespace) -> int:
         raise InputError("--treatment belongs to the quantizer route; the surgical route tries every edit")
     for target, what in ((args.out, "--out"), (args.save_plan, "--save-plan")):
         refuse_if_input(target, what)
+    if args.signature is not None:
+        from inspector.core.tflite.model import load_model
+        from inspector.core.tflite.signatures import select_signature
+
+        select_signature(load_model(args.quant_model), args.signature)  # an unknown key: one line naming the keys
     opts = SurgicalSuggestOptions(
         samples=sample_settings(args), candidates=args.candidates,
         max_steps=args.max_float_layers, max_evaluations=args.max_evaluations, objective=args.objective,
+        signature=args.signature,
     )  # fmt: skip
     result = run_isolated(
         surgical_suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
@@ -163,6 +171,8 @@ def _run_surgical(args: argparse.Namespace) -> int:
         if result.plan.needs_samples():
             src = f"--inputs {args.inputs}" if args.inputs else f"--samples {args.samples}"
             flags += f" {src} --seed {args.seed}"
+        if args.signature:
+            flags += f" --signature {args.signature}"
         print(f"reproduce: tflite-inspector requantize {args.float_model} {args.quant_model} --out NEW.tflite {flags}", file=out)
     for note in result.notes:
         print(f"note: {note}", file=out)

@@ -306,15 +306,16 @@ class RequantizeController(VersionFiles, QObject):
             self._fail("Give Suggest a target output SQNR or a maximum number of edits.")
             return None
         opts = self.comparison_options()
-        if a.main.index != 0:  # suggest compares subgraph 0 (it takes no signature)
-            self._fail(f"Suggest ranks the layers of subgraph 0; signature '{opts.signature}' is subgraph {a.main.index}. "
-                       "Choose the layers to requantize yourself, or compare the signature of subgraph 0.")  # fmt: skip
+        if not surgical and a.main.index != 0:  # the quantizer route's suggest ranks subgraph 0
+            self._fail(f"The quantizer route's Suggest ranks the layers of subgraph 0; signature '{opts.signature}' is "
+                       f"subgraph {a.main.index}. Use the surgical route, or choose the layers yourself.")  # fmt: skip
             return None
         self.suggestion_source = self.versions.index(v)
         self.suggestion_objective = objective if surgical else None
         out = self.folder / file_name(f"v{len(self.versions)} suggested {treatment}")
         if surgical:
-            sopts = SurgicalSuggestOptions(samples=opts.samples, max_steps=max_layers, runtime=opts.runtime, objective=objective)
+            sopts = SurgicalSuggestOptions(samples=opts.samples, max_steps=max_layers, runtime=opts.runtime, objective=objective,
+                                           signature=opts.signature)  # fmt: skip
             w = Worker(surgical_suggest_thread, a.path, v.path, target_sqnr_db, sopts, str(out), self._protected(opts), wants_progress=True)
         else:
             qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)  # type: ignore[arg-type]

@@ -57,3 +57,40 @@ def test_cli_surgical_suggest(broken, tmp_path, capsys):
     assert "not reached" in capsys.readouterr().out
     assert main([*common, "--target-sqnr", "30", "--treatment", "a16w8"]) == 2
     assert "quantizer route" in capsys.readouterr().err
+
+
+def test_cli_surgical_suggest_on_a_signature(tmp_path, capsys):
+    """`suggest --signature prefill` ranks and edits prefill's subgraph (subgraph 1): the plan
+    names the signature and reproduces the model; decode's subgraph is unchanged; prefill's
+    output SQNR is the one reported and it did not fall."""
+    from inspector.core.compare.comparison import CompareOptions, compare_models
+    from inspector.core.samples.settings import SampleSettings
+    from inspector.core.tflite.model import Model
+    from tests.helpers.paths import REPO
+    from tests.helpers.shape_fixtures import cache_path
+
+    f, q = cache_path(REPO / ".fixture-cache", "sig_float"), cache_path(REPO / ".fixture-cache", "sig_int8")
+    out, plan, js = tmp_path / "s.tflite", tmp_path / "p.json", tmp_path / "s.json"
+    args = ["suggest", str(f), str(q), "--signature", "prefill", "--samples", "4", "--max-float-layers", "1",
+            "--max-evaluations", "6", "--out", str(out), "--save-plan", str(plan), "--json", str(js)]  # fmt: skip
+    assert main(args) in (0, 1)
+    text = capsys.readouterr().out
+    d = json.loads(js.read_text())
+    assert json.loads(plan.read_text())["signature"] == "prefill" and "--signature prefill" in text
+    prefill = Model(q).for_signature("prefill").main
+    assert d["steps"] and all(0 <= i < len(prefill.ops) for s in d["steps"] for i in s["ops"])
+    opts = CompareOptions(samples=SampleSettings(count=4), signature="prefill")
+    before = compare_models(str(f), str(q), opts).outputs[0].metrics.sqnr_db
+    after = compare_models(str(f), str(out), opts).outputs[0].metrics.sqnr_db
+    assert d["baseline_sqnr_db"] == pytest.approx(before, abs=1e-6) and after >= before - 0.05
+    dq, dout = Model(q).for_signature("decode").main, Model(out).for_signature("decode").main
+    assert dq.index == dout.index == 0 and [t.name for t in dq.tensors] == [t.name for t in dout.tensors]
+    assert all(
+        bytes(memoryview(Model(q).tensor_data(a))) == bytes(memoryview(Model(out).tensor_data(b)))
+        for a, b in zip(dq.tensors, dout.tensors, strict=True) if a.is_constant
+    )
+    again = tmp_path / "again.tflite"
+    assert main(["requantize", str(f), str(q), "--out", str(again), "--plan", str(plan)]) == 0
+    assert again.read_bytes() == out.read_bytes()
+    assert main([*args[:5], "--route", "quantizer", "--target-sqnr", "30"]) == 2
+    assert "belong to the surgical route" in capsys.readouterr().err

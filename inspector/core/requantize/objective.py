@@ -25,12 +25,17 @@ from inspector.core.samples.spec import Sample, feed
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.rewrite import patch_outputs
+from inspector.core.tflite.signatures import select_signature
 
 
 class Objective:
     """SQNR of B's objective tensors in an edited model, against A's values (computed once)."""
 
-    def __init__(self, fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample], runtime: str) -> None:
+    def __init__(
+        self, fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample], runtime: str,
+        signature: str | None = None,
+    ) -> None:
+        self.signature = signature  # fm and qm are seen through it; so is every edited model
         self.names = tuple(qm.main.tensors[t].name for t in tensors)
         self.samples = samples
         self.runtime = runtime
@@ -45,14 +50,14 @@ class Objective:
 
     def sqnr(self, data: bytes) -> float:
         with TempModel(data) as path:
-            m = load_model(path)
+            m = select_signature(load_model(path), self.signature)
             idx = []
             for n in self.names:
                 t = m.main.tensor_by_name(n)
                 if t is None:
                     raise InputError(f"the edited model has no tensor '{n}'")
                 idx.append(t.index)
-            content = patch_outputs(data, 0, tuple(idx)) or _rebuilt_outputs(data, idx)
+            content = patch_outputs(data, m.main.index, tuple(idx)) or _rebuilt_outputs(data, idx, m.main.index)
             runner = ModelRunner(m, self.runtime, content=content, exposed=tuple(idx))
             num = np.zeros(len(idx))
             den = np.zeros(len(idx))
@@ -67,9 +72,9 @@ class Objective:
         return float(min(math.inf if d == 0 else 10 * math.log10(n / d) for n, d in zip(num, den, strict=True)))
 
 
-def _rebuilt_outputs(data: bytes, idx: list[int]) -> bytes:
+def _rebuilt_outputs(data: bytes, idx: list[int], subgraph: int = 0) -> bytes:
     m = fe.read(data)
-    m.subgraphs[0].outputs = list(idx)
+    m.subgraphs[subgraph].outputs = list(idx)
     m.signatureDefs = []
     return fe.write(m)
 
@@ -87,11 +92,23 @@ class TempModel:
         os.unlink(self.path)
 
 
-def latency_ms(data: bytes, qm: Model, sample: Sample, runs: int = 10) -> float:
-    """Median single-thread XNNPACK invoke time."""
+def latency_ms(data: bytes, qm: Model, sample: Sample, runs: int = 10, signature: str | None = None) -> float:
+    """Median single-thread XNNPACK invoke time (of `signature`'s call, inputs set each time, when given)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.AUTO, num_threads=1)
+    sig = next((s for s in qm.signatures if s.key == signature), None) if signature is not None else None
+    if sig is not None:
+        name_of = {i: n for n, i in sig.inputs.items()}
+        inputs = {name_of[t]: v for t, v in feed(qm, sample).items()}
+        runner = it.get_signature_runner(sig.key)
+        runner(**inputs)
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            runner(**inputs)
+            times.append(time.perf_counter() - t0)
+        return 1000.0 * statistics.median(times)
     it.allocate_tensors()
     by_name = {d["name"]: d["index"] for d in it.get_input_details()}
     for t, v in feed(qm, sample).items():

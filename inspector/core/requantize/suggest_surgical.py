@@ -34,6 +34,7 @@ from inspector.core.requantize.surgical_plan import WEIGHT_OPS, Edit, SurgicalPl
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.signatures import select_signature
 
 CHEAP_SHARE = 0.9
 SINGLE_OP_MIN_GAIN_DB = 0.5
@@ -52,6 +53,7 @@ class SurgicalSuggestOptions:
     objective: str | None = None  # pattern over B's op outputs; None: the model outputs
     edits: tuple[str, ...] = ("keep_float", "recalibrate", "per_channel", "bias_correct", "a16w8")
     runtime: str = "optimized"
+    signature: str | None = None  # rank and edit this signature's subgraph (None: subgraph 0)
 
 
 @dataclass(frozen=True)
@@ -143,16 +145,17 @@ def suggest_surgical(
     if target_sqnr_db is None and opts.max_steps is None:
         raise InputError("give a target SQNR or a maximum number of edits")
     budget = 8 if opts.max_steps is None else opts.max_steps
-    fm, qm = load_model(float_path), load_model(quant_path)
+    sig = opts.signature
+    fm, qm = select_signature(load_model(float_path), sig), select_signature(load_model(quant_path), sig)
     pairing = pair_models(fm, qm)
-    samples = plan_samples(SurgicalPlan((), opts.samples), fm, qm)
+    samples = plan_samples(SurgicalPlan((), opts.samples, signature=sig), fm, qm)
     if opts.objective is None:
         tensors = list(qm.main.outputs)
     else:
         tensors = [qm.main.ops[i].outputs[0] for i in match_ops(qm, opts.objective, "objective")]
     report(0.0, "comparing the quantized model (isolated errors)")
-    base_cmp = compare_models(float_path, quant_path, CompareOptions(samples=opts.samples, isolated=True, runtime=opts.runtime))
-    objective = Objective(fm, qm, pairing, tensors, samples, opts.runtime)
+    base_cmp = compare_models(float_path, quant_path, CompareOptions(samples=opts.samples, isolated=True, runtime=opts.runtime, signature=sig))
+    objective = Objective(fm, qm, pairing, tensors, samples, opts.runtime, sig)
     q_bytes = open(quant_path, "rb").read()
     baseline = objective.sqnr(q_bytes)
     ranked = sorted(
@@ -166,7 +169,7 @@ def suggest_surgical(
     candidates = ranked_all[: opts.candidates]
     notes = ["candidates (worst isolated SQNR first): " + ", ".join(f"op {lay.op_index} {lay.op_type} ({lay.isolated.sqnr_db:.1f} dB)" for lay in ranked if lay.op_index in candidates)]
     result = SurgicalSuggestResult(
-        target_sqnr_db, objective.names, False, baseline, baseline, len(q_bytes), latency_ms(q_bytes, qm, samples[0]), [], None,
+        target_sqnr_db, objective.names, False, baseline, baseline, len(q_bytes), latency_ms(q_bytes, qm, samples[0], signature=sig), [], None,
         output_sqnr_db_before=base_cmp.outputs[0].metrics.sqnr_db if base_cmp.outputs else None, notes=notes,
     )  # fmt: skip
     chosen: list[Edit] = []
@@ -180,7 +183,7 @@ def suggest_surgical(
         if result.evaluations >= opts.max_evaluations:
             return None
         result.evaluations += 1
-        plan = SurgicalPlan((*chosen, *edits), opts.samples)
+        plan = SurgicalPlan((*chosen, *edits), opts.samples, signature=sig)
         try:
             res = apply_plan(float_path, quant_path, plan, samples, runtime=opts.runtime)
         except InspectorError as e:
@@ -219,7 +222,7 @@ def suggest_surgical(
         chosen.append(Edit(kind, f"op:{op}", ops=(op,)))
         q = qm.main.ops[op]
         result.steps.append(Step((op,), q.type, qm.main.tensors[q.outputs[0]].name, kind, best_v - current, best_v,
-                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0])))  # fmt: skip
+                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0], signature=sig)))  # fmt: skip
         result.best = res
         current = best_v
     if not met(current) and target_sqnr_db is not None and len(result.steps) < budget:
@@ -230,7 +233,7 @@ def suggest_surgical(
         result.plan = result.best.plan
         report(0.97, "re-comparing the suggested model")
         with TempModel(result.best.model_bytes) as path:
-            after = compare_models(float_path, path, CompareOptions(samples=opts.samples, runtime=opts.runtime))
+            after = compare_models(float_path, path, CompareOptions(samples=opts.samples, runtime=opts.runtime, signature=sig))
         result.output_sqnr_db_after = after.outputs[0].metrics.sqnr_db if after.outputs else None
     if target_sqnr_db is not None and not result.met:
         notes.append(f"target {target_sqnr_db:.1f} dB not reached: best {current:.2f} dB with {len(result.steps)} edit(s)")
@@ -279,7 +282,7 @@ def _prefix_search(
         res, v = best
         chosen.extend(group(hi))
         result.steps.append(Step(tuple(ops[:hi]), "group", f"the {hi} worst layers by isolated SQNR", kind, v - current, v,
-                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0])))  # fmt: skip
+                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0], signature=opts.signature)))  # fmt: skip
         result.best = res
         return v
     return current
