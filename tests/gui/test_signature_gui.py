@@ -11,7 +11,7 @@ from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.session import load_session
 from inspector.core.tflite.model import Model
-from tests.helpers.gui_helpers import click_enabled, open_wait
+from tests.helpers.gui_helpers import click_enabled, open_wait, use_random_samples
 from tests.helpers.paths import REPO
 from tests.helpers.shape_fixtures import DYN_WIDTH, cache_path
 
@@ -192,3 +192,35 @@ def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair, route
             assert (a.name, a.dtype, a.shape) == (b.name, b.dtype, b.shape)
             da, db = M(sig_pair[1]).tensor_data(a), M(version.path).tensor_data(b)
             assert (da is None and db is None) or bytes(memoryview(da)) == bytes(memoryview(db)), a.name
+
+
+def test_surgical_suggest_on_the_chosen_signature(qtbot, sig_window, sig_pair):
+    """Suggest while comparing 'prefill' (subgraph 1): it ranks and edits prefill's ops; the
+    applied version compares on prefill, and decode's subgraph keeps every byte."""
+    win = sig_window
+    _choose(qtbot, win, "prefill")
+    panel = win.compare_features.inputs
+    use_random_samples(win)
+    panel.count.setValue(4)
+    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS):
+        click_enabled(qtbot, panel.run_button)
+    rq, box = win.requantize, win.requantize_panel.suggest
+    assert box.treatment.currentData() == "surgical"
+    box.use_target.setChecked(False)
+    box.use_budget.setChecked(True)
+    box.budget.setValue(1)
+    with qtbot.waitSignal(rq.suggestion_changed, timeout=RUN_MS * 2) as blocker:
+        click_enabled(qtbot, box.run_button)
+    s = blocker.args[0]
+    prefill = Model(sig_pair[1]).for_signature("prefill").main
+    assert s.plan is not None and s.plan.signature == "prefill" and s.steps
+    assert all(0 <= i < len(prefill.ops) for st in s.steps for i in st.ops)
+    with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as done:
+        click_enabled(qtbot, box.apply_button)
+    v = done.args[0]
+    assert win.compare.result is not None and win.compare.result.signature == "prefill" and win.compare.result.quant_path == v.path
+    old_d, new_d = Model(sig_pair[1]).for_signature("decode").main, Model(v.path).for_signature("decode").main
+    assert [t.name for t in old_d.tensors] == [t.name for t in new_d.tensors] and len(old_d.ops) == len(new_d.ops)
+    for a, b in zip(old_d.tensors, new_d.tensors, strict=True):
+        if a.is_constant:
+            assert bytes(memoryview(Model(sig_pair[1]).tensor_data(a))) == bytes(memoryview(Model(v.path).tensor_data(b))), a.name
