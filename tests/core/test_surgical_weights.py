@@ -262,3 +262,27 @@ def test_int16_model_recalibration_and_bias_correction_keep_int64_biases(fixture
     out2, r = _edit(f, q, tmp_path, Edit("bias_correct", "op:5"), samples=8)
     assert _const(load_model(out2), 5, 2)[1].dtype == "int64"
     assert _iso(f, out2, 5) >= _iso(f, q, 5)
+
+
+def test_a_correction_that_rounds_to_nothing_changes_nothing_and_says_so(fixture_path, tmp_path, monkeypatch):
+    """Every channel's correction below half a bias step (or not significant): op 11's bias and
+    the whole model stay as they were, and the notes say it was left unchanged (not 'corrected');
+    op 5, corrected beside it, is listed as corrected."""
+    f, q = fixture_path("float"), fixture_path("int8")
+    real = measure.isolated_mean_error
+
+    def tiny_for_11(fm, qm, pairing, ops, samples, runtime="optimized", significant=False):
+        out = real(fm, qm, pairing, ops, samples, runtime, significant)
+        out[11] = np.full_like(out[11], 1e-12)
+        return out
+
+    monkeypatch.setattr(measure, "isolated_mean_error", tiny_for_11)
+    out, r = _edit(f, q, tmp_path, Edit("bias_correct", "op:11"), Edit("bias_correct", "op:5"), samples=8)
+    assert any(n.startswith("bias correction left unchanged") and "op 11 " in n for n in r.notes), r.notes
+    corrected = next(n for n in r.notes if n.startswith("bias corrected"))
+    assert "op 5 " in corrected and "op 11 " not in corrected
+    before, after = load_model(q), load_model(out)
+    b11 = before.main.ops[11].inputs[2]
+    assert np.array_equal(before.tensor_data(before.main.tensors[b11]), after.tensor_data(after.main.tensors[after.main.ops[11].inputs[2]]))
+    outs, consts = edited_names(q.read_bytes(), [5])
+    assert_untouched(q.read_bytes(), out.read_bytes(), outs, consts | {"-"})

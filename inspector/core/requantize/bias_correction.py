@@ -42,12 +42,18 @@ def add_zero_bias(s: Surgery, op_index: int, channels: int) -> int:
     return t
 
 
-def correct_biases(s: Surgery, mean_err: dict[int, np.ndarray], note: bool = True) -> None:
-    changed = []
+def correct_biases(s: Surgery, mean_err: dict[int, np.ndarray]) -> set[int]:
+    """Subtract each op's correction from its bias; returns the ops whose bias changed (an op
+    whose every channel's correction rounds to 0 steps, or was not significant, is left as it
+    was, not even given a zero bias)."""
+    changed: set[int] = set()
     for i, err in sorted(mean_err.items()):
         if s.qm.main.ops[i].type not in WEIGHT_OPS:
             raise InputError(f"{s.describe(i)} has no bias to correct (conv, depthwise and fully connected ops have)", s.qm.path)
         op = s.bsg.operators[i]
+        step = np.round(err / bias_scales(s, i, err.size))
+        if not np.any(step):
+            continue
         if len(op.inputs) < 3 or op.inputs[2] < 0:
             add_zero_bias(s, i, err.size)
         b_idx = own_tensor(s, i, 2)
@@ -58,12 +64,20 @@ def correct_biases(s: Surgery, mean_err: dict[int, np.ndarray], note: bool = Tru
         b = fe.constant_data(s.bm, bt)
         if b is None or b.size != err.size:
             raise InputError(f"{s.describe(i)}: bias has {0 if b is None else b.size} values for {err.size} output channels", s.qm.path)
-        step = np.round(err / bias_scales(s, i, err.size))
         if dtype is np.int32:
             new = np.clip(b.astype(np.float64) - step, -lim, lim - 1).astype(np.int32)
         else:
             new = b.astype(np.int64) - step.astype(np.int64)
         fe.set_buffer(s.bm, bt, new, share_ok=True)
-        changed.append(i)
-    if changed and note:
-        s.notes.append(f"bias corrected: {', '.join(s.describe(i) for i in changed)}")
+        changed.add(i)
+    return changed
+
+
+def note_corrections(s: Surgery, ops: tuple[int, ...], changed: set[int]) -> None:
+    """What bias correction did, in the result's notes: which biases changed, which did not."""
+    if changed:
+        s.notes.append(f"bias corrected: {', '.join(s.describe(i) for i in sorted(changed))}")
+    same = [i for i in ops if i not in changed]
+    if same:
+        s.notes.append(f"bias correction left unchanged (no channel's mean error was significant and at least half a bias step): "
+                       f"{', '.join(s.describe(i) for i in same)}")  # fmt: skip

@@ -22,7 +22,7 @@ from inspector.core.errors import InputError, RuntimeFailure
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize import measure
 from inspector.core.requantize.a16w8 import to_a16w8
-from inspector.core.requantize.bias_correction import correct_biases
+from inspector.core.requantize.bias_correction import correct_biases, note_corrections
 from inspector.core.requantize.check import explain
 from inspector.core.requantize.keep_float import keep_float
 from inspector.core.requantize.objective import TempModel
@@ -117,12 +117,14 @@ def apply_plan(
             step(0.3, "requantizing weights")
             requantize_weights(s, plan.ops_for(kind), rounding)
     if plan.ops_for("bias_correct"):
+        corrected: set[int] = set()
         for k in range(BIAS_PASSES):
             step(0.4 + 0.1 * k, f"measuring isolated errors for bias correction (pass {k + 1} of {BIAS_PASSES})")
             with TempModel(fe.write(s.bm)) as current:
                 cm = select_signature(load_model(current), plan.signature)
                 mean_err = measure.isolated_mean_error(fm, cm, pair_models(fm, cm), plan.ops_for("bias_correct"), samples, runtime, significant=True)
-            correct_biases(s, mean_err, note=k == 0)
+            corrected |= correct_biases(s, mean_err)
+        note_corrections(s, plan.ops_for("bias_correct"), corrected)
     if plan.ops_for("a16w8"):
         step(0.6, "measuring ranges for 16-bit activations")
         to_a16w8(s, plan.ops_for("a16w8"), samples, runtime)
