@@ -18,6 +18,7 @@ from inspector.core.errors import InputError
 from inspector.core.requantize.surgical import apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.model import Model
 from tests.helpers.fixture_models import representative_images
 from tests.helpers.paths import REPO
 from tests.helpers.surgical_fixtures import cache_paths, mnv2_images
@@ -131,3 +132,47 @@ def test_unpaired_op_is_refused(fixture_path, monkeypatch):
     monkeypatch.setattr(surgical, "pair_models", without_logits)
     with pytest.raises(InputError, match=r"op 12 \(FULLY_CONNECTED, .*logits.*\) has no float counterpart"):
         apply_plan(str(fixture_path("float")), str(fixture_path("int8")), SurgicalPlan((Edit("keep_float", "op:12"),)))
+
+
+@pytest.mark.parametrize("pair", ["cnn", "classifier"])
+def test_keeping_the_last_layer_float_reaches_the_float_output(fixture_path, pair):
+    """The model's last quantized op (SOFTMAX / the logits) whose output only a DEQUANTIZE reads
+    (float I/O): kept float, it writes the graph's float output itself (no QUANTIZE/DEQUANTIZE
+    round trip through 8 bits), so the output takes the float op's precision; the other ops and
+    tensors are untouched, the graph output keeps its name, and both runtimes agree."""
+    fpath, qpath, xs = _pairs(fixture_path)[pair]
+    before = qpath.read_bytes()
+    recs = op_records(before)
+    assert recs[-1][0] == DQ  # float output: the model ends with a DEQUANTIZE
+    last = len(recs) - 2  # the op that DEQUANTIZE reads
+    r = apply_plan(str(fpath), str(qpath), SurgicalPlan((Edit("keep_float", f"op:{last}"),), samples=SampleSettings(count=2)))
+    after = r.model_bytes
+    new = op_records(after)
+    assert new[-1][2] == recs[-1][2] and new[-1][0] != DQ and Q not in [rec[0] for rec in new[-2:]]  # the float op writes the output
+    added_dq = sum(1 for rec in new if rec[2] and rec[2][0].endswith("/dequantized"))
+    assert added_dq >= 1 and len(new) == len(recs) + added_dq - 1  # its inputs dequantized; the final DEQUANTIZE gone
+    outs, consts = edited_names(before, [last, last + 1])
+    assert_untouched(before, after, outs, consts)
+    ref = run_both(fpath.read_bytes(), xs)["reference"]
+    got_b, got_new = run_both(before, xs), run_both(after, xs)
+    for runtime in ("reference", "xnnpack"):
+        assert sqnr(ref, got_new[runtime]) >= sqnr(ref, got_b[runtime]) - 0.05, runtime
+    # Independent: B's own input to that op (read with preserve_all_tensors), dequantized, through
+    # numpy's softmax, is the new output to float32 rounding: no 8-bit step after the float op.
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    assert Model(qpath).main.ops[last].type == "SOFTMAX"
+    it = Interpreter(model_content=before, experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                     experimental_preserve_all_tensors=True)  # fmt: skip
+    it.allocate_tensors()
+    inp = it.get_input_details()[0]
+    logits_t = Model(qpath).main.tensors[Model(qpath).main.ops[last].inputs[0]]
+    want = []
+    for x in xs:
+        it.set_tensor(inp["index"], x[None].astype(np.float32))
+        it.invoke()
+        z = (it.get_tensor(logits_t.index).astype(np.float64) - logits_t.quantization.zero_points[0]) * logits_t.quantization.scales[0]
+        e = np.exp(z - z.max(axis=-1, keepdims=True))
+        want.append(e / e.sum(axis=-1, keepdims=True))
+    np.testing.assert_allclose(got_new["reference"], np.concatenate(want), atol=2e-6)
+    assert not np.allclose(got_b["reference"], np.concatenate(want), atol=1e-3)  # B's output was 8-bit (steps of 1/256)

@@ -4,8 +4,11 @@ For each selected op (in execution order): a DEQUANTIZE for each quantized activ
 that does not already come from a float op of the selection, the float op (A's options, A's
 constants copied in), and a QUANTIZE back into B's ORIGINAL output tensor (same index, name,
 scale and zero-point) when anything outside the selection reads it. Consecutive selected ops
-pass float tensors to each other: no DEQUANTIZE/QUANTIZE pair between them. Every consumer
-and every other tensor of B stays as it was.
+pass float tensors to each other: no DEQUANTIZE/QUANTIZE pair between them. When the one
+reader outside the selection is a DEQUANTIZE (the float output of a model with float I/O), the
+float op writes that DEQUANTIZE's float tensor itself and the QUANTIZE/DEQUANTIZE round trip
+goes: keeping the last layer float must not requantize its output to 8 bits on the way out.
+Every other consumer and tensor of B stays as it was.
 """
 
 from __future__ import annotations
@@ -58,6 +61,13 @@ def keep_float(s: Surgery, ops: tuple[int, ...]) -> None:
             bt = s.bsg.tensors[b_out]
             if bt.type not in QUANTIZED:
                 outputs.append(b_out)
+                continue
+            bypass = s.only_dequantized(b_out, selected)
+            if bypass is not None:  # the float value goes straight into the DEQUANTIZE's output
+                d_op, d = bypass
+                s.replacements[d_op] = []
+                float_of[b_out] = d
+                outputs.append(d)
                 continue
             t = s.add_tensor(bt, fe.tensor_name(bt) + "/float", FLOAT32)
             float_of[b_out] = t

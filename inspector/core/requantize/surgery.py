@@ -143,9 +143,23 @@ class Surgery:
         if tensor in list(self.bsg.outputs):
             return True
         for s in self.bm.signatureDefs or []:
-            if s.subgraphIndex == 0 and any(int(m.tensorIndex) == tensor for m in (s.outputs or [])):
+            if s.subgraphIndex == self.qm.main.index and any(int(m.tensorIndex) == tensor for m in (s.outputs or [])):
                 return True
         return any(i not in selected for i in fe.consumers(self.bsg, tensor))
+
+    def only_dequantized(self, tensor: int, selected: set[int]) -> tuple[int, int] | None:
+        """(DEQUANTIZE op, its float32 output) when that op is the one reader of `tensor` outside
+        `selected` and `tensor` is no graph or signature output; else None."""
+        if tensor in list(self.bsg.outputs):
+            return None
+        for s in self.bm.signatureDefs or []:
+            if s.subgraphIndex == self.qm.main.index and any(int(m.tensorIndex) == tensor for m in (s.outputs or [])):
+                return None
+        outside = [i for i in fe.consumers(self.bsg, tensor) if i not in selected]
+        if len(outside) != 1 or self.qm.main.ops[outside[0]].type != "DEQUANTIZE":
+            return None
+        d = int(self.bsg.operators[outside[0]].outputs[0])
+        return (outside[0], d) if self.bsg.tensors[d].type == FLOAT32 else None
 
     def rebuild_ops(self) -> None:
         if not self.replacements:
