@@ -138,23 +138,24 @@ class Surgery:
             op.builtinOptions = None
         return op
 
-    def consumed_outside(self, tensor: int, selected: set[int]) -> bool:
-        """Does anything other than the ops in `selected` read `tensor` (ops, graph/signature outputs)?"""
+    def is_output(self, tensor: int) -> bool:
+        """Is `tensor` an output of the edited subgraph or of a signature over it?"""
         if tensor in list(self.bsg.outputs):
             return True
-        for s in self.bm.signatureDefs or []:
-            if s.subgraphIndex == self.qm.main.index and any(int(m.tensorIndex) == tensor for m in (s.outputs or [])):
-                return True
-        return any(i not in selected for i in fe.consumers(self.bsg, tensor))
+        return any(
+            s.subgraphIndex == self.qm.main.index and any(int(m.tensorIndex) == tensor for m in (s.outputs or []))
+            for s in self.bm.signatureDefs or []
+        )
+
+    def consumed_outside(self, tensor: int, selected: set[int]) -> bool:
+        """Does anything other than the ops in `selected` read `tensor` (ops, graph/signature outputs)?"""
+        return self.is_output(tensor) or any(i not in selected for i in fe.consumers(self.bsg, tensor))
 
     def only_dequantized(self, tensor: int, selected: set[int]) -> tuple[int, int] | None:
         """(DEQUANTIZE op, its float32 output) when that op is the one reader of `tensor` outside
         `selected` and `tensor` is no graph or signature output; else None."""
-        if tensor in list(self.bsg.outputs):
+        if self.is_output(tensor):
             return None
-        for s in self.bm.signatureDefs or []:
-            if s.subgraphIndex == self.qm.main.index and any(int(m.tensorIndex) == tensor for m in (s.outputs or [])):
-                return None
         outside = [i for i in fe.consumers(self.bsg, tensor) if i not in selected]
         if len(outside) != 1 or self.qm.main.ops[outside[0]].type != "DEQUANTIZE":
             return None
