@@ -21,7 +21,7 @@ from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
 from inspector.core.quantmath.quant import dequantize
 from inspector.core.runtime.runner import ModelRunner
-from inspector.core.samples.spec import Sample, feed
+from inspector.core.samples.spec import Sample, feed, signature_feed
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.rewrite import patch_outputs
@@ -97,11 +97,9 @@ def latency_ms(data: bytes, qm: Model, sample: Sample, runs: int = 10, signature
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.AUTO, num_threads=1)
-    sig = next((s for s in qm.signatures if s.key == signature), None) if signature is not None else None
-    if sig is not None:
-        name_of = {i: n for n, i in sig.inputs.items()}
-        inputs = {name_of[t]: v for t, v in feed(qm, sample).items()}
-        runner = it.get_signature_runner(sig.key)
+    inputs = signature_feed(qm, sample, signature)
+    if inputs is not None:
+        runner = it.get_signature_runner(signature)
         runner(**inputs)
         times = []
         for _ in range(runs):

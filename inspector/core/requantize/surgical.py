@@ -31,7 +31,7 @@ from inspector.core.requantize.surgery import Surgery
 from inspector.core.requantize.surgical_plan import SurgicalPlan, resolve, sha256
 from inspector.core.requantize.weight_requant import requantize_weights
 from inspector.core.samples.sources import open_source
-from inspector.core.samples.spec import Sample, feed
+from inspector.core.samples.spec import Sample, feed, signature_feed
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.signatures import select_signature
@@ -144,16 +144,15 @@ def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str |
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
     values = feed(qm, sample)  # the graph inputs keep their indices and types in the edited model
-    sig = next((s for s in qm.signatures if s.key == signature), None) if signature is not None else None
+    named = signature_feed(qm, sample, signature)
     for label, resolver in (
         ("reference kernels", OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
         ("default runtime (XNNPACK)", OpResolverType.AUTO),
     ):
         try:
             it = Interpreter(model_content=data, experimental_op_resolver_type=resolver, num_threads=1)
-            if sig is not None:
-                name_of = {i: n for n, i in sig.inputs.items()}
-                outputs = it.get_signature_runner(sig.key)(**{name_of[t]: v for t, v in values.items()})
+            if named is not None:
+                outputs = it.get_signature_runner(signature)(**named)
             else:
                 it.allocate_tensors()
                 by_name = {d["name"]: d["index"] for d in it.get_input_details()}

@@ -100,6 +100,16 @@ def feed(model: Model, sample: Sample) -> dict[int, np.ndarray]:
     return out
 
 
+def signature_feed(model: Model, sample: Sample, key: str | None) -> dict[str, np.ndarray] | None:
+    """`feed` keyed by signature `key`'s input names (for LiteRT's signature runner); None
+    without a key or when `model` has no such signature."""
+    sig = next((s for s in model.signatures if s.key == key), None) if key is not None else None
+    if sig is None:
+        return None
+    name_of = {i: n for n, i in sig.inputs.items()}
+    return {name_of[t]: v for t, v in feed(model, sample).items()}
+
+
 def convert_for(tensor: Tensor, value: np.ndarray, source: str, model_path: str) -> np.ndarray:
     """One input value in `tensor`'s dtype (quantized with its scale/zero-point if needed)."""
     if not shape_fits(value.shape, tensor.shape, tensor.shape_signature):
