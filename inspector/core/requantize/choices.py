@@ -152,6 +152,9 @@ EDIT_TIPS = {
     "a16w8": "16-bit activations with int8 weights (where LiteRT has a 16x8 kernel); conversions at the edges",
     "recalibrate": "New scale / zero-point for the op's output from the float values observed on the samples "
                    "(propagated through ops that must keep them; refused for fixed outputs such as SOFTMAX)",
+    "equalize": "Cross-layer equalization of this producer (conv / depthwise / FC ending in no activation or ReLU) "
+                "with its one consumer: channel i of its output ÷ s_i, the consumer's input channel i × s_i "
+                "(from A's float weights), both re-quantized per channel, its output re-calibrated",
 }  # fmt: skip
 
 
@@ -164,10 +167,12 @@ EDIT_CHOICES: tuple[EditChoice, ...] = (
     EditChoice("recal_minmax", "re-calibrate (min/max)", "recalibrate", "minmax", "recalibrated"),
     EditChoice("recal_mse", "re-calibrate (MSE)", "recalibrate", "mse", "recalibrated-mse"),
     EditChoice("recal_p9999", "re-calibrate (p99.99)", "recalibrate", "percentile:99.99", "recalibrated-p99.99"),
+    EditChoice("equalize", "equalize with consumer", "equalize", None, "equalized"),
 )
 EDIT_BY_KEY = {c.key: c for c in EDIT_CHOICES}
 EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight_mse": "MSE weights",
-               "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated"}  # fmt: skip
+               "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated",
+               "equalize": "equalized"}  # fmt: skip
 
 
 def edit_for(quant_op: int, choice_key: str):

@@ -31,6 +31,7 @@ from inspector.core.progress import TaskState, as_task
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.requantize.choices import edit_label
 from inspector.core.requantize.diagnosis_fix import diagnosed_first, has_own_cause
+from inspector.core.requantize.equalize_pair import refusal
 from inspector.core.requantize.objective import Objective, latency_ms
 from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
 from inspector.core.requantize.surgical import SurgicalResult, apply_plan, plan_samples
@@ -128,6 +129,8 @@ def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
         elif e == "a16w8" and op.type in A16W8_OPS and qm.main.tensors[op.outputs[0]].dtype == "int8":
             out.append(e)
         elif e == "recalibrate" and qm.main.tensors[op.outputs[0]].dtype == "int8" and fixed_output_params(op, qm.main) is None:
+            out.append(e)
+        elif e == "equalize" and refusal(qm, op_index) is None:
             out.append(e)
     return out
 
