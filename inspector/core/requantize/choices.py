@@ -167,7 +167,7 @@ EDIT_CHOICES: tuple[EditChoice, ...] = (
     EditChoice("recal_minmax", "re-calibrate (min/max)", "recalibrate", "minmax", "recalibrated"),
     EditChoice("recal_mse", "re-calibrate (MSE)", "recalibrate", "mse", "recalibrated-mse"),
     EditChoice("recal_p9999", "re-calibrate (p99.99)", "recalibrate", "percentile:99.99", "recalibrated-p99.99"),
-    EditChoice("equalize", "equalize with consumer", "equalize", None, "equalized"),
+    EditChoice("equalize", "equalize", "equalize", None, "equalized"),
 )
 EDIT_BY_KEY = {c.key: c for c in EDIT_CHOICES}
 EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight_mse": "MSE weights",
@@ -205,7 +205,8 @@ def describe_surgical(plan, quant_model: Model | None) -> str:
             short = EDIT_BY_KEY[edit_choice_of(e.kind, e.calibration)].short
         except ValueError:
             short = e.kind if e.calibration is None else f"{e.kind}-{e.calibration}"
-        names = [layer_name(quant_model, i) if quant_model is not None else f"op {i}" for i in e.ops] or [e.pattern]
+        ops = e.ops[:1] if e.kind == "equalize" else e.ops  # named by its producer (the consumer is found)
+        names = [layer_name(quant_model, i) if quant_model is not None else f"op {i}" for i in ops] or [e.pattern]
         groups.setdefault(short, []).extend(n for n in names if n not in groups.get(short, []))
     return "; ".join(f"{k} {', '.join(v)}" for k, v in groups.items()) or "no edits"
 
