@@ -26,7 +26,6 @@ from ai_edge_litert import schema_py_generated as schema
 from inspector.core.errors import InputError
 from inspector.core.requantize import measure
 from inspector.core.requantize.bias_correction import add_zero_bias
-from inspector.core.requantize.equalize_pair import consumer_of
 from inspector.core.requantize.recalibrate import int8_params
 from inspector.core.requantize.surgery import Surgery, quant_t
 from inspector.core.requantize.weight_requant import (
@@ -37,6 +36,7 @@ from inspector.core.requantize.weight_requant import (
 )
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite import edit as fe
+from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.op_facts import WEIGHTED_OPS
 
 

@@ -31,7 +31,6 @@ from inspector.core.progress import TaskState, as_task
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.requantize.choices import edit_label
 from inspector.core.requantize.diagnosis_fix import diagnosed_first, has_own_cause
-from inspector.core.requantize.equalize_pair import refusal
 from inspector.core.requantize.objective import Objective, latency_ms
 from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
 from inspector.core.requantize.surgical import SurgicalResult, apply_plan, plan_samples
@@ -39,6 +38,7 @@ from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan, match_op
 from inspector.core.requantize.tradeoff import TradeoffPoint
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.spec import Sample
+from inspector.core.tflite.equalize_pair import refusal
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.op_facts import A16W8_OPS, SUGGEST_SKIP_OPS, SURGICAL_WEIGHT_OPS
 from inspector.core.tflite.signatures import select_signature

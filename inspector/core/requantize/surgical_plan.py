@@ -27,6 +27,7 @@ from typing import Any
 
 from inspector.core.errors import InputError
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, SURGICAL_WEIGHT_OPS
 
@@ -222,8 +223,6 @@ def resolve(plan: SurgicalPlan, qm: Model) -> SurgicalPlan:
 def _resolve_equalize(e: Edit, qm: Model) -> list[Edit]:
     """One edit (ops [P, C]) per producer the edit names; InputError with the reason when a
     producer cannot be equalized or a saved consumer is not P's one consumer any more."""
-    from inspector.core.requantize.equalize_pair import consumer_of
-
     if e.ops:
         if len(e.ops) > 2:
             raise InputError(f"an equalize edit names a producer and its consumer, not {len(e.ops)} ops ({list(e.ops)})", qm.path)

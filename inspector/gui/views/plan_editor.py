@@ -48,10 +48,10 @@ from inspector.core.requantize.choices import (
     override_for,
     short_layer_name,
 )
-from inspector.core.requantize.equalize_pair import refusal as equalize_refusal
 from inspector.core.requantize.plan import Plan
 from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical_plan import KINDS, SurgicalPlan
+from inspector.core.tflite.equalize_pair import refusal as equalize_refusal
 from inspector.core.tflite.model import Model
 from inspector.gui.views.run_row import RunRow
 from inspector.gui.views.sizing import table_height

@@ -1,9 +1,11 @@
-"""Which producer/consumer pairs cross-layer equalization (`equalize.py`) accepts, from B alone.
+"""Which producer/consumer pairs cross-layer equalization (`requantize/equalize.py`) accepts, from
+the quantized model's graph alone (here, low in core, so the diagnosis can ask too).
 
 P is a CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED op whose fused activation is none or ReLU
 (positively homogeneous: ReLU6 and the others are not), whose int8 per-tensor output is no model
 output and has exactly one reader C, itself one of those op types, reading it as its input (not
 its weights) channel by channel. Light: no runtime imports, so the plan and the GUI can ask.
+`consumer_of` raises InputError with the reason; `refusal` returns it (None: the pair is fine).
 """
 
 from __future__ import annotations
