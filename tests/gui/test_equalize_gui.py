@@ -59,10 +59,6 @@ def test_editor_offers_equalize_for_a_producer_and_runs_it(qtbot, eq_pair):
 
     assert "equalize" in enabled(0) and "equalize" not in enabled(1)
     assert len(msgs) == 1 and "op 5 (CONV_2D" in msgs[0] and "its consumer op 6 (DEQUANTIZE" in msgs[0]
-    win.resize(1280, 800)
-    win.tabs.setCurrentWidget(win.requantize_panel)
-    qtbot.wait(50)
-    win.grab().save("/tmp/equalize_editor_1280.png")
     ed.table.selectRow(1)
     ed.remove_selected()
     plan = ed.plan()
@@ -74,9 +70,8 @@ def test_editor_offers_equalize_for_a_producer_and_runs_it(qtbot, eq_pair):
     assert v.name.startswith("v1 equalized op 2 conv2")
     assert _changed(q.read_bytes(), Path(v.path).read_bytes()) == _pair_tensors(q, 2, 3)
     assert any(n.startswith("gain: output SQNR") and "held-out" in n for n in v.notes)
-    win.resize(1280, 800)
-    qtbot.wait(50)
-    win.grab().save("/tmp/equalize_after_1280.png")
+    marks = {r.op_index: r.edit for r in rq.delta.edited()}
+    assert marks == {2: "equalized (output ÷ s)", 3: "equalized"}  # the producer's SQNR drop is by design
 
 
 def test_apply_fix_equalize_queues_the_pair(qtbot, eq_pair):
@@ -98,6 +93,3 @@ def test_apply_fix_equalize_queues_the_pair(qtbot, eq_pair):
     assert lines[0].startswith("op 2: equalized with op 3")
     before, after = (float(x) for x in lines[1].split("SQNR ")[1].split(" dB")[0].split(" → "))
     assert lines[1].startswith("op 3 CONV_2D") and after >= before + 6.0
-    win.resize(1280, 800)
-    qtbot.wait(50)
-    win.grab().save("/tmp/equalize_fix_1280.png")

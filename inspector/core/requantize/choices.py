@@ -212,12 +212,16 @@ def describe_surgical(plan, quant_model: Model | None) -> str:
 
 
 def edit_marks(plan) -> dict[int, str]:
-    """B op index -> the edit label, for `delta.version_delta(edits=...)`."""
+    """B op index -> the edit label, for `delta.version_delta(edits=...)`. An equalized producer's
+    output is scaled per channel against A's by design, which its label says (its SQNR drops)."""
     out: dict[int, str] = {}
     for e in plan.edits:
-        for i in e.ops:
-            out[i] = edit_label(e.kind, e.calibration)
+        for k, i in enumerate(e.ops):
+            out[i] = EQUALIZED_PRODUCER if e.kind == "equalize" and k == 0 else edit_label(e.kind, e.calibration)
     return out
+
+
+EQUALIZED_PRODUCER = "equalized (output ÷ s)"
 
 
 def logits_objective(qm: Model) -> str | None:
