@@ -8,7 +8,7 @@ import json
 import pytest
 
 from inspector.cli import main
-from tests.helpers.equalize_fixtures import cache_paths, samples_npz
+from tests.helpers.equalize_fixtures import CHANNEL, cache_paths, samples_npz
 from tests.helpers.paths import REPO
 
 
@@ -34,6 +34,11 @@ def test_equalize_flag_text_json_and_plan_file(eqp, tmp_path, capsys):
     assert d["gain"]["gain_db"] >= 6.0
     assert f"{d['gain']['gain_db']:+.2f} dB" in gain_line
     assert d["plan"]["edits"][0]["edit"] == "equalize" and d["plan"]["edits"][0]["ops"] == [2, 3]
+    (rec,) = d["equalized"]
+    assert (rec["producer"], rec["consumer"], len(rec["scales"])) == (2, 3, 16)
+    assert max(range(16), key=lambda i: rec["scales"][i]) == CHANNEL
+    assert rec["channel_range_ratio_before"] > 16 > 4 > rec["channel_range_ratio_after"]
+    assert rec["output_scale_after"] < rec["output_scale_before"] / 16
     # a plan file written by hand in the agreed form reproduces the same bytes
     saved = json.loads(plan.read_text())
     saved["edits"] = [{"edit": "equalize", "ops": [2, 3]}]

@@ -12,7 +12,9 @@ float weights (symmetric, [−127, 127], zero point 0), P's output tensor (C's i
 (min/max) from A's values of that tensor on the calibration samples divided by s per channel
 (exact by homogeneity), and both int32 biases are re-derived: round(b / (S_in·S_w[c])). Nothing
 else changes. Pairs apply in plan order; a later pair starts from the float weights an earlier one
-left (an op may be the consumer of one pair and the producer of the next).
+left (an op may be the consumer of one pair and the producer of the next). Each pair leaves a
+record in `Surgery.equalized` (the result's JSON `equalized`): the ops, s per channel, P's output
+channel-range ratio (largest ÷ median) before and after, its scale and zero point before and after.
 """
 
 from __future__ import annotations
@@ -101,6 +103,10 @@ def _spread(lo: np.ndarray, hi: np.ndarray) -> float:
     return float(r.max() / med) if med > 0 else float("inf")
 
 
+def _finite(v: float) -> float | None:
+    return v if np.isfinite(v) else None
+
+
 def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sample], runtime: str = "optimized") -> None:
     """Equalize each (P, C) of `pairs` in B (see the module docstring)."""
     qm = s.qm
@@ -144,6 +150,12 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
         old = s.bsg.tensors[t].quantization
         scale, zp = int8_params(lo, hi)
         s.bsg.tensors[t].quantization = quant_t(np.array([scale]), np.array([zp]), 0)
+        s.equalized.append({
+            "producer": p, "consumer": c, "tensor": qm.main.tensors[t].name, "scales": [float(v) for v in sc],
+            "channel_range_ratio_before": _finite(_spread(lo_c, hi_c)), "channel_range_ratio_after": _finite(_spread(lo_c / sc, hi_c / sc)),
+            "output_scale_before": float(old.scale[0]), "output_zero_point_before": int(old.zeroPoint[0]),
+            "output_scale_after": scale, "output_zero_point_after": zp,
+        })
         s.notes.append(
             f"equalized {s.describe(p)} with {s.describe(c)}: s from {sc.min():.3g} to {sc.max():.3g}; its output's channel "
             f"ranges (largest ÷ median) {_spread(lo_c, hi_c):.1f} → {_spread(lo_c / sc, hi_c / sc):.1f}; output scale "

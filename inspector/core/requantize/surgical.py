@@ -55,6 +55,7 @@ class SurgicalResult:
     notes: list[str] = field(default_factory=list)
     split: SampleSplit | None = None  # calibration vs held-out samples, when an edit measured samples
     gain: Any = None  # held_out.HeldOutGain: the output SQNR gain on the evaluation samples, when measured
+    equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
 
     @property
     def size_bytes(self) -> int:
@@ -71,6 +72,7 @@ class SurgicalResult:
             "notes": self.notes,
             "calibration": None if self.split is None else self.split.to_json(),
             "gain": None if self.gain is None else self.gain.to_json(),
+            "equalized": self.equalized,
         }
 
 
@@ -150,7 +152,7 @@ def apply_plan(
     task.report(1.0, "done")
     if split is not None:
         s.notes.append(f"calibration: {split.note}")
-    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split)
+    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split, equalized=s.equalized)
 
 
 def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None) -> None:
