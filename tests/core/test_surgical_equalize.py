@@ -269,6 +269,9 @@ def test_plan_json_and_the_diagnosis_fix_make_the_same_bytes(eqp):
     by_flag = apply_plan(str(f), str(q), SurgicalPlan((Edit("equalize", "conv2_1/Relu"),), samples=samples))
     d = by_flag.plan.to_json()
     assert d["edits"] == [{"kind": "equalize", "edit": "equalize", "pattern": "conv2_1/Relu", "ops": [2, 3]}]
+    assert SurgicalPlan.from_json(d).edits == by_flag.plan.edits  # as sessions and --save-plan keep it
+    with pytest.raises(InputError, match="not a valid surgical plan"):
+        SurgicalPlan.from_json({"edits": [{"edit": "equalize"}]})  # neither pattern nor ops
     bare = {"route": "surgical", "edits": [{"edit": "equalize", "ops": [2, 3]}], "samples": samples.to_json()}
     from_file = apply_plan(str(f), str(q), SurgicalPlan.from_json(bare))
     plan = fix_plan(Fix("equalize", (2, 3)), samples)
