@@ -93,6 +93,8 @@ def add_parser(sub) -> None:
         ("--per-channel", "per-channel weights from FLOAT's weights (QUANT only)"),
         ("--bias-correct", "bias correction from the measured isolated error; 'all' for every conv/FC (QUANT only)"),
         ("--recalibrate", "re-calibrate these ops' output scale/zero-point (QUANT only)"),
+        ("--equalize", "cross-layer equalization of these producer ops (conv/depthwise/FC ending in no activation or "
+                       "ReLU) with their one consumer, found automatically (QUANT only)"),
     ):
         p.add_argument(flag, dest="edits", nargs="+", action=_EditAction, default=[], metavar="P", help=what)
     p.add_argument(
@@ -149,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
 
         return run_surgical(args)
     if args.edits or args.plan or args.save_plan:
-        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --plan and --save-plan edit a quantized model: give FLOAT QUANT")
+        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --equalize, --plan and --save-plan "
+                         "edit a quantized model: give FLOAT QUANT")
     from inspector.core.requantize.plan import Override, Plan
     from inspector.core.requantize.quantizer_route import load_recipe, save_model, save_recipe
     from inspector.core.writing import refuse_if_input, write_json_output

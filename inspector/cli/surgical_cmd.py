@@ -1,7 +1,8 @@
 """`tflite-inspector requantize FLOAT QUANT --out NEW.tflite [edits]`: surgical edits of QUANT.
 
 Edits: --keep-float P, --a16w8 P, --per-channel P, --weight-rounding mse P, --bias-correct P|all,
---recalibrate P [--calibration minmax|mse|percentile:99.99]; or --plan PLAN.json. The work runs
+--recalibrate P [--calibration minmax|mse|percentile:99.99], --equalize P (the producer; its one
+consumer is found); or --plan PLAN.json. The work runs
 in the worker process; the model, the plan and the JSON summary are written by `core/writing`.
 """
 
@@ -30,7 +31,7 @@ def _plan(args: argparse.Namespace):
         if treatment not in SURGICAL_LAYER_FLAGS:
             flag = "--" + treatment.replace("_", "-")
             raise InputError(f"{flag} belongs to the quantizer route (FLOAT only); with QUANT use --keep-float, --a16w8, "
-                             f"--per-channel, --weight-rounding, --bias-correct or --recalibrate")
+                             f"--per-channel, --weight-rounding, --bias-correct, --recalibrate or --equalize")
         edits.append(Edit(treatment, pattern))
     check_calibration(args.calibration)
     for kind, pattern in args.edits:
@@ -45,7 +46,8 @@ def _plan(args: argparse.Namespace):
             plan = replace(plan, samples=sample_settings(args))
         return plan
     if not edits:
-        raise InputError("give at least one edit (--keep-float, --a16w8, --per-channel, --weight-rounding mse, --bias-correct, --recalibrate) or --plan")
+        raise InputError("give at least one edit (--keep-float, --a16w8, --per-channel, --weight-rounding mse, --bias-correct, "
+                         "--recalibrate, --equalize) or --plan")
     return SurgicalPlan(tuple(edits), samples=sample_settings(args))
 
 

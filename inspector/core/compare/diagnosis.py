@@ -50,7 +50,7 @@ from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
 
 CAUSES = ("kernel", "clipping", "resolution", "weight_channels", "bias_shift", "weight_rounding", "inherited", "none")
-EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate")
+EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate", "equalize")
 A16W8_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "SOFTMAX", "LOGISTIC", "TANH", "MEAN"})
 
 

@@ -152,6 +152,9 @@ EDIT_TIPS = {
     "a16w8": "16-bit activations with int8 weights (where LiteRT has a 16x8 kernel); conversions at the edges",
     "recalibrate": "New scale / zero-point for the op's output from the float values observed on the samples "
                    "(propagated through ops that must keep them; refused for fixed outputs such as SOFTMAX)",
+    "equalize": "Cross-layer equalization of this producer (conv / depthwise / FC ending in no activation or ReLU) "
+                "with its one consumer: channel i of its output ÷ s_i, the consumer's input channel i × s_i "
+                "(from A's float weights), both re-quantized per channel, its output re-calibrated",
 }  # fmt: skip
 
 
@@ -164,10 +167,12 @@ EDIT_CHOICES: tuple[EditChoice, ...] = (
     EditChoice("recal_minmax", "re-calibrate (min/max)", "recalibrate", "minmax", "recalibrated"),
     EditChoice("recal_mse", "re-calibrate (MSE)", "recalibrate", "mse", "recalibrated-mse"),
     EditChoice("recal_p9999", "re-calibrate (p99.99)", "recalibrate", "percentile:99.99", "recalibrated-p99.99"),
+    EditChoice("equalize", "equalize", "equalize", None, "equalized"),
 )
 EDIT_BY_KEY = {c.key: c for c in EDIT_CHOICES}
 EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight_mse": "MSE weights",
-               "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated"}  # fmt: skip
+               "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated",
+               "equalize": "equalized"}  # fmt: skip
 
 
 def edit_for(quant_op: int, choice_key: str):
@@ -200,18 +205,23 @@ def describe_surgical(plan, quant_model: Model | None) -> str:
             short = EDIT_BY_KEY[edit_choice_of(e.kind, e.calibration)].short
         except ValueError:
             short = e.kind if e.calibration is None else f"{e.kind}-{e.calibration}"
-        names = [layer_name(quant_model, i) if quant_model is not None else f"op {i}" for i in e.ops] or [e.pattern]
+        ops = e.ops[:1] if e.kind == "equalize" else e.ops  # named by its producer (the consumer is found)
+        names = [layer_name(quant_model, i) if quant_model is not None else f"op {i}" for i in ops] or [e.pattern]
         groups.setdefault(short, []).extend(n for n in names if n not in groups.get(short, []))
     return "; ".join(f"{k} {', '.join(v)}" for k, v in groups.items()) or "no edits"
 
 
 def edit_marks(plan) -> dict[int, str]:
-    """B op index -> the edit label, for `delta.version_delta(edits=...)`."""
+    """B op index -> the edit label, for `delta.version_delta(edits=...)`. An equalized producer's
+    output is scaled per channel against A's by design, which its label says (its SQNR drops)."""
     out: dict[int, str] = {}
     for e in plan.edits:
-        for i in e.ops:
-            out[i] = edit_label(e.kind, e.calibration)
+        for k, i in enumerate(e.ops):
+            out[i] = EQUALIZED_PRODUCER if e.kind == "equalize" and k == 0 else edit_label(e.kind, e.calibration)
     return out
+
+
+EQUALIZED_PRODUCER = "equalized (output ÷ s)"
 
 
 def logits_objective(qm: Model) -> str | None:

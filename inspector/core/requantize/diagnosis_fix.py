@@ -2,6 +2,7 @@
 
 The diagnosis names its edits as the issue does (`weight_rounding` for MSE-fitted weight
 scales); the surgical plan calls that edit `weight_mse`. Every other name is the same.
+`equalize` names two ops, (producer, consumer): one edit of the pair, not one per op.
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ def plan_kind(edit: str) -> str:
 
 
 def fix_plan(fix: Fix, samples: SampleSettings | None = None, signature: str | None = None) -> SurgicalPlan:
-    """One surgical edit of the fix's ops (addressed `op:INDEX`, resolved)."""
+    """One surgical edit of the fix's ops (addressed `op:INDEX`, resolved); an equalize fix is one
+    edit of its (producer, consumer) pair."""
+    if fix.edit == "equalize":
+        pair = Edit("equalize", f"op:{fix.ops[0]}", None, tuple(fix.ops[:2]))
+        return SurgicalPlan((pair,), samples or SampleSettings(), signature=signature)
     edits = tuple(Edit(plan_kind(fix.edit), f"op:{op}", None, (op,)) for op in fix.ops)
     return SurgicalPlan(edits, samples or SampleSettings(), signature=signature)
 
@@ -47,7 +52,12 @@ def _db(v: float | None) -> str:
 def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> list[str]:
     """One line per fixed op: accumulated SQNR before -> after, the cause now; then the output."""
     lines = []
-    for op in fix.ops:
+    for k, op in enumerate(fix.ops):
+        if fix.edit == "equalize" and k == 0:  # the producer's output is rescaled per channel: A's no longer matches it
+            partner = fix.ops[1] if len(fix.ops) > 1 else "?"
+            lines.append(f"op {op}: equalized with op {partner}; its output is now scaled per channel against the "
+                         "float model's (by design), so its SQNR is not comparable")
+            continue
         b = next((lay for lay in before.layers if lay.op_index == op), None)
         a = next((lay for lay in after.layers if lay.op_index == op), None)
         if b is None or a is None:

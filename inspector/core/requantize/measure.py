@@ -4,6 +4,7 @@ rest can measure the gain honestly.
 
 - `float_values`: values of A's tensors (paired with B tensors) over the samples, subsampled to
   at most MAX_VALUES per tensor (min and max are exact over all values).
+- `channel_ranges`: per channel (last axis) min and max of A's tensors (paired with B tensors).
 - `isolated_mean_error`: per output channel (last axis), the mean of dequantized(B output) minus
   the isolated float output (A's op fed the dequantized inputs B's op saw, `compare/isolated.py`),
   over the elements whose float value lies inside the output's representable range: saturation
@@ -61,6 +62,30 @@ def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int],
             chunks[t].append(v.copy())
         del values
     return {t: Observed(np.concatenate(chunks[t]), lo[t], hi[t]) for t in tensors}
+
+
+def channel_ranges(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample],
+                   runtime: str = "optimized") -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """{B tensor: (min, max) per channel (last axis) of its A counterpart over the samples}."""
+    pairs = {}
+    for t in tensors:
+        f = pairing.float_for_quant(t)
+        if f is None:
+            raise InputError(f"tensor '{qm.main.tensors[t].name}' has no float counterpart in the float model", qm.path)
+        pairs[t] = f
+    runner = ModelRunner(fm, runtime)
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for sample in samples:
+        values = runner.run(feed(fm, sample))
+        for t, f in pairs.items():
+            v = np.asarray(values[f], np.float64)
+            v = v.reshape(-1, v.shape[-1])
+            lo, hi = v.min(axis=0), v.max(axis=0)
+            if t in out:
+                lo, hi = np.minimum(out[t][0], lo), np.maximum(out[t][1], hi)
+            out[t] = (lo, hi)
+        del values
+    return out
 
 
 def isolated_mean_error(

@@ -32,6 +32,7 @@ class Surgery:
     pairing: Pairing
     replacements: dict[int, list[Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    equalized: list[dict[str, Any]] = field(default_factory=list)  # one record per equalized pair (`equalize.py`)
 
     @property
     def bsg(self) -> Any:

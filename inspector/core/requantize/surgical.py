@@ -1,7 +1,7 @@
 """Apply a surgical plan to the user's quantized model B, validate it in LiteRT, return the bytes.
 
-Order (fixed, so a plan reproduces the same bytes): activation re-calibration, per-channel /
-MSE weights, bias correction (measured on the model with the earlier edits), then the edits
+Order (fixed, so a plan reproduces the same bytes): activation re-calibration, cross-layer
+equalization (`equalize.py`), per-channel / MSE weights, bias correction (measured on the model with the earlier edits), then the edits
 that replace ops (keep float, a16w8). The data-dependent edits measure on the calibration part
 of the plan's samples (`samples.holdout.split_samples`: the first 2/3 when at least 8 remain
 held out for measuring the gain, else all of them, in-sample; `SurgicalResult.split` says which). The
@@ -26,6 +26,7 @@ from inspector.core.requantize import measure
 from inspector.core.requantize.a16w8 import to_a16w8
 from inspector.core.requantize.bias_correction import correct_biases, note_corrections
 from inspector.core.requantize.check import explain
+from inspector.core.requantize.equalize import equalize
 from inspector.core.requantize.keep_float import keep_float
 from inspector.core.requantize.objective import TempModel
 from inspector.core.requantize.recalibrate import recalibrate
@@ -54,6 +55,7 @@ class SurgicalResult:
     notes: list[str] = field(default_factory=list)
     split: SampleSplit | None = None  # calibration vs held-out samples, when an edit measured samples
     gain: Any = None  # held_out.HeldOutGain: the output SQNR gain on the evaluation samples, when measured
+    equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
 
     @property
     def size_bytes(self) -> int:
@@ -70,6 +72,7 @@ class SurgicalResult:
             "notes": self.notes,
             "calibration": None if self.split is None else self.split.to_json(),
             "gain": None if self.gain is None else self.gain.to_json(),
+            "equalized": self.equalized,
         }
 
 
@@ -121,6 +124,9 @@ def apply_plan(
             outs = [qm.main.ops[i].outputs[0] for i in e.ops]
             observed = measure.float_values(fm, qm, pairing, outs, calibration, runtime)
             recalibrate(s, e.ops, e.calibration or "minmax", observed)
+    if plan.equalize_pairs():
+        step(0.2, "equalizing: measuring the float channel ranges")
+        equalize(s, plan.equalize_pairs(), calibration, runtime)
     for kind, rounding in (("per_channel", "maxabs"), ("weight_mse", "mse")):
         if plan.ops_for(kind):
             step(0.3, "requantizing weights")
@@ -146,7 +152,7 @@ def apply_plan(
     task.report(1.0, "done")
     if split is not None:
         s.notes.append(f"calibration: {split.note}")
-    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split)
+    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split, equalized=s.equalized)
 
 
 def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None) -> None:

@@ -7,6 +7,13 @@ with the plan, with the sample settings and the checksums of both files, so appl
 plan to the same pair reproduces the same bytes. The samples are written as sessions write
 them (`"samples": SampleSettings.to_json()`, version 2); version 1's flat keys (`samples`: count,
 `seed`, `inputs`, `normalization`) are still read.
+
+`equalize` (cross-layer equalization) names a producer P by its pattern; its ops are the pair
+[P, C], C being P's one consumer (found by `equalize_pair.consumer_of`): a pattern matching several
+producers becomes one edit per producer. In plan files it is written and read as
+`{"edit": "equalize", "ops": [P, C]}` (with `kind` and `pattern` too; `edit` is read as `kind`,
+and a missing pattern is `op:P`). Neither P nor C may take another weight or structural edit, and
+P's output is re-calibrated by the equalization itself.
 """
 
 from __future__ import annotations
@@ -20,10 +27,11 @@ from typing import Any
 
 from inspector.core.errors import InputError
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, SURGICAL_WEIGHT_OPS
 
-KINDS = ("recalibrate", "per_channel", "weight_mse", "bias_correct", "a16w8", "keep_float")
+KINDS = ("recalibrate", "per_channel", "weight_mse", "bias_correct", "a16w8", "keep_float", "equalize")
 # Edits that replace how an op computes; an op takes at most one of them and no weight edit with it.
 STRUCTURAL = ("keep_float", "a16w8")
 CALIBRATIONS = ("minmax", "mse")  # plus "percentile:P"
@@ -41,7 +49,20 @@ class Edit:
         d: dict[str, Any] = {"kind": self.kind, "pattern": self.pattern, "ops": list(self.ops)}
         if self.calibration is not None:
             d["calibration"] = self.calibration
+        if self.kind == "equalize":
+            d["edit"] = self.kind
         return d
+
+    @classmethod
+    def from_json(cls, e: dict[str, Any]) -> Edit:
+        kind = str(e["kind"] if "kind" in e else e["edit"])
+        ops = tuple(int(i) for i in e.get("ops", []))
+        pattern = e.get("pattern")
+        if pattern is None:
+            if not ops:
+                raise KeyError("pattern")
+            pattern = f"op:{ops[0]}"
+        return cls(kind, str(pattern), e.get("calibration"), ops)
 
 
 @dataclass(frozen=True)
@@ -59,11 +80,15 @@ class SurgicalPlan:
                 out += [i for i in e.ops if i not in out]
         return tuple(sorted(out))
 
+    def equalize_pairs(self) -> tuple[tuple[int, int], ...]:
+        """(producer, consumer) of each resolved equalize edit, in plan order."""
+        return tuple((e.ops[0], e.ops[1]) for e in self.edits if e.kind == "equalize" and len(e.ops) == 2)
+
     def edited_ops(self) -> tuple[int, ...]:
         return tuple(sorted({i for e in self.edits for i in e.ops}))
 
     def needs_samples(self) -> bool:
-        return any(e.kind in ("bias_correct", "recalibrate", "a16w8") for e in self.edits)
+        return any(e.kind in ("bias_correct", "recalibrate", "a16w8", "equalize") for e in self.edits)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,10 +106,7 @@ class SurgicalPlan:
         try:
             if d.get("route", "surgical") != "surgical":
                 raise InputError("not a surgical plan (route is not 'surgical')", path)
-            edits = tuple(
-                Edit(str(e["kind"]), str(e["pattern"]), e.get("calibration"), tuple(int(i) for i in e.get("ops", [])))
-                for e in d["edits"]
-            )
+            edits = tuple(Edit.from_json(e) for e in d["edits"])
             for e in edits:
                 check_kind(e.kind, path)
             return cls(
@@ -170,6 +192,9 @@ def resolve(plan: SurgicalPlan, qm: Model) -> SurgicalPlan:
     edits = []
     for e in plan.edits:
         check_kind(e.kind)
+        if e.kind == "equalize":
+            edits += _resolve_equalize(e, qm)
+            continue
         ops = e.ops or match_ops(qm, e.pattern, e.kind)
         bad = [i for i in ops if i >= len(qm.main.ops)]
         if bad:
@@ -189,6 +214,42 @@ def resolve(plan: SurgicalPlan, qm: Model) -> SurgicalPlan:
             clash = [i for i in e.ops if i in structural]
             if clash and e.pattern != "all":
                 raise InputError(f"op {clash[0]} is selected for {structural[clash[0]]} and {e.kind}; choose one")
+    _check_equalize_conflicts(resolved, structural)
     # `--bias-correct all` leaves out ops that are kept float or moved to 16 bits.
     edits = [replace(e, ops=tuple(i for i in e.ops if i not in structural)) if e.pattern == "all" else e for e in resolved.edits]
     return replace(resolved, edits=tuple(edits))
+
+
+def _resolve_equalize(e: Edit, qm: Model) -> list[Edit]:
+    """One edit (ops [P, C]) per producer the edit names; InputError with the reason when a
+    producer cannot be equalized or a saved consumer is not P's one consumer any more."""
+    if e.ops:
+        if len(e.ops) > 2:
+            raise InputError(f"an equalize edit names a producer and its consumer, not {len(e.ops)} ops ({list(e.ops)})", qm.path)
+        p = e.ops[0]
+        c = consumer_of(qm, p)
+        if len(e.ops) == 2 and e.ops[1] != c:
+            raise InputError(f"equalize: op {e.ops[1]} is not the consumer of op {p} (op {c} is)", qm.path)
+        return [replace(e, ops=(p, c), calibration=None)]
+    return [replace(e, ops=(p, consumer_of(qm, p)), calibration=None) for p in match_ops(qm, e.pattern, "equalize")]
+
+
+def _check_equalize_conflicts(plan: SurgicalPlan, structural: dict[int, str]) -> None:
+    pairs = plan.equalize_pairs()
+    producers = [p for p, _ in pairs]
+    dup = sorted({p for p in producers if producers.count(p) > 1})
+    if dup:
+        raise InputError(f"op {dup[0]} is selected for equalize twice")
+    touched = {i for pair in pairs for i in pair}
+    for i in sorted(touched):
+        if i in structural:
+            raise InputError(f"op {i} is selected for equalize and {structural[i]}; choose one")
+    for e in plan.edits:
+        if e.kind in ("per_channel", "weight_mse"):
+            clash = [i for i in e.ops if i in touched]
+            if clash:
+                raise InputError(f"op {clash[0]} is selected for equalize and {e.kind} (equalize re-quantizes its weights per channel); choose one")
+        if e.kind == "recalibrate":
+            clash = [i for i in e.ops if i in producers]
+            if clash:
+                raise InputError(f"op {clash[0]} is selected for equalize and recalibrate (equalize re-calibrates its output); choose one")

@@ -51,6 +51,7 @@ from inspector.core.requantize.choices import (
 from inspector.core.requantize.plan import Plan
 from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical_plan import KINDS, SurgicalPlan
+from inspector.core.tflite.equalize_pair import refusal as equalize_refusal
 from inspector.core.tflite.model import Model
 from inspector.gui.views.run_row import RunRow
 from inspector.gui.views.sizing import table_height
@@ -316,9 +317,7 @@ class PlanEditor(QWidget):
             self._mark_applicable(row)
             kinds = self.applicable_edits(op) if self.current_route() == SURGICAL else None
             if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
-                b = self.a_to_b(op)
-                self.message.emit(f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B "
-                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr,index]  # fmt: skip
+                self.message.emit(self._not_applicable(self.a_to_b(op), key))  # type: ignore[arg-type]
         return ops
 
     def add_b_layers(self, b_ops: list[int], choice: str | None = None) -> list[int]:
@@ -338,9 +337,16 @@ class PlanEditor(QWidget):
             self._mark_applicable(row)
             kinds = self.applicable_to_b(b)
             if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
-                self.message.emit(f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B "
-                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr]  # fmt: skip
+                self.message.emit(self._not_applicable(b, key))
         return b_ops
+
+    def _not_applicable(self, b: int, key: str) -> str:
+        """Why the edit `key` does not apply to B's op `b` (equalize says its reason)."""
+        qm = self.quant_model
+        op_type = qm.main.ops[b].type if qm is not None else "?"
+        if EDIT_BY_KEY[key].kind == "equalize" and qm is not None and (why := equalize_refusal(qm, b)):
+            return why
+        return f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B ({op_type}); choose another edit for it"
 
     def _new_row(self, op: int | None, b: int | None = None) -> int:
         r = self.table.rowCount()
@@ -489,7 +495,8 @@ class PlanEditor(QWidget):
             self.set_route(SURGICAL)
             self.clear_layers()
             for e in plan.edits:  # every op of B, also those without a counterpart in A
-                self.add_b_layers(list(e.ops), edit_choice_of(e.kind, e.calibration))
+                ops = list(e.ops[:1]) if e.kind == "equalize" else list(e.ops)  # a row per producer: its consumer is found
+                self.add_b_layers(ops, edit_choice_of(e.kind, e.calibration))
             return
         self.set_route(QUANTIZER)
         self.set_base(plan.base, self.base_note.text())
