@@ -10,7 +10,8 @@ from pathlib import Path
 MODES = ("int8", "int8-io", "a16w8", "fp16", "dynamic")
 
 KERAS_SUFFIXES = {".keras": "keras", ".h5": "h5", ".hdf5": "h5"}
-INSTALL_HINT = "pip install 'tflite-inspector[tensorflow]'"
+# The published form, and the same extra from a clone of the repository (README "Installing with pip").
+INSTALL_HINT = "pip install 'tflite-inspector[tensorflow]' (from a clone: pip install '.[tensorflow]')"
 
 
 def keras_format(path: str | os.PathLike[str] | None) -> str | None:
