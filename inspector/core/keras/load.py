@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InputError
-from inspector.core.keras.detect import keras_format
+from inspector.core.keras.detect import check_model_input, keras_format
 from inspector.core.keras.tf_import import TF, import_tensorflow
+from inspector.core.keras.tf_logs import quiet_tf
 
 QAT_LAYER_TYPES = ("QuantizeLayer", "QuantizeWrapper", "QuantizeWrapperV2")
 
@@ -54,6 +55,7 @@ def scope(tf: TF):
 def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
     """The Keras model at `path`; InputError (one line naming the file) when it cannot be read."""
     path = str(path)
+    check_model_input(path)
     fmt = keras_format(path)
     if fmt is None:
         if not os.path.exists(path):
@@ -65,7 +67,7 @@ def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
     tf = import_tensorflow(path)
     model = None
     try:
-        with scope(tf):
+        with scope(tf), quiet_tf():
             model = tf.keras.models.load_model(path, compile=False)
     except Exception as e:  # noqa: BLE001 - the loaders raise many types; one line for the user
         if fmt == "keras" and "expected" in str(e) and "variables" in str(e):
@@ -74,7 +76,8 @@ def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
         if fmt != "saved_model":
             raise InputError(f"cannot load the Keras model ({type(e).__name__}: {_first_line(e)})", path) from None
         try:
-            tf.tf.saved_model.load(path)
+            with quiet_tf():
+                tf.tf.saved_model.load(path)
         except Exception as e2:  # noqa: BLE001
             raise InputError(f"cannot load the SavedModel ({type(e2).__name__}: {_first_line(e2)})", path) from None
     loaded = LoadedKeras(path, fmt, model, tf)
