@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from inspector.cli.verbose import add_verbose_flag, verbose_task
+
 
 def add_parser(sub) -> None:
     from inspector.paths import example_hint
@@ -15,7 +17,8 @@ def add_parser(sub) -> None:
                    "a .litertlm bundle (lists its sections) or a section BUNDLE.litertlm#N")
     p.add_argument("--json", metavar="PATH", help="also write JSON to PATH ('-': JSON alone on standard output, no text)")
     p.add_argument("--tflite", metavar="PATH", help="Keras QAT models: pair the QAT ranges with this TFLite model "
-                   "(default: the int8 twin converted from the QAT ranges)")  # fmt: skip
+                   "(default: the int8 twin converted from the QAT ranges, kept in the twin cache)")  # fmt: skip
+    add_verbose_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,11 +52,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_keras(args: argparse.Namespace) -> int:
     """A Keras / SavedModel model: its layers and the QAT section (`"qat"`), from the worker."""
-    from inspector.core.keras.info import keras_info, keras_info_text
+    from inspector.core.keras.for_view import info_for_cli
+    from inspector.core.keras.info import keras_info_text
     from inspector.core.runtime.worker import run_isolated
     from inspector.core.writing import write_json_output
 
-    info = run_isolated(keras_info, args.model, args.tflite, step="reading the Keras model", models=(args.model,))
+    task = verbose_task(args)
+    info = run_isolated(info_for_cli, args.model, args.tflite, task=task, step="reading the Keras model", models=(args.model,))
+    if task is not None:
+        task.done()
     if args.json:
         write_json_output(info, args.json)
     if args.json != "-":

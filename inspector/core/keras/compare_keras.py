@@ -58,8 +58,7 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
     task = as_task(task)
     check_runtime(opts.runtime)
     t0 = time.perf_counter()
-    task.report(None, "loading the Keras model (importing TensorFlow)")
-    loaded = load_keras(model_path)
+    loaded = load_keras(model_path, task.span(0.0, 0.05))
     model = require_keras_model(loaded)
     keras = loaded.tf.keras
     qm = select_signature(load_model(quant_path), opts.signature)

@@ -119,8 +119,7 @@ def make_twins(
     for m in modes:
         if m not in MODES:
             raise InputError(f"unknown quantization mode '{m}'; choose from {', '.join(MODES)}")
-    task.report(None, "loading the model (importing TensorFlow)")
-    loaded = load_keras(model_path)
+    loaded = load_keras(model_path, task.span(0.0, 0.05))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stem = Path(model_path.rstrip("/")).stem

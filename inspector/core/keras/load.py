@@ -17,8 +17,9 @@ from typing import Any
 
 from inspector.core.errors import InputError
 from inspector.core.keras.detect import check_model_input, keras_format
-from inspector.core.keras.tf_import import TF, import_tensorflow
+from inspector.core.keras.tf_import import TF, import_tensorflow, tensorflow_loaded
 from inspector.core.keras.tf_logs import quiet_tf
+from inspector.core.progress import TaskState, as_task
 
 QAT_LAYER_TYPES = ("QuantizeLayer", "QuantizeWrapper", "QuantizeWrapperV2")
 
@@ -52,8 +53,11 @@ def scope(tf: TF):
     return tf.tfmot.quantization.keras.quantize_scope() if tf.tfmot is not None else contextlib.nullcontext()
 
 
-def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
-    """The Keras model at `path`; InputError (one line naming the file) when it cannot be read."""
+def load_keras(path: str | os.PathLike[str], task: TaskState | None = None) -> LoadedKeras:
+    """The Keras model at `path`; InputError (one line naming the file) when it cannot be read.
+    `task` hears the steps that take time: "loading TensorFlow" (first call in the process),
+    then "loading the model"."""
+    task = as_task(task)
     path = str(path)
     check_model_input(path)
     fmt = keras_format(path)
@@ -64,7 +68,10 @@ def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
     key = _key(path)
     if key in _cache:
         return _cache[key]
+    if not tensorflow_loaded():
+        task.report(0.0, "loading TensorFlow")
     tf = import_tensorflow(path)
+    task.report(0.6, f"loading the model {Path(path.rstrip('/')).name}")
     model = None
     try:
         with scope(tf), quiet_tf():

@@ -36,6 +36,11 @@ class TF:
 _loaded: TF | None = None
 
 
+def tensorflow_loaded() -> bool:
+    """Whether this process has imported TensorFlow already (the next import is free)."""
+    return _loaded is not None
+
+
 def import_tensorflow(path: str | None = None) -> TF:
     """TensorFlow with tf-keras (and tfmot when installed); InputError naming `path` without them."""
     global _loaded
