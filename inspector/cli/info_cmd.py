@@ -52,13 +52,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_keras(args: argparse.Namespace) -> int:
     """A Keras / SavedModel model: its layers and the QAT section (`"qat"`), from the worker."""
-    from inspector.core.keras.for_view import info_for_cli
+    from inspector.core.keras.for_view import cached_info_for_cli, info_for_cli
     from inspector.core.keras.info import keras_info_text
     from inspector.core.runtime.worker import run_isolated
     from inspector.core.writing import write_json_output
 
     task = verbose_task(args)
-    info = run_isolated(info_for_cli, args.model, args.tflite, task=task, step="reading the Keras model", models=(args.model,))
+    info = None
+    if args.tflite is None:  # converted before: from the twin cache, without a worker or TensorFlow
+        if task is not None:
+            task.report(0.0, "looking for converted twins in the cache")
+        info = cached_info_for_cli(args.model)
+    if info is None:
+        info = run_isolated(info_for_cli, args.model, args.tflite, task=task, step="reading the Keras model", models=(args.model,))
     if task is not None:
         task.done()
     if args.json:

@@ -57,9 +57,28 @@ def info_for_cli(path: str, tflite_path: str | None = None, cache_root: str | No
     if tflite_path is not None:
         return keras_info(path, tflite_path, task=task)
     src = open_for_view(path, cache_root, task)
-    info = dict(src["info"])
-    if src["int8_twin"] is not None and info.get("tflite") == src["int8_twin"]:
-        info["tflite"] = QAT_TWIN_NOTE
+    return _for_cli(src["info"], src["int8_twin"])
+
+
+def cached_info_for_cli(path: str, cache_root: str | None = None) -> dict[str, Any] | None:
+    """`info_for_cli(path)` when the twin cache has it, else None: no TensorFlow, no worker
+    process (the caller runs `info_for_cli` in the worker on a miss)."""
+    folder = twin_folder(path, cache_root)
+    twins = cached_twins(folder)
+    info = read_json(folder / INFO_FILE)
+    if twins is None or info is None:
+        return None
+    int8 = twins["quantized"].get("int8")
+    if info.get("tflite") != int8:
+        return None
+    info["path"] = path
+    return _for_cli(info, int8)
+
+
+def _for_cli(info: dict[str, Any], int8: str | None) -> dict[str, Any]:
+    info = dict(info)
+    if int8 is not None and info.get("tflite") == int8:
+        info["tflite"] = QAT_TWIN_NOTE  # the cached twin's path is no file the user knows
     return info
 
 
