@@ -36,7 +36,14 @@ from pathlib import Path
 os.environ["TF_USE_LEGACY_KERAS"] = "1"  # before TensorFlow is imported: tfmot needs tf-keras
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+import warnings  # noqa: E402
+
 import numpy as np  # noqa: E402
+
+# tf-keras calls .h5 "legacy" (it is what tfmot's QAT models reload from reliably) and the
+# converter warns about input statistics a float-input QAT export does not need.
+warnings.filterwarnings("ignore", message="You are saving your model as an HDF5 file")
+warnings.filterwarnings("ignore", message="Statistics for quantized inputs were expected")
 
 HELD_OUT = 300
 SEED = 0
