@@ -74,6 +74,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+# Arguments that name a model: a Keras file that does not exist or a folder that is not a
+# SavedModel is one line before any worker or TensorFlow starts.
+_MODEL_ARGS = ("float_model", "quant_model", "model")
+
+
+def _check_model_args(args: argparse.Namespace) -> None:
+    from inspector.core.keras.detect import check_model_input
+
+    if args.command == "gui":  # the app reports a file it cannot open in its window
+        return
+    for name in _MODEL_ARGS:
+        value = getattr(args, name, None)
+        if isinstance(value, str):
+            check_model_input(value)
+
+
 def _exit_now(code: int) -> int:
     """End the self-test process with `code` once its report is out. The self-test loads Qt,
     pyqtgraph, TensorFlow-free LiteRT and a worker process into one short-lived process; their
@@ -105,6 +121,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     protect_input(*(getattr(args, name, None) for name in _INPUT_ARGS))
     try:
+        _check_model_args(args)
         return int(mods[args.command].run(args) or 0)
     except InspectorError as e:
         print(f"tflite-inspector {args.command}: {e}", file=sys.stderr)

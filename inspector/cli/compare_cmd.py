@@ -14,6 +14,7 @@ import sys
 import threading
 
 from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.verbose import add_verbose_flag, verbose_task
 from inspector.core.compare.options import CompareOptions
 
 
@@ -40,6 +41,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT percentage points below float "
                         "(needs labelled inputs: an image folder with class subfolders or an .npz with 'labels')")
+    add_verbose_flag(p)  # the Keras route's steps (loading TensorFlow, the model, comparing)
     p.add_argument("--allow-unrelated", action="store_true",
                    help="compare even when the weights say the two files are not the same trained model")
 
@@ -115,7 +117,7 @@ def _run_keras(args: argparse.Namespace, opts: CompareOptions) -> int:
     table, JSON schema (with "float": {"format": "keras", ...} and "first_departure"), CSV and gates."""
     from inspector.core.keras.compare_keras import compare_keras_in_worker
 
-    kc = compare_keras_in_worker(args.float_model, args.quant_model, opts)
+    kc = compare_keras_in_worker(args.float_model, args.quant_model, opts, task=verbose_task(args))
     extra = []
     fd = kc.first_departure
     if fd is not None:

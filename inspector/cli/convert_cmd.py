@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from inspector.cli.sample_flags import add_sample_flags, sample_settings
+from inspector.cli.verbose import add_verbose_flag, verbose_task
 from inspector.core.keras.detect import MODES
 
 
@@ -20,6 +21,7 @@ def add_parser(sub) -> None:
     p.add_argument("--quantize", nargs="+", choices=MODES, default=["int8"], metavar="MODE",
                    help=f"quantized twins to make: {', '.join(MODES)} (default int8; a QAT model's int8 twins use its own ranges)")  # fmt: skip
     p.add_argument("--json", metavar="PATH", help="write {float, quantized, provenance} to PATH ('-' for standard output)")
+    add_verbose_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,10 +34,13 @@ def run(args: argparse.Namespace) -> int:
 
     if keras_format(args.model) is None:
         raise InputError("not a Keras model (.keras, .h5) or a SavedModel folder", args.model)
+    task = verbose_task(args)
     result = run_isolated(
-        make_twins, args.model, args.out_dir, list(args.quantize), sample_settings(args),
+        make_twins, args.model, args.out_dir, list(args.quantize), sample_settings(args), task=task,
         step="converting with TensorFlow", models=(args.model,),
     )  # fmt: skip
+    if task is not None:
+        task.done()
     if args.json:
         write_json_output(result, args.json)
     if args.json != "-":

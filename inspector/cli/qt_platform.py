@@ -1,9 +1,13 @@
-"""Before the GUI starts on Linux: are the system libraries of Qt's xcb platform plugin there?
+"""Before the GUI starts on Linux: is there a display, and are the system libraries of Qt's xcb
+platform plugin there?
 
-Without them Qt aborts with "Could not load the Qt platform plugin xcb" and names only
-xcb-cursor0, whichever library is really missing. This check names the missing packages and
-prints the exact `apt-get install` line (exit 2) instead. Only where Qt would load xcb:
-QT_QPA_PLATFORM unset or "xcb" on Linux (not offscreen, wayland, ...).
+Without a display (DISPLAY and WAYLAND_DISPLAY unset, as over ssh or in a container) Qt fails to
+connect, blames "xcb-cursor0 or libxcb-cursor0" even when it is installed, and aborts (exit 134);
+`display_problem` says so in one line (exit 2) instead. Without the libraries Qt aborts with
+"Could not load the Qt platform plugin xcb" and names only xcb-cursor0, whichever library is
+really missing; `xcb_problem` names the missing packages and prints the exact `apt-get install`
+line (exit 2). Only where Qt would load xcb: QT_QPA_PLATFORM unset or "xcb" on Linux (not
+offscreen, wayland, ...).
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ def uses_xcb(env: dict[str, str] | None = None, platform: str | None = None) -> 
     if qpa:
         return qpa.split(":")[0] == "xcb"
     return not env.get("WAYLAND_DISPLAY")
+
+
+def display_problem(env: dict[str, str] | None = None, platform: str | None = None) -> str | None:
+    """One line when Qt would load xcb but no X display is set (None when it can connect)."""
+    env = dict(os.environ) if env is None else env
+    if not uses_xcb(env, platform) or env.get("DISPLAY", "").strip():
+        return None
+    return ("tflite-inspector gui: no display (DISPLAY and WAYLAND_DISPLAY are not set): run it in a desktop session "
+            "or with ssh -X, or use the command line (tflite-inspector --help)")  # fmt: skip
 
 
 def missing_xcb_packages(find: Callable[[str], str | None] | None = None) -> list[str]:

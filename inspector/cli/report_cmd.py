@@ -13,6 +13,7 @@ import dataclasses
 import sys
 
 from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.verbose import add_verbose_flag, verbose_task
 from inspector.core.compare.options import CompareOptions
 from inspector.core.errors import InputError, RuntimeFailure
 
@@ -35,6 +36,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when findings of this severity or worse exist")
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT points below float (needs labelled inputs)")
+    add_verbose_flag(p)  # the Keras route's steps (loading TensorFlow, the model, converting, comparing)
     p.add_argument("--allow-unrelated", action="store_true",
                    help="report even when the weights say the two files are not the same trained model")
 
@@ -114,8 +116,9 @@ def _run_keras(args: argparse.Namespace) -> int:
     from inspector.core.runtime.worker import run_isolated
 
     opts = CompareOptions(samples=sample_settings(args), runtime=args.runtime, isolated=args.isolated, signature=args.signature)
-    kc = compare_keras_in_worker(args.float_model, args.quant_model, opts)
-    twin = run_isolated(open_for_view, args.float_model, step="making the float twin", models=(args.float_model,))["float_twin"]
+    task = verbose_task(args)
+    kc = compare_keras_in_worker(args.float_model, args.quant_model, opts, task=task)
+    twin = run_isolated(open_for_view, args.float_model, task=task, step="making the float twin", models=(args.float_model,))["float_twin"]
     report = build_report(twin, args.quant_model, kc.result, worst_n=args.worst)
     report["comparison"] = kc.to_json()
     report["models"]["float"]["keras"] = kc.float_info

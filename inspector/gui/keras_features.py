@@ -70,13 +70,26 @@ class KerasFeatures(QObject):
         if slot != "A":
             self.window.statusBar().showMessage("A Keras model is the float model: it opens as A", 8000)
         w = Worker(_in_worker, open_for_view, path, self.cache_root, step="opening the Keras model", models=(path,), wants_progress=True)
+        w.progress.connect(guarded(self, lambda _f, text: self._opening_step(path, text)))
         w.finished.connect(guarded(self, self._opened))
-        w.failed.connect(guarded(self, lambda msg: self.window.show_error(f"Could not open model A: {msg}", "A")))
-        self.view.set_source(f"Opening {Path(path).name} (importing TensorFlow, making its float twin)…", False)
+        w.failed.connect(guarded(self, lambda msg: self._open_failed(msg)))
+        self._opening_step(path, "starting")
+        self.view.set_source(f"Opening {Path(path).name} (loading TensorFlow and the model, converting its float twin; "
+                             "converted twins are kept for the next time)…", False)  # fmt: skip
         self.controller.run_task(w, f"Opening {Path(path).name}")
         return w
 
+    def _opening_step(self, path: str, text: str) -> None:
+        """Pane A says what the conversion is doing (it took 10-30 s to show anything but "No model in A")."""
+        if text:
+            self.window.panes["A"].set_waiting(f"Opening the Keras model {Path(path).name}…\n\n{text[:1].upper()}{text[1:]}.")
+
+    def _open_failed(self, msg: str) -> None:
+        self.window.panes["A"].set_waiting(None)
+        self.window.show_error(f"Could not open model A: {msg}", "A")
+
     def _opened(self, src: dict[str, Any]) -> None:
+        self.window.panes["A"].set_waiting(None)
         self.source = src
         self.comparison = None
         self.view.set_layers([], None, "")

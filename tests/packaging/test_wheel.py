@@ -64,3 +64,26 @@ def test_wheel_install_passes_self_test(tmp_path):
                        capture_output=True, text=True, timeout=600)  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert "FAIL" not in r.stdout and "0 failed" in r.stdout, r.stdout
+
+
+def test_wheel_build_is_quiet_and_carries_the_resources(tmp_path):
+    """`pip install .` showed ~80 lines of setuptools warnings ("Package
+    'inspector.resources.examples' is absent from the `packages` configuration", and the
+    MANIFEST's exclusions that match nothing in a clean clone); the wheel still carries the
+    example pair, its inputs and the icons."""
+    import zipfile
+
+    src = _tracked_copy(tmp_path / "src")
+    wheels = tmp_path / "wheels"
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(wheels), str(src)],
+                       capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    log = r.stdout + r.stderr
+    assert "absent from the `packages` configuration" not in log
+    assert "no previously-included files" not in log
+    (wheel,) = wheels.glob("tflite_inspector-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    tracked = subprocess.run(["git", "ls-files", "inspector/resources"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()  # fmt: skip
+    data = [n for n in tracked if n.endswith((".tflite", ".npz", ".png", ".ico"))]
+    assert len(data) >= 6 and set(data) <= names, sorted(set(data) - names)

@@ -28,6 +28,7 @@ from inspector.core.errors import InputError
 from inspector.core.keras.layer_graph import input_positions, isolation_chain
 from inspector.core.keras.load import load_keras, require_keras_model
 from inspector.core.keras.naming import pair_layers
+from inspector.core.keras.pair_inputs import check_same_inputs
 from inspector.core.keras.result import KerasComparison, first_departure
 from inspector.core.progress import TaskState, as_task
 from inspector.core.runtime.runner import RUNTIMES, ModelRunner, check_runtime
@@ -57,11 +58,11 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
     task = as_task(task)
     check_runtime(opts.runtime)
     t0 = time.perf_counter()
-    task.report(None, "loading the Keras model (importing TensorFlow)")
-    loaded = load_keras(model_path)
+    loaded = load_keras(model_path, task.span(0.0, 0.05))
     model = require_keras_model(loaded)
     keras = loaded.tf.keras
     qm = select_signature(load_model(quant_path), opts.signature)
+    check_same_inputs(model, qm, model_path, quant_path)
     layers = [ly for ly in model.layers if type(ly).__name__ != "InputLayer"]
     pairing = pair_layers([ly.name for ly in layers], qm)
     jobs: list[_Job] = []

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import os
-import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ import numpy as np
 from inspector.core.errors import InputError
 from inspector.core.keras.detect import MODES
 from inspector.core.keras.load import LoadedKeras, load_keras
+from inspector.core.keras.tf_logs import quiet_tf
 from inspector.core.progress import TaskState, as_task
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.samples.sources import open_source
@@ -32,20 +31,10 @@ from inspector.core.writing import atomic_write_bytes, to_json_text
 QAT_OWN_RANGES = ("int8", "int8-io")  # modes a QAT model converts from its own ranges
 
 
-@contextlib.contextmanager
-def quiet_stdout() -> Iterator[None]:
-    """Send standard output (Python's and the C++ libraries') to stderr while TF works: the
-    converter prints ("Saved artifact at ...") and a `--json -` reader must see JSON only."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        os.dup2(2, 1)
-        with contextlib.redirect_stdout(sys.stderr):
-            yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
+def quiet_stdout() -> contextlib.AbstractContextManager[None]:
+    """The converter prints ("Saved artifact at ...", "fully_quantize: 0, ...") and warns; a
+    `--json -` reader must see JSON only and the terminal no TensorFlow chatter (`tf_logs`)."""
+    return quiet_tf()
 
 
 def converter_for(loaded: LoadedKeras) -> Any:
@@ -130,8 +119,7 @@ def make_twins(
     for m in modes:
         if m not in MODES:
             raise InputError(f"unknown quantization mode '{m}'; choose from {', '.join(MODES)}")
-    task.report(None, "loading the model (importing TensorFlow)")
-    loaded = load_keras(model_path)
+    loaded = load_keras(model_path, task.span(0.0, 0.05))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     stem = Path(model_path.rstrip("/")).stem
@@ -143,6 +131,11 @@ def make_twins(
     options = {"float": opts}
     need = [m for m in modes if configure_needs_samples(m, loaded.is_qat)]
     rows, described, digest = _samples(float_path, settings) if need else ([], None, None)
+    if not need and settings.source is not None:
+        # A QAT model's int8 twins need no samples, but inputs the user named must still fit the
+        # model: read them through the float twin's inputs, which names a mismatch in one line.
+        task.report(0.1, "checking the inputs against the model")
+        _samples(float_path, settings)
 
     def rep() -> Iterator[list[np.ndarray]]:
         yield from rows

@@ -21,8 +21,7 @@ from inspector.core.tflite.model import load_model
 
 def keras_info(path: str, tflite_path: str | None = None, task: TaskState | None = None) -> dict[str, Any]:
     task = as_task(task)
-    task.report(None, "loading the model (importing TensorFlow)")
-    loaded = load_keras(path)
+    loaded = load_keras(path, task)
     model = loaded.model
     out: dict[str, Any] = {"format": "keras", "path": path, "keras_format": loaded.format, "qat": [], "layers": [],
                            "versions": loaded.tf.versions, "is_qat": loaded.is_qat, "tflite": None}  # fmt: skip

@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.errors import InputError
-from inspector.core.keras.detect import keras_format
-from inspector.core.keras.tf_import import TF, import_tensorflow
+from inspector.core.keras.detect import check_model_input, keras_format
+from inspector.core.keras.tf_import import TF, import_tensorflow, tensorflow_loaded
+from inspector.core.keras.tf_logs import quiet_tf
+from inspector.core.progress import TaskState, as_task
 
 QAT_LAYER_TYPES = ("QuantizeLayer", "QuantizeWrapper", "QuantizeWrapperV2")
 
@@ -51,9 +53,13 @@ def scope(tf: TF):
     return tf.tfmot.quantization.keras.quantize_scope() if tf.tfmot is not None else contextlib.nullcontext()
 
 
-def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
-    """The Keras model at `path`; InputError (one line naming the file) when it cannot be read."""
+def load_keras(path: str | os.PathLike[str], task: TaskState | None = None) -> LoadedKeras:
+    """The Keras model at `path`; InputError (one line naming the file) when it cannot be read.
+    `task` hears the steps that take time: "loading TensorFlow" (first call in the process),
+    then "loading the model"."""
+    task = as_task(task)
     path = str(path)
+    check_model_input(path)
     fmt = keras_format(path)
     if fmt is None:
         if not os.path.exists(path):
@@ -62,10 +68,13 @@ def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
     key = _key(path)
     if key in _cache:
         return _cache[key]
+    if not tensorflow_loaded():
+        task.report(0.0, "loading TensorFlow")
     tf = import_tensorflow(path)
+    task.report(0.6, f"loading the model {Path(path.rstrip('/')).name}")
     model = None
     try:
-        with scope(tf):
+        with scope(tf), quiet_tf():
             model = tf.keras.models.load_model(path, compile=False)
     except Exception as e:  # noqa: BLE001 - the loaders raise many types; one line for the user
         if fmt == "keras" and "expected" in str(e) and "variables" in str(e):
@@ -74,7 +83,8 @@ def load_keras(path: str | os.PathLike[str]) -> LoadedKeras:
         if fmt != "saved_model":
             raise InputError(f"cannot load the Keras model ({type(e).__name__}: {_first_line(e)})", path) from None
         try:
-            tf.tf.saved_model.load(path)
+            with quiet_tf():
+                tf.tf.saved_model.load(path)
         except Exception as e2:  # noqa: BLE001
             raise InputError(f"cannot load the SavedModel ({type(e2).__name__}: {_first_line(e2)})", path) from None
     loaded = LoadedKeras(path, fmt, model, tf)

@@ -2,7 +2,8 @@
 
 tfmot works with tf-keras (Keras 2), not Keras 3: `TF_USE_LEGACY_KERAS=1` must be set before
 TensorFlow is first imported, so this module sets it and imports TensorFlow itself. Without the
-`[tensorflow]` extra the caller gets one InputError line saying what to install.
+`[tensorflow]` extra the caller gets one InputError line saying what to install. The import
+runs inside `tf_logs.quiet_tf()`: TensorFlow's start-up log lines never reach the terminal.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from inspector.core.errors import InputError
 from inspector.core.keras.detect import INSTALL_HINT
+from inspector.core.keras.tf_logs import quiet_tf, silence_python_loggers
 
 
 @dataclass(frozen=True)
@@ -34,25 +36,34 @@ class TF:
 _loaded: TF | None = None
 
 
+def tensorflow_loaded() -> bool:
+    """Whether this process has imported TensorFlow already (the next import is free)."""
+    return _loaded is not None
+
+
 def import_tensorflow(path: str | None = None) -> TF:
     """TensorFlow with tf-keras (and tfmot when installed); InputError naming `path` without them."""
     global _loaded
     if _loaded is not None:
         return _loaded
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")  # what TF still honours; the rest: quiet_tf
+    os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     try:
-        import tensorflow as tf
-        import tf_keras
+        with quiet_tf():
+            import tensorflow as tf
+            import tf_keras
     except ImportError as e:
         if getattr(sys, "frozen", False):  # the PyInstaller bundle is built without TensorFlow
             raise InputError(f"the packaged app does not include TensorFlow; for Keras/SavedModel models install the wheel: {INSTALL_HINT}", path) from None
         raise InputError(f"opening Keras/SavedModel models needs TensorFlow and tf-keras ({e.name} is missing): {INSTALL_HINT}", path) from None
     try:
-        import tensorflow_model_optimization as tfmot
+        with quiet_tf():
+            import tensorflow_model_optimization as tfmot
     except ImportError:
         tfmot = None
     tf.get_logger().setLevel("ERROR")
+    silence_python_loggers()
     _loaded = TF(tf, tf_keras, tfmot)
     return _loaded
 

@@ -149,10 +149,11 @@ class ModelPane(TfliteDropTarget, QWidget):
         split.setSizes([300, 400])
         self.splitter = split
 
-        self.placeholder = QLabel(
+        self.empty_text = (
             f"No model in {slot}.\n\nDrop a .tflite file (or a .litertlm bundle) here, or use File › "
             + ("Open float… (Ctrl+O)" if slot == "A" else "Open quantized… (Ctrl+Shift+O)")
         )
+        self.placeholder = QLabel(self.empty_text)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
         self.stack = QStackedWidget()
@@ -168,6 +169,11 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.tensors.tensor_activated.connect(lambda i: self.tensor_activated.emit(self.slot, i))
 
     # ------------------------------------------------------------------ rendering
+    def set_waiting(self, text: str | None) -> None:
+        """While a model is being prepared (a Keras model's conversion), the empty pane says what
+        is happening instead of "No model in A"; None restores the empty text."""
+        self.placeholder.setText(self.empty_text if text is None else text)
+
     def set_model(self, model: Model | None, counterpart=None) -> None:
         sg = model.main if model is not None else None
         self.ops.set_subgraph(sg, counterpart)
