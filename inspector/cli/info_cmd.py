@@ -14,6 +14,11 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output)")
     p.add_argument("--tflite", metavar="PATH", help="Keras QAT models: pair the QAT ranges with this TFLite model "
                    "(default: the int8 twin converted from the QAT ranges)")  # fmt: skip
+    p.add_argument(
+        "--allow-unrelated",
+        action="store_true",
+        help="with --tflite: pair the ranges even when the weights say it is not an export of MODEL",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +56,10 @@ def _run_keras(args: argparse.Namespace) -> int:
     from inspector.core.runtime.worker import run_isolated
     from inspector.core.writing import write_json_output
 
+    if args.tflite:  # a TFLite model that is not an export of MODEL: its scales say nothing about MODEL's ranges
+        from inspector.cli.pair_guard import guarded_keras_pair
+
+        guarded_keras_pair(args.model, args.tflite, "info", allow_unrelated=args.allow_unrelated)
     info = run_isolated(keras_info, args.model, args.tflite, step="reading the Keras model", models=(args.model,))
     if args.json:
         write_json_output(info, args.json)

@@ -152,7 +152,9 @@ def pair_models(float_model: Model, quant_model: Model, subgraph: int | None = N
     def settled(qt: int, ft: int) -> int:
         """A's tensor for B's `qt`: past A's fake quant (QUANTIZE → DEQUANTIZE, a QAT model's float
         twin) when B's tensor is quantized, since that is the value B's integers reproduce."""
-        return after_fake_quant(fsg, ft, fcons) if qt >= 0 and ft >= 0 and qsg.tensors[qt].dtype in INT_LIMITS else ft
+        if qt < 0 or ft < 0 or qsg.tensors[qt].dtype not in INT_LIMITS or fsg.tensors[ft].is_constant:
+            return ft  # a kernel pairs with A's stored kernel (the weight view reads both files)
+        return after_fake_quant(fsg, ft, fcons)
 
     for qop_index, pair in sorted(op_pairs.items()):
         qop, fop = qsg.ops[qop_index], fsg.ops[pair.float_op]

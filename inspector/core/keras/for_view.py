@@ -29,16 +29,21 @@ def twin_folder(path: str, cache_root: str | os.PathLike[str] | None = None) -> 
     return Path(cache_root or default_cache_root()) / key
 
 
-def open_for_view(path: str, cache_root: str | None = None, task: TaskState | None = None) -> dict[str, Any]:
-    """{"path", "float_twin", "int8_twin" (QAT models, else None), "info" (`keras_info`)}."""
-    task = as_task(task)
+def cached_twins(path: str, cache_root: str | os.PathLike[str] | None = None, task: TaskState | None = None) -> dict[str, Any]:
+    """`make_twins`' result for the model (its float twin; a QAT model's int8 twin from its own
+    ranges), made once per model file in the cache folder."""
     folder = twin_folder(path, cache_root)
     manifest = folder / (Path(path.rstrip("/")).stem + ".twins.json")
     if manifest.exists():
-        twins = json.loads(manifest.read_text())
-    else:
-        loaded = load_keras(path)
-        twins = make_twins(path, str(folder), ["int8"] if loaded.is_qat else [], task=task.span(0.0, 0.8))
+        return json.loads(manifest.read_text())
+    loaded = load_keras(path)
+    return make_twins(path, str(folder), ["int8"] if loaded.is_qat else [], task=task)
+
+
+def open_for_view(path: str, cache_root: str | None = None, task: TaskState | None = None) -> dict[str, Any]:
+    """{"path", "float_twin", "int8_twin" (QAT models, else None), "info" (`keras_info`)}."""
+    task = as_task(task)
+    twins = cached_twins(path, cache_root, task.span(0.0, 0.8))
     int8 = twins["quantized"].get("int8")
     task.report(0.85, "reading the QAT ranges")
     info = keras_info(path, int8)
