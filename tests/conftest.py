@@ -54,5 +54,12 @@ def keras_other() -> Path:
 @pytest.fixture(scope="session")
 def keras_twin_cache() -> Path:
     """Where tests keep Keras models' float twins (`keras.for_view.cached_twins`): reused across
-    runs (a twin is keyed by its model's path, size and modification time), never the user's cache."""
-    return REPO / ".fixture-cache" / "keras-twins"
+    runs (a twin is keyed by its model's path, size and modification time), never the user's cache.
+    It is the default cache folder under XDG_CACHE_HOME=`keras_xdg_cache` (the CLI's)."""
+    return REPO / ".fixture-cache" / "xdg" / "tflite-inspector" / "keras-twins"
+
+
+@pytest.fixture(scope="session")
+def keras_xdg_cache() -> Path:
+    """XDG_CACHE_HOME for CLI runs on Keras models: their float twins go to `keras_twin_cache`."""
+    return REPO / ".fixture-cache" / "xdg"

@@ -21,7 +21,7 @@ from inspector.core.keras.convert import make_twins
 from inspector.core.keras.for_view import default_cache_root, keras_source_of, open_for_view
 from inspector.core.keras.info import keras_info
 from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tensor, qat_math_section
-from inspector.core.keras.qat_variables import variable_table_rows
+from inspector.core.keras.qat_variables import variable_table_rows, variables_caption
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
 from inspector.core.runtime.worker import run_isolated
 from inspector.gui.views.keras_view import KerasView
@@ -93,7 +93,7 @@ class KerasFeatures(QObject):
 
     def _show_info(self, info: dict[str, Any]) -> None:
         self.view.set_qat(qat_rows(info), qat_row_tensors(info))
-        self.view.set_variables(variable_table_rows(info))
+        self.view.set_variables(variable_table_rows(info), variables_caption(info))
         self._update_header()
         self._show_beside_b()
 

@@ -13,7 +13,6 @@ import math
 
 import numpy as np
 import pytest
-import tflite
 from ai_edge_litert.interpreter import Interpreter
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
@@ -27,8 +26,7 @@ from inspector.core.runtime.worker import run_isolated
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.model import load_model
 from tests.helpers.keras_reference import keras_layer_outputs
-
-FC = ("quant_dense_1", "quant_dense_2", "quant_probs")
+from tests.helpers.qat_twin_reference import FC, fc_kernels, kernel_steps
 
 
 @pytest.fixture(scope="module")
@@ -37,69 +35,16 @@ def twin(keras_models, keras_twin_cache) -> str:
     return run_isolated(cached_twins, str(keras_models / "mlp_qat.h5"), str(keras_twin_cache), step="test")["float"]
 
 
-def _graph(path):
-    return tflite.Model.GetRootAsModel(bytearray(open(path, "rb").read()), 0).Subgraphs(0)
-
-
-def _fc_kernels(path) -> dict[str, tuple[np.ndarray, float, int]]:
-    """Layer -> (kernel values as stored, scale, zero point) of each FULLY_CONNECTED's input 1, read
-    with the `tflite` package; in the float twin the kernel is the constant behind QUANTIZE →
-    DEQUANTIZE, with the QUANTIZE output's scale and zero point."""
-    m = tflite.Model.GetRootAsModel(bytearray(open(path, "rb").read()), 0)
-    sg = m.Subgraphs(0)
-    producer = {}
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        for k in range(op.OutputsLength()):
-            producer[op.Outputs(k)] = op
-    codes = [max(m.OperatorCodes(i).BuiltinCode(), m.OperatorCodes(i).DeprecatedBuiltinCode()) for i in range(m.OperatorCodesLength())]
-
-    def data(t):
-        tensor = sg.Tensors(t)
-        raw = m.Buffers(tensor.Buffer()).DataAsNumpy()
-        dtype = {tflite.TensorType.FLOAT32: np.float32, tflite.TensorType.INT8: np.int8}[tensor.Type()]
-        return np.frombuffer(raw.tobytes(), dtype).reshape(tensor.ShapeAsNumpy())
-
-    out = {}
-    for i in range(sg.OperatorsLength()):
-        op = sg.Operators(i)
-        if codes[op.OpcodeIndex()] != tflite.BuiltinOperator.FULLY_CONNECTED:
-            continue
-        t = op.Inputs(1)
-        layer = next(n for n in FC if f"/{n}/" in sg.Tensors(t).Name().decode())
-        q = sg.Tensors(t).Quantization()
-        if q is not None and q.ScaleLength():  # the int8 export: the kernel itself
-            out[layer] = (data(t), float(q.ScaleAsNumpy()[0]), int(q.ZeroPointAsNumpy()[0]))
-            continue
-        dq = producer[t]  # DEQUANTIZE <- QUANTIZE <- constant
-        quant = producer[dq.Inputs(0)]
-        qt = sg.Tensors(quant.Outputs(0)).Quantization()
-        out[layer] = (data(quant.Inputs(0)), float(qt.ScaleAsNumpy()[0]), int(qt.ZeroPointAsNumpy()[0]))
-    return out
-
-
-def _steps(twin_path, export) -> np.ndarray:
-    """|fake-quantized A kernel − dequantized B kernel| in B's steps, over the three kernels."""
-    a, b = _fc_kernels(twin_path), _fc_kernels(export)
-    errs = []
-    for layer in FC:
-        k, s, z = a[layer]
-        fq = (np.clip(np.round(k.astype(np.float64) / s) + z, 0, 255) - z) * s  # uint8 fake quant, as the twin stores it
-        q, sb, zb = b[layer]
-        errs.append(np.abs(fq - (q.astype(np.float64) - zb) * sb).reshape(-1) / sb)
-    return np.concatenate(errs)
-
-
 def test_pair_check_verifies_the_export_and_refuses_another_training(twin, keras_models, keras_other):
     """Item 1. Before: the genuine pair was 'not verified' (A's bias against B's kernel: no weight
     compared) and another training's export passed as a twin (related, exit 0)."""
     ok = check_pair_files(twin, keras_models / "mlp_qat_int8.tflite")
-    want = _steps(twin, keras_models / "mlp_qat_int8.tflite")
+    want = kernel_steps(twin, keras_models / "mlp_qat_int8.tflite")
     assert ok.related and ok.note == "" and ok.weights_checked, ok.note
     assert ok.weights_compared == 3 and ok.elements_compared == want.size
     assert ok.max_step_error == pytest.approx(float(want.max()), abs=1e-4) and ok.max_step_error < 0.01  # bit-exact (float32 rounding)
     bad = check_pair_files(twin, keras_other / "other_qat_int8.tflite")
-    want = _steps(twin, keras_other / "other_qat_int8.tflite")
+    want = kernel_steps(twin, keras_other / "other_qat_int8.tflite")
     assert not bad.related
     assert bad.disagree_share == pytest.approx(float(np.mean(want > 2.0)), abs=1e-9) and bad.disagree_share > 0.9
     assert bad.median_step_error == pytest.approx(float(np.median(want)), rel=1e-6)
@@ -111,7 +56,7 @@ def test_weight_of_an_fc_op_is_its_kernel_on_both_sides(twin, keras_models):
     constant it reads directly), drawn over B's kernel [256, 784] with no error metrics."""
     a, b = load_model(twin), load_model(keras_models / "mlp_qat_int8.tflite")
     pairing = pair_models(a, b)
-    kernels = _fc_kernels(twin)
+    kernels = fc_kernels(twin)
     fcs = [op for op in b.main.ops if op.type == "FULLY_CONNECTED"]
     assert len(fcs) == 3
     for op in fcs:
@@ -124,7 +69,7 @@ def test_weight_of_an_fc_op_is_its_kernel_on_both_sides(twin, keras_models):
         w = analyze_tensors(a, a.main.tensors[ta], b, b.main.tensors[tb])
         assert w is not None and w.metrics is not None and not any("shapes differ" in n for n in w.notes)
         k, s, _ = kernels[layer]
-        q, sb, _ = _fc_kernels(keras_models / "mlp_qat_int8.tflite")[layer]
+        q, sb, _ = fc_kernels(keras_models / "mlp_qat_int8.tflite")[layer]
         assert w.metrics.max_abs == pytest.approx(float(np.max(np.abs(k - q * sb))), rel=1e-5)
 
 
@@ -184,7 +129,7 @@ def test_info_names_every_qat_variable_and_what_it_becomes(keras_models):
     ql = layers["quantize_layer"]
     assert ql["params"] == {"total": 3, "trainable": 0, "non_trainable": 3}
     assert [v["name"] for v in ql["qat_variables"]] == ["quantize_layer_min", "quantize_layer_max", "optimizer_step"]
-    kernels = _fc_kernels(b_path)
+    kernels = fc_kernels(b_path)
     for name, (i, o) in dense.items():
         q = layers[name]
         assert q["params"] == {"total": i * o + o + 5, "trainable": i * o + o, "non_trainable": 5}

@@ -122,4 +122,14 @@ def variable_table_rows(info: dict[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
+def variables_caption(info: dict[str, Any]) -> str:
+    """The counts model.summary() shows: the model's, then each QAT layer's."""
+    if not info.get("qat"):
+        return ""
+    p = info.get("params") or {}
+    parts = [f"{q['layer']} {q['params']['total']:,} ({q['params']['non_trainable']:,} non-trainable)" for q in info["qat"] if q.get("params")]
+    return (f"model.summary(): {p.get('total', 0):,} params, {p.get('trainable', 0):,} trainable, {p.get('non_trainable', 0):,} "
+            "non-trainable; " + ", ".join(parts))
+
+
 VARIABLE_COLUMNS = ("Layer", "Variable", "Trainable", "Dtype", "Value", "Params", "Becomes in the .tflite")

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -72,6 +73,8 @@ class KerasView(QWidget):
         self.var_title = QLabel("<b>QAT variables</b> (every variable of each QAT layer, as model.summary() counts them, "
                                 "and what it becomes in the .tflite)")
         self.var_table = _table(VARIABLE_COLUMNS)
+        self.var_counts = QLabel("")
+        self.var_counts.setWordWrap(True)
         self.layer_title = QLabel("<b>Keras layers vs model B</b> (accumulated and isolated SQNR)")
         self.layer_table = _table(LAYER_COLUMNS)
         self._row_tensors: list[int | None] = []
@@ -88,18 +91,21 @@ class KerasView(QWidget):
         ul, ml, ll = QVBoxLayout(upper), QVBoxLayout(middle), QVBoxLayout(lower)
         for w in (self.qat_title, self.qat_table):
             ul.addWidget(w)
-        for w in (self.var_title, self.var_table):
+        for w in (self.var_title, self.var_counts, self.var_table):
             ml.addWidget(w)
         for w in (self.layer_title, self.summary, self.layer_table):
             ll.addWidget(w)
         for lay in (ul, ml, ll):
             lay.setContentsMargins(0, 0, 0, 0)
         self.header.setMinimumWidth(100)
+        self.qat_pages = QTabWidget()  # ranges and variables share the upper half: the layer table keeps room
+        self.qat_pages.setDocumentMode(True)
+        self.qat_pages.addTab(upper, "QAT ranges → scales")
+        self.qat_pages.addTab(middle, "QAT variables")
         split = QSplitter(Qt.Orientation.Vertical)
         split.setChildrenCollapsible(True)
-        split.addWidget(upper)
+        split.addWidget(self.qat_pages)
         split.addWidget(lower)
-        split.addWidget(middle)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
         lay.addWidget(split, 1)
@@ -117,8 +123,9 @@ class KerasView(QWidget):
         self._row_tensors = list(tensors or [])
         _fill(self.qat_table, rows, {i: FINDING_BG for i, r in enumerate(rows) if r[-1]})
 
-    def set_variables(self, rows) -> None:
+    def set_variables(self, rows, caption: str = "") -> None:
         _fill(self.var_table, rows, {})
+        self.var_counts.setText(caption)
 
     def set_layers(self, rows, departure: int | None, summary: str, ops: list[int | None] | None = None) -> None:
         self._row_ops = list(ops or [])
