@@ -42,15 +42,12 @@ def test_another_training_gets_the_not_twins_banner(qtbot, window, keras_models,
     assert f"{np.mean(steps > 2):.0%} of the paired weights disagree by more than 2 quantization steps" in banner.text
 
 
-def test_qat_pair_one_number_per_layer_kernel_with_kernel(qtbot, window, keras_models, keras_twin_cache):
-    """Items 1-4 on the genuine pair. Before: 'Pair not verified' banner; main plot 39.5 / 37.7 /
-    35.9 dB against 67.7 / 54.6 dB in the Keras tab; B's FC op drew A's bias [256] over B's
-    kernel [256, 784] with no error metrics; no QAT variables listed."""
+def test_qat_pair_one_number_per_layer(qtbot, window, keras_models, keras_twin_cache):
+    """Items 1, 2, 4 on the genuine pair. Before: 'Pair not verified' banner; main plot 39.5 /
+    37.7 / 35.9 dB against 67.7 / 54.6 dB in the Keras tab (on all 64 samples); no QAT variables
+    listed."""
     b_path = keras_models / "mlp_qat_int8.tflite"
     _open(qtbot, window, keras_models, b_path, keras_twin_cache)
-    check = window.pair.checker.check
-    assert check.related and check.note == "" and check.weights_compared == 3
-    assert not window.pair.pair_banner.isVisible()
     # The main comparison (Layer error tab) and the Keras comparison, on the same inputs.
     panel = window.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
@@ -73,17 +70,11 @@ def test_qat_pair_one_number_per_layer_kernel_with_kernel(qtbot, window, keras_m
     assert titles, "the layer error plot's title names the float twin as reference"
     assert "Reference: the Keras simulation" in window.keras.view.summary.text()
     assert "References: the main plot and op table measure B against the float twin" in window.keras.view.header.text()
-    # Item 3: B's first FULLY_CONNECTED selects A's kernel, and the weight view measures it.
-    op = fc[0].op_index
-    window.controller.select_op("B", op)
-    a, b = window.controller.selected_tensor("A"), window.controller.selected_tensor("B")
-    assert a is not None and b is not None and tuple(a.shape) == tuple(b.shape) == (256, 784)
-    qtbot.waitUntil(lambda: window.controller.weights is not None and window.controller.weights.b is not None, timeout=WAIT_MS)
-    wa = window.controller.weights
-    assert wa.metrics is not None and not any("shapes differ" in n for n in wa.notes)
-    k, _s, _z = fc_kernels(window.controller.models["A"].path)["quant_dense_1"]
-    q, sb, _ = fc_kernels(b_path)["quant_dense_1"]
-    assert wa.metrics.max_abs == pytest.approx(float(np.max(np.abs(k - q * sb))), rel=1e-5)
+    window.controller.select_op("B", fc[0].op_index)
+    # Item 1: the export verifies, no banner.
+    check = window.pair.checker.check
+    assert check.related and check.note == "" and check.weights_compared == 3
+    assert not window.pair.pair_banner.isVisible()
     # Item 4: the tab lists every QAT variable, with what it becomes.
     var = window.keras.view.var_table
     names = [(var.item(r, 0).text(), var.item(r, 1).text()) for r in range(var.rowCount())]
@@ -95,7 +86,27 @@ def test_qat_pair_one_number_per_layer_kernel_with_kernel(qtbot, window, keras_m
     assert counts.startswith("model.summary(): 235,164 params, 235,146 trainable, 18 non-trainable")
     assert "quant_dense_1 200,965 (5 non-trainable)" in counts
     if os.environ.get("KERAS_SHOTS"):
-        _shots(qtbot, window, op)
+        _shots(qtbot, window, fc[0].op_index)
+
+
+def test_fc_op_selects_the_kernel_on_both_sides(qtbot, window, keras_models, keras_twin_cache):
+    """Item 3. Before: B's FULLY_CONNECTED drew A's bias [256] over B's kernel [256, 784]
+    ("shapes differ ... no error metrics")."""
+    b_path = keras_models / "mlp_qat_int8.tflite"
+    _open(qtbot, window, keras_models, b_path, keras_twin_cache)
+    op = next(op.index for op in window.controller.models["B"].main.ops if op.type == "FULLY_CONNECTED")
+    window.controller.select_op("B", op)
+    a, b = window.controller.selected_tensor("A"), window.controller.selected_tensor("B")
+    assert a is not None and b is not None and tuple(a.shape) == tuple(b.shape) == (256, 784)
+    qtbot.waitUntil(lambda: window.controller.weights is not None and window.controller.weights.b is not None, timeout=WAIT_MS)
+    wa = window.controller.weights
+    assert wa.metrics is not None and not any("shapes differ" in n for n in wa.notes)
+    k, _s, _z = fc_kernels(window.controller.models["A"].path)["quant_dense_1"]
+    q, sb, _ = fc_kernels(b_path)["quant_dense_1"]
+    assert wa.metrics.max_abs == pytest.approx(float(np.max(np.abs(k - q * sb))), rel=1e-5)
+    # Selected from A's side, the kernel pairs the same way.
+    window.controller.select_op("A", window.controller.pairing.float_op_for(op))
+    assert tuple(window.controller.selected_tensor("B").shape) == (256, 784)
 
 
 def _shots(qtbot, window, op: int) -> None:
