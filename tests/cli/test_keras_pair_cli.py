@@ -40,7 +40,7 @@ def test_another_training_is_refused_with_the_figures(command, keras_models, ker
     h5, other = keras_models / "mlp_qat.h5", keras_other / "other_qat_int8.tflite"
     args = {"compare": ("compare", h5, other, "--samples", "4"),
             "report": ("report", h5, other, "--samples", "4", "--html", tmp_path / "r.html"),
-            "info": ("info", h5, "--tflite", other)}[command]  # fmt: skip
+            "info": ("info", h5, "--tflite", other)}[command]
     r = _cli(keras_xdg_cache, *args)
     assert r.returncode == 2, r.stderr
     line = _last(r.stderr)
@@ -53,7 +53,7 @@ def test_another_training_is_refused_with_the_figures(command, keras_models, ker
 
 def test_allow_unrelated_compares_with_a_warning(keras_models, keras_other, keras_xdg_cache):
     r = _cli(keras_xdg_cache, "compare", keras_models / "mlp_qat.h5", keras_other / "other_qat_int8.tflite", "--samples", "4",
-             "--allow-unrelated", "--json", "-")  # fmt: skip
+             "--allow-unrelated", "--json", "-")
     assert r.returncode == 0, r.stderr
     assert "warning: " in r.stderr and "not the same trained model" in r.stderr
     d = json.loads(r.stdout)
@@ -63,7 +63,7 @@ def test_allow_unrelated_compares_with_a_warning(keras_models, keras_other, kera
 def test_the_export_verifies(keras_models, keras_xdg_cache, twin):
     """Before: 'note: no weight compared ... the pair is not verified' (A's bias against B's kernel)."""
     r = _cli(keras_xdg_cache, "compare", keras_models / "mlp_qat.h5", keras_models / "mlp_qat_int8.tflite",
-             "--inputs", keras_models / "mlp_inputs.npz", "--json", "-")  # fmt: skip
+             "--inputs", keras_models / "mlp_inputs.npz", "--json", "-")
     assert r.returncode == 0, r.stderr
     assert "not verified" not in r.stderr and "no weight compared" not in r.stderr
     d = json.loads(r.stdout)
@@ -77,7 +77,7 @@ def test_report_of_a_keras_model_is_named_by_it(keras_models, keras_xdg_cache, t
     """Item 5. Before: title and paths were the cached twin's; mlp_qat.h5 appeared nowhere."""
     h5 = keras_models / "mlp_qat.h5"
     r = _cli(keras_xdg_cache, "report", h5, keras_models / "mlp_qat_int8.tflite", "--inputs", keras_models / "mlp_inputs.npz",
-             "--html", tmp_path / "r.html", "--json", tmp_path / "r.json")  # fmt: skip
+             "--html", tmp_path / "r.html", "--json", tmp_path / "r.json")
     assert r.returncode == 0, r.stderr
     html = (tmp_path / "r.html").read_text()
     d = json.loads((tmp_path / "r.json").read_text())

@@ -97,7 +97,7 @@ def test_one_number_per_layer_twin_and_keras_agree(twin, keras_models, tmp_path)
     it.allocate_tensors()
     b = load_model(b_path)
     by_layer = {n: next(o for op in b.main.ops if op.type == "FULLY_CONNECTED" for o in op.outputs if f"/{n}/" in b.main.tensors[o].name)
-                for n in FC[:2]}  # fmt: skip
+                for n in FC[:2]}
     got = {n: [] for n in by_layer}
     for i in range(len(x)):
         it.set_tensor(it.get_input_details()[0]["index"], x[i : i + 1])
@@ -144,7 +144,7 @@ def test_info_names_every_qat_variable_and_what_it_becomes(keras_models):
         assert "S3" in extra[f"{act}_max"]["becomes"] and "B: S = " in extra[f"{act}_max"]["becomes"]
     text = keras_info_text(info)
     for v in ("quantize_layer_min", "quantize_layer_max", "kernel_min", "kernel_max", "post_activation_min",
-              "post_activation_max", "pre_activation_min", "pre_activation_max", "optimizer_step"):  # fmt: skip
+              "post_activation_max", "pre_activation_min", "pre_activation_max", "optimizer_step"):
         assert f"    {v} " in text, v
     assert "model.summary(): 235,164 params, 235,146 trainable, 18 non-trainable" in text
 
