@@ -40,3 +40,26 @@ def keras_models() -> Path:
     from tests.helpers.keras_fixtures import keras_fixture_dir
 
     return keras_fixture_dir(REPO / ".fixture-cache")
+
+
+@pytest.fixture(scope="session")
+def keras_other() -> Path:
+    """A second, independent training of the QAT MLP (`keras_other_fixtures.py`): with
+    `keras_models`' mlp_qat it makes an unrelated Keras / TFLite pair. Built once, cached."""
+    from tests.helpers.keras_other_fixtures import keras_other_dir
+
+    return keras_other_dir(REPO / ".fixture-cache")
+
+
+@pytest.fixture(scope="session")
+def keras_twin_cache() -> Path:
+    """Where tests keep Keras models' float twins (`keras.for_view.cached_twins`): reused across
+    runs (a twin is keyed by its model's path, size and modification time), never the user's cache.
+    It is the default cache folder under XDG_CACHE_HOME=`keras_xdg_cache` (the CLI's)."""
+    return REPO / ".fixture-cache" / "xdg" / "tflite-inspector" / "keras-twins"
+
+
+@pytest.fixture(scope="session")
+def keras_xdg_cache() -> Path:
+    """XDG_CACHE_HOME for CLI runs on Keras models: their float twins go to `keras_twin_cache`."""
+    return REPO / ".fixture-cache" / "xdg"

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     float_path, quant_path, check, result = _checked_comparison(args, opts, guarded_pair, compare_in_worker, started)
     if check.swapped:
         result = dataclasses.replace(result, swapped=True, pair_check=check)
-    code = _emit(args, result, result.to_json())
+    code = _emit(args, result, result.to_json(), (f"reference: {result.reference}",) if result.reference else ())
     if note:
         print(note, file=sys.stderr)
     return code
@@ -115,10 +115,15 @@ def _emit(args: argparse.Namespace, result, json_obj: dict, extra: tuple[str, ..
 def _run_keras(args: argparse.Namespace, opts: CompareOptions) -> int:
     """FLOAT is a Keras / SavedModel model (`inspector.core.keras.compare_keras`): the same
     table, JSON schema (with "float": {"format": "keras", ...} and "first_departure"), CSV and gates."""
+    from inspector.cli.pair_guard import guarded_keras_pair
     from inspector.core.keras.compare_keras import compare_keras_in_worker
 
+    check = guarded_keras_pair(
+        args.float_model, args.quant_model, "compare", allow_unrelated=args.allow_unrelated, signature=args.signature
+    )
     kc = compare_keras_in_worker(args.float_model, args.quant_model, opts, task=verbose_task(args))
-    extra = []
+    kc = dataclasses.replace(kc, result=dataclasses.replace(kc.result, pair_check=check))
+    extra = [kc.reference_line()]
     fd = kc.first_departure
     if fd is not None:
         extra.append(f"first departure from the QAT simulation: op {fd['op_index']} {fd['op_type']} (layer '{fd['keras_layer']}'), "

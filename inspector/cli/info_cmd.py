@@ -18,6 +18,11 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="PATH", help="also write JSON to PATH ('-': JSON alone on standard output, no text)")
     p.add_argument("--tflite", metavar="PATH", help="Keras QAT models: pair the QAT ranges with this TFLite model "
                    "(default: the int8 twin converted from the QAT ranges, kept in the twin cache)")  # fmt: skip
+    p.add_argument(
+        "--allow-unrelated",
+        action="store_true",
+        help="with --tflite: pair the ranges even when the weights say it is not an export of MODEL",
+    )
     add_verbose_flag(p)
 
 
@@ -57,6 +62,10 @@ def _run_keras(args: argparse.Namespace) -> int:
     from inspector.core.runtime.worker import run_isolated
     from inspector.core.writing import write_json_output
 
+    if args.tflite:  # a TFLite model that is not an export of MODEL: its scales say nothing about MODEL's ranges
+        from inspector.cli.pair_guard import guarded_keras_pair
+
+        guarded_keras_pair(args.model, args.tflite, "info", allow_unrelated=args.allow_unrelated)
     task = verbose_task(args)
     info = None
     if args.tflite is None:  # converted before: from the twin cache, without a worker or TensorFlow

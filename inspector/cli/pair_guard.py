@@ -37,3 +37,29 @@ def guarded_pair(
             raise PairingError(f"not a float/quantized twin pair: {unrelated} (--allow-unrelated compares anyway)", quant_path)
         print(f"tflite-inspector {command}: warning: {unrelated}", file=sys.stderr)
     return float_path, quant_path, check
+
+
+def guarded_keras_pair(
+    model_path: str, quant_path: str, command: str, *, allow_unrelated: bool, signature: str | None = None
+) -> PairCheck:
+    """`guarded_pair` for a Keras / SavedModel model A: the same check on its float twin (made
+    in the worker once, cached), B's kernels against the QAT model's fake-quantized kernels (or
+    the float kernels), inputs and outputs. Raises PairingError (exit 2, the figures) for a
+    TFLite model that is not an export of this Keras model, unless `allow_unrelated`."""
+    from inspector.core.keras.pair_check import keras_pair_check
+    from inspector.core.runtime.worker import run_isolated
+
+    check, twin = run_isolated(
+        keras_pair_check, model_path, quant_path, signature, step="checking the pair", models=(model_path, quant_path)
+    )
+    a = select_signature(load_model(twin), signature)
+    b = select_signature(load_model(quant_path), signature)
+    check_correspondence(a, b)
+    if check.note:
+        print(f"tflite-inspector {command}: note: {check.note}", file=sys.stderr)
+    if not check.related:
+        unrelated = "; ".join(check.reasons)
+        if not allow_unrelated:
+            raise PairingError(f"not an export of {model_path}: {unrelated} (--allow-unrelated compares anyway)", quant_path)
+        print(f"tflite-inspector {command}: warning: {unrelated}", file=sys.stderr)
+    return check

@@ -109,19 +109,27 @@ def _run_keras(args: argparse.Namespace) -> int:
     """FLOAT is a Keras / SavedModel model: the Keras comparison, with the model card, weight
     histograms and op math of its float twin (made once, cached) beside B."""
     from inspector.cli.gates import accuracy_gate
+    from inspector.cli.pair_guard import guarded_keras_pair
     from inspector.core.keras.compare_keras import compare_keras_in_worker
     from inspector.core.keras.for_view import open_for_view
+    from inspector.core.keras.info import keras_info
     from inspector.core.review.audit import Finding
     from inspector.core.review.report import build_report, write_report
+    from inspector.core.review.report_keras import keras_report
     from inspector.core.runtime.worker import run_isolated
 
     opts = CompareOptions(samples=sample_settings(args), runtime=args.runtime, isolated=args.isolated, signature=args.signature)
+    check = guarded_keras_pair(
+        args.float_model, args.quant_model, "report", allow_unrelated=args.allow_unrelated, signature=args.signature
+    )
     task = verbose_task(args)
     kc = compare_keras_in_worker(args.float_model, args.quant_model, opts, task=task)
+    kc = dataclasses.replace(kc, result=dataclasses.replace(kc.result, pair_check=check))
     twin = run_isolated(open_for_view, args.float_model, task=task, step="making the float twin", models=(args.float_model,))["float_twin"]
+    info = run_isolated(keras_info, args.float_model, args.quant_model, step="reading the QAT ranges", models=(args.float_model,))
     report = build_report(twin, args.quant_model, kc.result, worst_n=args.worst)
     report["comparison"] = kc.to_json()
-    report["models"]["float"]["keras"] = kc.float_info
+    keras_report(report, args.float_model, twin, kc.float_info, info)  # titled and sourced by the Keras model
     written = write_report(report, kc.result, html=args.html, json_path=args.json, csv=args.csv, model_explorer=args.model_explorer)
     if args.json != "-":
         c = report["audit"]["counts"]

@@ -185,11 +185,12 @@ class CompareFeatures(QObject):
         has_iso = result is not None and result.isolated
         self.act_isolated.setEnabled(bool(has_iso))
         isolated = bool(has_iso) and self.act_isolated.isChecked()
+        ref = f" Reference: {result.reference}." if result is not None and result.reference else ""
         for slot, pane in self.window.panes.items():
             pane.set_error_header("SQNR iso" if isolated else "SQNR",
-                                  "Isolated SQNR: the layer's own error (fed the quantized model's inputs)" if isolated
-                                  else "SQNR of the layer's output in the last comparison, accumulated end to end "
-                                       "(green: good, red: large error)")  # fmt: skip
+                                  ("Isolated SQNR: the layer's own error (fed the quantized model's inputs)" if isolated
+                                   else "SQNR of the layer's output in the last comparison, accumulated end to end "
+                                        "(green: good, red: large error)") + ref)  # fmt: skip
             if result is None:
                 pane.set_errors({})
                 pane.set_causes({})

@@ -21,6 +21,7 @@ from inspector.core.keras.convert import make_twins
 from inspector.core.keras.for_view import default_cache_root, keras_source_of, open_for_view
 from inspector.core.keras.info import keras_info
 from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tensor, qat_math_section
+from inspector.core.keras.qat_variables import variable_table_rows, variables_caption
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
 from inspector.core.runtime.worker import run_isolated
 from inspector.gui.views.keras_view import KerasView
@@ -105,6 +106,7 @@ class KerasFeatures(QObject):
 
     def _show_info(self, info: dict[str, Any]) -> None:
         self.view.set_qat(qat_rows(info), qat_row_tensors(info))
+        self.view.set_variables(variable_table_rows(info), variables_caption(info))
         self._update_header()
         self._show_beside_b()
 
@@ -135,9 +137,11 @@ class KerasFeatures(QObject):
         b = self.controller.models["B"]
         kind = "QAT (quantization-aware) " if info["is_qat"] else ""
         beside = info.get("tflite") or "—"
+        refs = (" References: the main plot and op table measure B against the float twin after its fake quant; "
+                "the layer table below against the Keras simulation." if info["is_qat"] else "")
         self.view.set_source(f"A: {kind}Keras model {Path(src['path']).name} ({info['keras_format']}); structure from its "
-                             f"float twin {Path(src['float_twin']).name}. QAT ranges beside: {Path(beside).name if beside != '—' else beside}.",
-                             b is not None)  # fmt: skip
+                             f"float twin {Path(src['float_twin']).name}. QAT ranges beside: {Path(beside).name if beside != '—' else beside}."
+                             + refs, b is not None)  # fmt: skip
 
     def _a_is_keras(self) -> bool:
         a = self.controller.models["A"]
@@ -207,6 +211,7 @@ class KerasFeatures(QObject):
         fd = d["first_departure"]
         out = d["outputs"][0]["metrics"]["sqnr_db"] if d["outputs"] else None
         text = f"{d['samples']} samples ({d['inputs']}); output SQNR {out:.2f} dB. " if out is not None else f"{d['samples']} samples. "
+        text = f"Reference: {d['reference']}. " + text if d.get("reference") else text
         if d["float"]["qat"]:
             text += (f"First departure from the QAT simulation (more than one int8 step): op {fd['op_index']} "
                      f"{fd['op_type']}, layer '{fd['keras_layer']}', {fd['steps']:.2f} steps." if fd else

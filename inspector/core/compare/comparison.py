@@ -35,6 +35,7 @@ from inspector.core.compare.options import CompareOptions
 from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.pairing import check_correspondence, pair_models
 from inspector.core.compare.plan import LayerJob, plan_layers
+from inspector.core.compare.reference import twin_reference
 from inspector.core.compare.result import (
     ComparisonResult,
     KeptValues,
@@ -182,6 +183,7 @@ def compare_models(
         samples_are_random=opts.samples.source is None,
         pair_check=pair_check if pair_check is not None or not check else _pair_check(fm, qm, pairing),
         signature=opts.signature,
+        reference=twin_reference(fm, pairing),
     )
 
 

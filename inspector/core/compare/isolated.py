@@ -5,7 +5,9 @@ and each of its activation inputs (non-constant, non-variable) is replaced by a 
 constants (the float weights) stay. One invoke per sample then computes every layer's isolated
 float output, given the quantized model's actual values of those inputs, dequantized with their
 own scale and zero-point (float inputs, as in hybrid or float16 models, are passed as they are).
-This is the comparison TensorFlow's QuantizationDebugger reports per layer.
+This is the comparison TensorFlow's QuantizationDebugger reports per layer. A float twin that
+keeps fake quantization (a QAT model's) keeps it in the isolated model too: a kernel's QUANTIZE →
+DEQUANTIZE runs before the op, and the output's after it (its DEQUANTIZE output is read).
 
 Ops that cannot be cut out this way (control flow, resource variables, custom ops, inputs whose
 shapes differ between the models) keep `isolated = null`, with the reason in `notes`.
@@ -20,6 +22,7 @@ import numpy as np
 
 from inspector.core.compare.pairing import Pairing
 from inspector.core.quantmath.quant import dequantize
+from inspector.core.tflite.fake_quant import fake_quant_after, fake_quantized_constant
 from inspector.core.tflite.model import Model, Quantization
 from inspector.core.tflite.op_facts import BOUNDARY_OPS
 from inspector.core.tflite.rewrite import cached, file_key, read_object, to_bytes
@@ -65,7 +68,7 @@ def _eligible(fm: Model, qm: Model, f_index: int, q_index: int) -> str | None:
         if fi < 0:
             continue
         ft = fm.main.tensors[fi]
-        if ft.is_constant:
+        if ft.is_constant or fake_quantized_constant(fm.main, fi) is not None:  # a QAT twin's kernel: kept
             continue
         if ft.is_variable or ft.dtype in ("resource", "variant", "string"):
             return f"input {pos} is a {ft.dtype} / variable tensor"
@@ -99,12 +102,23 @@ def _build(fm: Model, qm: Model, pairing: Pairing) -> IsolatedPlan:
     feeds: list[IsoFeed] = []
     new_ops = []
     outputs: list[int] = []
+    producers, consumers = fm.main.producers(), fm.main.consumers()
     for f_index, q_index in sorted(kept):
         op = sg.operators[f_index]
         fop, qop = fm.main.ops[f_index], qm.main.ops[q_index]
         inputs = list(op.inputs)
+        after: list[int] = []  # the output's fake quant (QAT twin): the value B reproduces is after it
+        for o in fop.outputs:
+            fq = fake_quant_after(fm.main, o, consumers) if o >= 0 else None
+            if fq is not None:
+                after += [fq.quantize_op, fq.dequantize_op]
+                outputs.append(fq.output)
         for pos, fi in enumerate(fop.inputs):
             if fi < 0 or fm.main.tensors[fi].is_constant:
+                continue
+            wq = fake_quantized_constant(fm.main, fi, producers)
+            if wq is not None:  # the kernel's fake quant runs inside the isolated model, as in A
+                new_ops += [sg.operators[wq.quantize_op], sg.operators[wq.dequantize_op]]
                 continue
             t = copy.deepcopy(sg.tensors[fi])
             t.name = (fm.main.tensors[fi].name + f"@isolated_op{f_index}_in{pos}").encode()
@@ -118,6 +132,7 @@ def _build(fm: Model, qm: Model, pairing: Pairing) -> IsolatedPlan:
             feeds.append(IsoFeed(new_index, qt.index, quant, fm.main.tensors[fi].dtype, const))
         op.inputs = inputs
         new_ops.append(op)
+        new_ops += [sg.operators[i] for i in after]
         outputs.extend(o for o in fop.outputs if o >= 0 and o not in outputs)
     sg.operators = new_ops
     sg.inputs = [f.iso_tensor for f in feeds]

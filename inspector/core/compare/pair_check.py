@@ -30,7 +30,12 @@ import numpy as np
 
 from inspector.core.compare.pair_io import io_mismatches
 from inspector.core.compare.pairing import Pairing, compute_ops, pair_models
-from inspector.core.compare.weights import WeightSource, weight_tensor_of
+from inspector.core.compare.weights import (
+    WeightSource,
+    fake_quantized,
+    weight_fake_quant,
+    weight_tensor_of,
+)
 from inspector.core.quantmath.float16 import ulp_errors
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Subgraph, load_model
@@ -307,6 +312,9 @@ def _weight_errors(fm: Model, fsg: Subgraph, qm: Model, qsg: Subgraph, pairing: 
         try:
             b = WeightSource.from_tensor(qm, qsg.tensors[ti_q])
             a = WeightSource.from_tensor(fm, fsg.tensors[ti_f])
+            fq = weight_fake_quant(fsg, fsg.ops[pair.float_op])
+            if a is not None and fq is not None and (fq_q := fq.quantization(fsg)) is not None:
+                a = fake_quantized(a, fq_q, fsg.tensors[fq.quantized].dtype)  # what A's op reads (QAT twin)
         except Exception:  # noqa: BLE001 - an unreadable weight (exotic encoding) is just not measured
             continue
         if a is None or b is None or a.is_quantized or a.blockwise is not None or a.values.shape != b.values.shape:

@@ -4,7 +4,9 @@ Ops are matched by output tensor name first (the TF converter keeps most names),
 structure: an alignment (longest common subsequence) of the op-type sequences, with the
 QUANTIZE / DEQUANTIZE ops that quantization inserts left out. Tensors follow their ops
 (outputs and inputs position by position, looking through inserted (DE)QUANTIZE ops), and
-graph inputs/outputs pair by position. Every pair says how it was matched; what cannot be
+graph inputs/outputs pair by position. When model A keeps fake quantization (the float twin
+of a QAT model: QUANTIZE → DEQUANTIZE after each layer), a quantized tensor of B pairs with
+A's value after that pair (`tflite.fake_quant`), the one B's integers reproduce. Every pair says how it was matched; what cannot be
 matched is listed, never silently dropped.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector.core.tflite.dtypes import INT_LIMITS
+from inspector.core.tflite.fake_quant import after_fake_quant
 from inspector.core.tflite.model import Model, Op, Subgraph
 from inspector.core.tflite.op_facts import BOUNDARY_OPS
 
@@ -143,17 +147,26 @@ def pair_models(float_model: Model, quant_model: Model, subgraph: int | None = N
         add(_source(qsg, qprod, qi), fi, "graph_input")
     for qo, fo in zip(qsg.outputs, fsg.outputs, strict=False):
         add(qo, fo, "graph_output")
+    fcons = fsg.consumers()
+
+    def settled(qt: int, ft: int) -> int:
+        """A's tensor for B's `qt`: past A's fake quant (QUANTIZE → DEQUANTIZE, a QAT model's float
+        twin) when B's tensor is quantized, since that is the value B's integers reproduce."""
+        if qt < 0 or ft < 0 or qsg.tensors[qt].dtype not in INT_LIMITS or fsg.tensors[ft].is_constant:
+            return ft  # a kernel pairs with A's stored kernel (the weight view reads both files)
+        return after_fake_quant(fsg, ft, fcons)
+
     for qop_index, pair in sorted(op_pairs.items()):
         qop, fop = qsg.ops[qop_index], fsg.ops[pair.float_op]
         how = pair.match
         for qo, fo in zip(qop.outputs, fop.outputs, strict=False):
-            add(qo, fo, how)
+            add(qo, settled(qo, fo), how)
         for qi, fi in zip(qop.inputs, fop.inputs, strict=False):
             if qi >= 0 and fi >= 0:
                 qs, fs = _source(qsg, qprod, qi), _source(fsg, fprod, fi)
                 name_ok = qsg.tensors[qs].name == fsg.tensors[fs].name
-                add(qs, fs, "name" if name_ok else "structure")
-                add(qi, fs, "structure")  # the (de)quantized copy the op actually reads
+                add(qs, settled(qs, fs), "name" if name_ok else "structure")
+                add(qi, settled(qi, fs), "structure")  # the (de)quantized copy the op actually reads
 
     tensors = tuple(TensorPair(f, q, how) for q, (f, how) in sorted(q2f.items()))
     ops = tuple(op_pairs[k] for k in sorted(op_pairs))

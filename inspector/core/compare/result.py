@@ -178,6 +178,7 @@ class ComparisonResult:
     swapped: bool = False  # the caller swapped the models it was given (A was the quantized one)
     signature: str | None = None  # the signature compared (its subgraph); None: subgraph 0
     output_kinds: tuple[tuple[str, str], ...] = ()  # (kind, reason) per output, from the graph (`task_kind`)
+    reference: str = ""  # what B was measured against, when not a plain float model (`compare.reference`)
 
     def task(self, output: int = 0) -> TaskResult | None:
         """Task-level metrics (accuracy, agreement, worst samples) of model output `output`."""
@@ -247,6 +248,7 @@ class ComparisonResult:
             "swapped": self.swapped,
             "pair_check": None if self.pair_check is None else self.pair_check.to_json(),
             "signature": self.signature,
+            "reference": self.reference,
         }
         task = self.task()
         d["task"] = task.to_json() if task is not None else self.task_json
@@ -283,4 +285,5 @@ class ComparisonResult:
             swapped=bool(d.get("swapped", False)),
             signature=d.get("signature"),
             output_kinds=tuple((o["kind"], o.get("reason", "")) for o in (d.get("task") or {}).get("outputs") or ()),
+            reference=d.get("reference", ""),
         )

@@ -26,8 +26,10 @@ from inspector.core.quantmath.blockwise import (
     dequantize_blockwise,
 )
 from inspector.core.quantmath.float16 import Float16Accumulator, Float16Error
+from inspector.core.quantmath.quant import dequantize, quantize
 from inspector.core.stats.metrics import Metrics, TensorStats
 from inspector.core.tflite.dtypes import INT_LIMITS
+from inspector.core.tflite.fake_quant import FakeQuant, fake_quantized_constant
 from inspector.core.tflite.model import Model, Op, Quantization, Subgraph, Tensor
 
 MAX_BINS = 4096
@@ -146,15 +148,20 @@ WEIGHT_DECODERS = frozenset({"DEQUANTIZE", "DENSIFY"})  # float16 / sparse weigh
 def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
     """The op's weight tensor: its first constant input of rank >= 2 (else first constant input).
 
-    Looks through DEQUANTIZE / DENSIFY, so float16 and sparse weights are found where stored.
+    Looks through DEQUANTIZE / DENSIFY, so float16 and sparse weights are found where stored,
+    and through a fake quant (QUANTIZE → DEQUANTIZE of a constant: a QAT model's float twin), so
+    the kernel is found there too (not the bias, the first constant the op reads directly).
     """
     producers = sg.producers()
     consts = []
     for i in op.inputs:
         if i < 0:
             continue
+        fq = fake_quantized_constant(sg, i, producers)
         p = producers.get(i)
-        if p is not None and p.type in WEIGHT_DECODERS and p.inputs and p.inputs[0] >= 0:
+        if fq is not None:
+            i = fq.source
+        elif p is not None and p.type in WEIGHT_DECODERS and p.inputs and p.inputs[0] >= 0:
             i = p.inputs[0]
         if sg.tensors[i].is_constant:
             consts.append(i)
@@ -162,6 +169,28 @@ def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
         if len(sg.tensors[i].shape) >= 2:
             return i
     return consts[0] if consts else None
+
+
+def weight_fake_quant(sg: Subgraph, op: Op) -> FakeQuant | None:
+    """The fake quant between the op's weight (`weight_tensor_of`) and the op, when the weight
+    reaches the op through one (a QAT model's float twin), else None."""
+    ti = weight_tensor_of(sg, op)
+    if ti is None:
+        return None
+    producers = sg.producers()
+    for i in op.inputs:
+        fq = fake_quantized_constant(sg, i, producers) if i >= 0 else None
+        if fq is not None and fq.source == ti:
+            return fq
+    return None
+
+
+def fake_quantized(src: WeightSource, q: Quantization, dtype: str) -> WeightSource:
+    """The float values `src` takes after a fake quant with `q` (stored as `dtype` between the
+    QUANTIZE and the DEQUANTIZE): S·(clamp(round(x / S) + Z) − Z), what the op really reads."""
+    ints = quantize(np.asarray(src.values, np.float64), q, dtype)
+    values = dequantize(ints, q).astype(np.float32)
+    return WeightSource(src.name, "float32", values, None, src.label)
 
 
 def analyze_tensors(

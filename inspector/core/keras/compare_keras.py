@@ -18,6 +18,7 @@ import numpy as np
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.plan import int_quant, make_stats
+from inspector.core.compare.reference import keras_reference
 from inspector.core.compare.result import (
     ComparisonResult,
     LayerResult,
@@ -159,7 +160,7 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
         sources=tuple(sources), class_names=source.class_names,
         per_sample_outputs=PerSampleOutputs(tuple(_out_name(qm, t) for t in out_tensors), tuple(per_f), tuple(per_q)),
         elapsed_s=time.perf_counter() - t0, task_kind=opts.task_kind, samples_are_random=opts.samples.source is None,
-        signature=opts.signature,
+        signature=opts.signature, reference=keras_reference(model_path, loaded.is_qat),
     )  # fmt: skip
     names = {j.op_index: j.layer.name for j in jobs}
     first, steps = first_departure(result, names, loaded.is_qat)

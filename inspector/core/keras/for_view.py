@@ -18,28 +18,38 @@ from inspector.core.keras.info import keras_info
 from inspector.core.keras.load import load_keras
 from inspector.core.keras.twin_cache import (
     INFO_FILE,
-    cached_twins,
     read_json,
     store_json,
     twin_folder,
 )
+from inspector.core.keras.twin_cache import cached_twins as twins_in_cache
 from inspector.core.keras.twin_cache import default_cache_root as default_cache_root
 from inspector.core.progress import TaskState, as_task
 
 QAT_TWIN_NOTE = "int8 twin converted from the QAT ranges"
 
 
+def cached_twins(path: str, cache_root: str | os.PathLike[str] | None = None, task: TaskState | None = None) -> dict[str, Any]:
+    """`make_twins`' result for the model (its float twin; a QAT model's int8 twin from its own
+    ranges): from the twin cache (`twin_cache`) when this model's content was converted before by
+    this tool version, else converted now and kept there."""
+    task = as_task(task)
+    folder = twin_folder(path, cache_root)
+    twins = twins_in_cache(folder)
+    if twins is None:
+        loaded = load_keras(path, task.span(0.0, 0.3))
+        twins = make_twins(path, str(folder), ["int8"] if loaded.is_qat else [], task=task.span(0.3, 1.0))
+    return twins
+
+
 def open_for_view(path: str, cache_root: str | None = None, task: TaskState | None = None) -> dict[str, Any]:
     """{"path", "float_twin", "int8_twin" (QAT models, else None), "info" (`keras_info` beside the
-    int8 twin)}: from the twin cache (`twin_cache`) when this model's content was converted
-    before by this tool version, else converted now and kept there."""
+    int8 twin)}: from the twin cache when this model's content was converted before by this tool
+    version, else converted now and kept there."""
     task = as_task(task)
     task.report(0.0, "looking for converted twins in the cache")
     folder = twin_folder(path, cache_root)
-    twins = cached_twins(folder)
-    if twins is None:
-        loaded = load_keras(path, task.span(0.0, 0.3))
-        twins = make_twins(path, str(folder), ["int8"] if loaded.is_qat else [], task=task.span(0.3, 0.85))
+    twins = cached_twins(path, cache_root, task.span(0.0, 0.85))
     int8 = twins["quantized"].get("int8")
     info = read_json(folder / INFO_FILE)
     if info is None or info.get("tflite") != int8:
@@ -64,7 +74,7 @@ def cached_info_for_cli(path: str, cache_root: str | None = None) -> dict[str, A
     """`info_for_cli(path)` when the twin cache has it, else None: no TensorFlow, no worker
     process (the caller runs `info_for_cli` in the worker on a miss)."""
     folder = twin_folder(path, cache_root)
-    twins = cached_twins(folder)
+    twins = twins_in_cache(folder)
     info = read_json(folder / INFO_FILE)
     if twins is None or info is None:
         return None

@@ -15,6 +15,7 @@ from inspector.core.keras.convert import convert_mode
 from inspector.core.keras.load import load_keras
 from inspector.core.keras.naming import pair_layers
 from inspector.core.keras.qat import attach_tflite, read_qat_layers
+from inspector.core.keras.qat_variables import param_counts, read_variables, variables_text
 from inspector.core.progress import TaskState, as_task
 from inspector.core.tflite.model import load_model
 
@@ -27,6 +28,8 @@ def keras_info(path: str, tflite_path: str | None = None, task: TaskState | None
                            "versions": loaded.tf.versions, "is_qat": loaded.is_qat, "tflite": None}  # fmt: skip
     if model is None:
         return out
+    weights = [v for ly in model.layers for v in read_variables(ly)]
+    out["params"] = param_counts(weights)  # model.summary()'s totals
     out["layers"] = [{"name": ly.name, "class": type(ly).__name__, "wrapped": type(getattr(ly, "layer", None)).__name__ if hasattr(ly, "layer") else None,
                       "output_shape": _shape(ly), "params": int(ly.count_params())} for ly in model.layers]  # fmt: skip
     if not loaded.is_qat:
@@ -63,6 +66,9 @@ def keras_info_text(info: dict[str, Any]) -> str:
     for ly in info["layers"]:
         kind = ly["class"] + (f"({ly['wrapped']})" if ly["wrapped"] else "")
         lines.append(f"  {ly['name']:<28} {kind:<32} {ly['output_shape']}  {ly['params']} params")
+    lines += variables_text(info)
+    if info["qat"]:
+        lines.append("QAT ranges -> scales" + (f" (beside {info['tflite']})" if info.get("tflite") else "") + ":")
     for q in info["qat"]:
         a, t = q["activation"], (q["tflite"] or {}).get("activation")
         if a is not None:

@@ -22,6 +22,7 @@ from inspector.core.keras.qat_math import (
     wasted_share,
     weight_scales,
 )
+from inspector.core.keras.qat_variables import param_counts, read_variables, variable_rows
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import WEIGHTED_OPS
 
@@ -41,6 +42,7 @@ class QatLayer:
     activation_kind: str | None = None  # "post_activation" | "pre_activation" | "output" | "input"
     activation_prefix: str | None = None  # the variables' prefix: <prefix>_min, <prefix>_max
     tflite: dict[str, Any] | None = None
+    all_variables: list[dict[str, Any]] = field(default_factory=list)  # every weight (`qat_variables.read_variables`)
     findings: list[str] = field(default_factory=list)
     finding_roles: list[str] = field(default_factory=list)  # "activation" | "weights", one per finding
 
@@ -73,9 +75,20 @@ class QatLayer:
         for part, role in ((act, "activation"), (w, "weights")):  # each range also says its own findings
             if part is not None:
                 part["findings"] = [f for f, r in zip(self.findings, self.finding_roles, strict=True) if r == role]
-        return {"layer": self.layer, "type": self.type, "wrapped": self.wrapped, "variables": self.variables,
-                "activation": act, "weights": w, "tflite": self.tflite,
-                "findings": list(self.findings)}  # fmt: skip
+        d = {
+            "layer": self.layer,
+            "type": self.type,
+            "wrapped": self.wrapped,
+            "variables": self.variables,
+            "activation": act,
+            "weights": w,
+            "tflite": self.tflite,
+            "findings": list(self.findings),
+        }
+        d["all_variables"] = [dict(v) for v in self.all_variables]
+        d["params"] = param_counts(self.all_variables)
+        d["qat_variables"] = variable_rows(d)
+        return d
 
 
 def _short(var_name: str) -> str:
@@ -105,7 +118,9 @@ def read_qat_layers(model: Any) -> list[QatLayer]:
         if prefix is None and kind.startswith("QuantizeLayer"):  # quantize_layer_min, or <layer name>_min
             prefix = next((k[:-4] for k in vars_ if k.endswith("_min") and f"{k[:-4]}_max" in vars_ and k[:-4] not in WEIGHT_VARS), None)
             act = None if prefix is None else "input"
-        out.append(QatLayer(layer.name, kind, None if inner is None else type(inner).__name__, _is_relu(inner), vars_, act, prefix))
+        q = QatLayer(layer.name, kind, None if inner is None else type(inner).__name__, _is_relu(inner), vars_, act, prefix)
+        q.all_variables = read_variables(layer)
+        out.append(q)
     return out
 
 

@@ -26,6 +26,9 @@ class KerasComparison:
     layer_steps: dict[int, float] = field(default_factory=dict)  # op index -> max |error| in B's steps
     unmatched_layers: tuple[dict, ...] = ()  # {"side": "keras", "keras_layer", "keras_class", "reason"}
 
+    def reference_line(self) -> str:
+        return f"reference: {self.result.reference}"
+
     def to_json(self, include_per_sample: bool = False) -> dict[str, Any]:
         d = self.result.to_json(include_per_sample)
         d["float"] = dict(self.float_info)

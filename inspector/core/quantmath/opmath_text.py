@@ -88,7 +88,8 @@ def _stored(c: ConvMath, tensors: tuple[TensorQuant, ...]) -> list[str]:
         "5 extra non-trainable variables next to kernel and bias — optimizer_step, kernel_min, kernel_max, "
         "post_activation_min, post_activation_max. None survives as such in the .tflite: kernel_min/max became S2 "
         "(symmetric, Z2 = 0), post_activation_min/max became S3/Z3 of the output, the input's S1/Z1 come from the "
-        "previous layer's post_activation range (or the QuantizeLayer's), and optimizer_step only counted training steps.",
+        "previous layer's post_activation range (or the QuantizeLayer's), and optimizer_step reaches nothing: tfmot creates it "
+        "at −1 and (0.8.1) never writes it, so it does not count training steps (`info MODEL.h5` reads its value).",
     ]
 
 

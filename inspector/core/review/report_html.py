@@ -11,6 +11,7 @@ import json
 import math
 from html import escape
 
+from inspector.core.review.report_keras import QAT_SECTION, qat_section_html, twin_note_html
 from inspector.core.review.svg_plot import PALETTE, Series, line_plot, step_histogram
 from inspector.core.stats.sqnr_scale import (
     EXACT_LINE_LABEL,
@@ -82,7 +83,8 @@ def _models(report: dict) -> str:
             for _, c in cards)  # fmt: skip
         body.append(f"<tr><th>{label}</th>{cells}</tr>")
     paths = "".join(f'<p class="muted">{k}: <code>{escape(c["path"])}</code></p>' for k, c in cards)
-    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}"
+    twin = twin_note_html(report["models"].get("float") or {})
+    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}{twin}"
 
 
 def _layer_error(report: dict) -> str:
@@ -124,7 +126,8 @@ def _layer_error(report: dict) -> str:
                    ("sqnr_db", "mse", "max_abs", "cosine")) + "</tr>" for o in outs)  # fmt: skip
     out_tab = ("<h3>Model outputs</h3><table><tr><th>output</th><th>SQNR dB</th><th>MSE</th><th>max |err|</th>"
                f"<th>cosine</th></tr>{rows}</table>") if outs else ""  # fmt: skip
-    return f'{banner}<div class="plot">{svg}</div>{meta}{out_tab}'
+    ref = f'<p>Reference: {escape(comp["reference"])}.</p>' if comp.get("reference") else ""
+    return f'{banner}{ref}<div class="plot">{svg}</div>{meta}{out_tab}'
 
 
 def _shape_only(lay: dict) -> bool:
@@ -435,9 +438,11 @@ def render_html(report: dict) -> str:
     """The report as one self-contained HTML document."""
     models = report.get("models", {})
     names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
-    nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in SECTIONS)
+    sections = SECTIONS + ((QAT_SECTION,) if report.get("keras_info") else ())  # a Keras model A: its QAT section
+    nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in sections)
     render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math}
-    body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in SECTIONS)
+    render[QAT_SECTION[0]] = qat_section_html
+    body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in sections)
     return (
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>Quantization report: {names}</title><style>{CSS}</style></head><body>"

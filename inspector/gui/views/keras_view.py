@@ -1,6 +1,6 @@
 """The "Keras / QAT" tab: the Keras model open as A, its QAT ranges beside the TFLite scales,
-and each Keras layer's error against model B (the first departure from the QAT simulation
-highlighted). A thin view: rows and values come from `core.keras.rows` and the results."""
+each Keras layer's error against model B (the first departure from the QAT simulation
+highlighted) and every QAT variable with what it becomes in the .tflite. A thin view: rows and values come from `core.keras.rows` and the results."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
+from inspector.core.keras.qat_variables import VARIABLE_COLUMNS
 from inspector.core.keras.rows import LAYER_COLUMNS, QAT_COLUMNS
 
 FINDING_BG = QColor(255, 170, 60, 90)
@@ -68,6 +70,11 @@ class KerasView(QWidget):
         self.twins_button.clicked.connect(self.twins_requested.emit)
         self.qat_title = QLabel("<b>QAT ranges → scales</b> (by r = S(q − Z); beside the converted TFLite tensors)")
         self.qat_table = _table(QAT_COLUMNS)
+        self.var_title = QLabel("<b>QAT variables</b> (every variable of each QAT layer, as model.summary() counts them, "
+                                "and what it becomes in the .tflite)")
+        self.var_table = _table(VARIABLE_COLUMNS)
+        self.var_counts = QLabel("")
+        self.var_counts.setWordWrap(True)
         self.layer_title = QLabel("<b>Keras layers vs model B</b> (accumulated and isolated SQNR)")
         self.layer_table = _table(LAYER_COLUMNS)
         self._row_tensors: list[int | None] = []
@@ -80,18 +87,24 @@ class KerasView(QWidget):
         top.addWidget(self.header, 1)
         top.addWidget(self.compare_button)
         top.addWidget(self.twins_button)
-        upper, lower = QWidget(), QWidget()
-        ul, ll = QVBoxLayout(upper), QVBoxLayout(lower)
+        upper, middle, lower = QWidget(), QWidget(), QWidget()
+        ul, ml, ll = QVBoxLayout(upper), QVBoxLayout(middle), QVBoxLayout(lower)
         for w in (self.qat_title, self.qat_table):
             ul.addWidget(w)
+        for w in (self.var_title, self.var_counts, self.var_table):
+            ml.addWidget(w)
         for w in (self.layer_title, self.summary, self.layer_table):
             ll.addWidget(w)
-        ul.setContentsMargins(0, 0, 0, 0)
-        ll.setContentsMargins(0, 0, 0, 0)
+        for lay in (ul, ml, ll):
+            lay.setContentsMargins(0, 0, 0, 0)
         self.header.setMinimumWidth(100)
+        self.qat_pages = QTabWidget()  # ranges and variables share the upper half: the layer table keeps room
+        self.qat_pages.setDocumentMode(True)
+        self.qat_pages.addTab(upper, "QAT ranges → scales")
+        self.qat_pages.addTab(middle, "QAT variables")
         split = QSplitter(Qt.Orientation.Vertical)
         split.setChildrenCollapsible(True)
-        split.addWidget(upper)
+        split.addWidget(self.qat_pages)
         split.addWidget(lower)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
@@ -109,6 +122,10 @@ class KerasView(QWidget):
     def set_qat(self, rows, tensors: list[int | None] | None = None) -> None:
         self._row_tensors = list(tensors or [])
         _fill(self.qat_table, rows, {i: FINDING_BG for i, r in enumerate(rows) if r[-1]})
+
+    def set_variables(self, rows, caption: str = "") -> None:
+        _fill(self.var_table, rows, {})
+        self.var_counts.setText(caption)
 
     def set_layers(self, rows, departure: int | None, summary: str, ops: list[int | None] | None = None) -> None:
         self._row_ops = list(ops or [])

@@ -245,7 +245,8 @@ class LayerErrorPlot(QWidget):
         shape = [r.layers[i].op_type for i, flag in enumerate(s.shape_only if s is not None else ()) if flag]
         kinds = ", ".join(dict.fromkeys(shape))
         off = f" · {len(shape)} integer shape op{'s' if len(shape) > 1 else ''} ({kinds}) not drawn: no quantization" if shape else ""
-        self.title.setText(f"{len(r.layers)} layers · {r.samples} samples · runtime {r.runtime}{iso}{off}")
+        ref = f" · reference: {r.reference}" if r.reference else ""
+        self.title.setText(f"{len(r.layers)} layers · {r.samples} samples · runtime {r.runtime}{iso}{off}{ref}")
 
     def _draw_ring(self) -> None:
         s = self.series.get("accumulated")

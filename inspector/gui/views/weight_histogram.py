@@ -87,6 +87,7 @@ class WeightHistogramView(QWidget):
         self.analysis: WeightAnalysis | None = None
         self.title = QLabel()
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setMinimumWidth(120)  # a long tensor name (TF joins op names) is cut, never widens the window
         self.summary = QLabel(EMPTY_TEXT)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -201,6 +202,7 @@ class WeightHistogramView(QWidget):
         src = w.b or w.a
         ch = f", channel {w.channel}" if w.channel is not None else ""
         self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]
+        self.title.setToolTip(src.name)  # type: ignore[union-attr]
         notes = "".join(f"<br><i>{n}</i>" for n in w.notes)
         self.summary.setText(summary_text(w) + notes)
         self.fine = None  # decided by _update_detail for the visible range
