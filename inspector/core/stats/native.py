@@ -105,7 +105,8 @@ def tensor_sums(
 ) -> dict[str, np.ndarray | float]:
     """Sums over all elements (per-tensor dequantization), and per last-axis channel if asked.
 
-    Keys: x2, e2, y2, xy, e, emax, xmin, xmax, clip (floats); ch_x2, ch_e2 (arrays) with channels.
+    Keys: x2, e2, y2, xy, e, emax, xmin, xmax, clip (floats); with channels the arrays ch_x2, ch_e2,
+    ch_min, ch_max (of x) and ch_clip (counts of x outside [lo, hi]).
     """
     lib = library()
     assert lib is not None
@@ -120,13 +121,15 @@ def tensor_sums(
     keys = ("x2", "e2", "y2", "xy", "e", "emax", "xmin", "xmax", "clip")
     res: dict[str, np.ndarray | float] = {k: float(v) for k, v in zip(keys, out, strict=True)}
     if channels:
-        cx2, ce2 = np.zeros(channels), np.zeros(channels)
+        cx2, ce2, ccl = np.zeros(channels), np.zeros(channels), np.zeros(channels)
+        cmn, cmx = np.full(channels, np.inf), np.full(channels, -np.inf)
         chan = getattr(lib, "chan_" + code)
         chan.restype = None
         chan(_P(xf.ctypes.data), _P(qf.ctypes.data), ctypes.c_int64(xf.size // channels),
-             ctypes.c_int64(channels), ctypes.c_double(s), ctypes.c_double(z),
-             _P(cx2.ctypes.data), _P(ce2.ctypes.data))
-        res["ch_x2"], res["ch_e2"] = cx2, ce2
+             ctypes.c_int64(channels), ctypes.c_double(s), ctypes.c_double(z), ctypes.c_double(lo),
+             ctypes.c_double(hi), _P(cx2.ctypes.data), _P(ce2.ctypes.data), _P(cmn.ctypes.data),
+             _P(cmx.ctypes.data), _P(ccl.ctypes.data))
+        res["ch_x2"], res["ch_e2"], res["ch_min"], res["ch_max"], res["ch_clip"] = cx2, ce2, cmn, cmx, ccl
     return res
 
 

@@ -71,15 +71,18 @@ def accumulate(
     per_channel_last = integer_q and quant.per_channel and x.ndim > 0 and (
         quant.quantized_dimension % x.ndim == x.ndim - 1
     )
+    chan_last = st.chan_axis is None or (x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1)
     fast = (
         x.dtype == np.float32
         and (q.dtype in (np.float32, np.float16) or integer_q)
         and (not integer_q or not quant.per_channel or per_channel_last)
         and (st.quant_axis is None or per_channel_last)
+        and chan_last
     )
     if not fast:
         st.update(x, dequantized(q, quant))
         return
+    add_slices(st, x, q, quant)
     qq = quant if integer_q else None
     per_tensor = (qq is None or not qq.per_channel) and st.quant_axis is None
     per_tensor = per_tensor and (st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1))
@@ -91,8 +94,19 @@ def accumulate(
     _accumulate_chunks(st, x, q, qq, per_channel_last, work, ws)
 
 
+def add_slices(st: TensorStats, x: np.ndarray, q: np.ndarray, quant: Quantization | None) -> None:
+    """Add one sample to the sums along a concatenation's axis (`st.slices`), in float64."""
+    if st.slices is None or x.ndim == 0:
+        return
+    y = dequantized(q, quant)
+    lo = hi = None
+    if st.lo is not None and st.hi is not None:
+        lo, hi = st._bcast(st.lo, x.ndim), st._bcast(st.hi, x.ndim)
+    st.slices.update(x, y, lo, hi)
+
+
 def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> bool:
-    ch = st.channel_axis is not None and x.ndim > 0 and st.channel_axis % x.ndim == x.ndim - 1
+    ch = st.chan_axis is not None and x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1
     s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
     lo = -np.inf if st.lo is None else float(np.asarray(st.lo).reshape(-1)[0])
     hi = np.inf if st.hi is None else float(np.asarray(st.hi).reshape(-1)[0])
@@ -118,7 +132,8 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
         else:
             st.ch_sx2 = st.ch_sx2 + a["ch_x2"]
             st.ch_se2 = st.ch_se2 + a["ch_e2"]
-        ce = native_stats.channel_error_sums(x, q, s, z)
+        st.add_channel_ranges(a["ch_min"], a["ch_max"], a["ch_clip"] if st.lo is not None else None)
+        ce = native_stats.channel_error_sums(x, q, s, z) if st.channel_axis is not None else None
         if ce is not None:
             st.add_channel_means(ce / (x.size // x.shape[-1]))
     return True
@@ -127,7 +142,7 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
 def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) -> None:
     n = x.size
     last = x.shape[-1] if x.ndim else 1
-    ch = st.channel_axis is not None and x.ndim > 0 and st.channel_axis % x.ndim == x.ndim - 1
+    ch = st.chan_axis is not None and x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1
     width = last if (ch or per_channel) else 1  # chunks hold whole rows of the last axis
     step = max(width, (CHUNK // width) * width)
     xf = x.reshape(-1)
@@ -154,6 +169,9 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
     cx2 = np.zeros(width) if ch else None
     ce2 = np.zeros(width) if (ch or per_channel) else None
     ce1 = np.zeros(width) if ch else None
+    cmn = np.full(width, np.inf) if ch else None
+    cmx = np.full(width, -np.inf) if ch else None
+    ccl = np.zeros(width) if ch else None
     for a in range(0, n, step):
         xr = xf[a : a + step]
         m = xr.size
@@ -183,9 +201,19 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
             if lo.size == 1:
                 if cmin < lo_min or cmax > hi_max:
                     clipped += int(np.count_nonzero(xc < lo_min)) + int(np.count_nonzero(xc > hi_max))
+                    if ccl is not None:
+                        x2d = xc.reshape(-1, width)
+                        ccl += np.count_nonzero((x2d < lo_min) | (x2d > hi_max), axis=0)
             else:
                 x2d = xc.reshape(-1, width)
-                clipped += int(np.count_nonzero((x2d < lo) | (x2d > hi)))
+                out = (x2d < lo) | (x2d > hi)
+                clipped += int(np.count_nonzero(out))
+                if ccl is not None:
+                    ccl += np.count_nonzero(out, axis=0)
+        if cmn is not None:
+            x2d = xr.reshape(-1, width)
+            np.minimum(cmn, x2d.min(axis=0), out=cmn)
+            np.maximum(cmx, x2d.max(axis=0), out=cmx)
         if ce2 is not None:
             t = ws.get(work, 3, m)
             np.multiply(e, e, out=t)
@@ -224,4 +252,6 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
         else:
             st.ch_sx2 = st.ch_sx2 + cx2
             st.ch_se2 = st.ch_se2 + ce2
-        st.add_channel_means(ce1 / max(n // width, 1))
+        st.add_channel_ranges(cmn, cmx, ccl if lo_hi else None)
+        if st.channel_axis is not None:
+            st.add_channel_means(ce1 / max(n // width, 1))
