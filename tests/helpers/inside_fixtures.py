@@ -1,8 +1,8 @@
 """Models whose damage hides inside a tensor (issue 25), built with the TF converter at test time.
 
 `det_float` / `det_int8` / `det_int8_io`: a detector-style head. Two strided convolutions give an
-8x8 grid of 64 cells; per cell a sigmoid Dense(4) scaled by 640 gives box coordinates in pixels
-(0..640) and a sigmoid Dense(3) gives class scores (0..1); the two are concatenated on the last
+8x8 grid of 64 cells; per cell a sigmoid 1x1 conv (4) scaled by 640 gives box coordinates in
+pixels (0..640) and a sigmoid 1x1 conv (3) gives class scores (0..1); the two are concatenated on the last
 axis into one (1, 64, 7) output. In int8 the concatenation has one scale (about 2.5 px per step),
 so every score lands on 0 or 1 step. `det_int8` has float outputs (the concatenation is read by a
 DEQUANTIZE that is the graph output), `det_int8_io` int8 outputs.
@@ -46,10 +46,10 @@ def _detector() -> dict[str, bytes]:
     inp = L.Input((32, 32, 3), name="image")
     x = L.Conv2D(16, 3, strides=2, padding="same", activation="relu", name="stem")(inp)
     x = L.Conv2D(16, 3, strides=2, padding="same", activation="relu", name="neck")(x)
-    x = L.Reshape((64, 16), name="cells")(x)
-    box = L.Dense(BOXES, activation="sigmoid", name="box_raw")(x)
+    box = L.Conv2D(BOXES, 1, activation="sigmoid", name="box_raw")(x)
     box = L.Rescaling(PIXELS, name="box_px")(box)
-    score = L.Dense(CLASSES, activation="sigmoid", name="scores")(x)
+    score = L.Conv2D(CLASSES, 1, activation="sigmoid", name="scores")(x)
+    box, score = L.Reshape((64, BOXES), name="box_cells")(box), L.Reshape((64, CLASSES), name="score_cells")(score)
     out = L.Concatenate(axis=-1, name="head")([box, score])
     km = tf.keras.Model(inp, out, name="detector")
     rep = _rep_dataset(64, seed=7)

@@ -63,8 +63,8 @@ class AxisSums:
         clip = np.zeros(x.shape[ax])
         if lo is not None and hi is not None:
             clip = np.sum((x < lo) | (x > hi), axis=axes, dtype=np.float64)
-        self.add(x.size // x.shape[ax], np.sum(x * x, axis=axes), np.sum(e * e, axis=axes),
-                 np.min(x, axis=axes), np.max(x, axis=axes), clip)  # fmt: skip
+        x2, e2 = np.sum(x * x, axis=axes), np.sum(e * e, axis=axes)
+        self.add(x.size // x.shape[ax], x2, e2, np.min(x, axis=axes), np.max(x, axis=axes), clip)
 
     def merge(self, other: AxisSums) -> None:
         if other.n is not None:

@@ -102,10 +102,10 @@ class BatchStats:
         # the mean error per channel: only for the pairs whose Metrics carry it (`channel_axis`)
         means = np.array([self.width[k] > 0 and nat[k][0].channel_axis is not None for k in range(J)], bool)
         self._chan = np.flatnonzero(means)
-        self._rows = np.concatenate([np.full(int(self.width[k]), float(self.n[k] // self.width[k])) for k in self._chan]
-                                    or [np.zeros(0)])  # fmt: skip
-        self._mean_at = np.concatenate([np.arange(self.choff[k], self.choff[k] + self.width[k]) for k in self._chan]
-                                       or [np.zeros(0, np.int64)]).astype(np.int64)  # fmt: skip
+        rows = [np.full(int(self.width[k]), float(self.n[k] // self.width[k])) for k in self._chan]
+        self._rows = np.concatenate(rows) if rows else np.zeros(0)
+        at = [np.arange(self.choff[k], self.choff[k] + self.width[k]) for k in self._chan]
+        self._mean_at = np.concatenate(at).astype(np.int64) if at else np.zeros(0, np.int64)
         self._moff = np.concatenate([[0], np.cumsum(self.width[self._chan])[:-1]]).astype(np.int64) if len(self._chan) else self._chan
         self._m1, self._m2 = np.zeros(self._rows.size), np.zeros(self._rows.size)
         self._slices = [k for k in range(J) if nat[k][0].slices is not None]
