@@ -22,6 +22,10 @@ from inspector.core.stats.axis_sums import AxisSums
 from inspector.core.stats.metrics import TensorStats
 
 BELOW_DB = 20.0  # a channel or slice this far below its tensor's SQNR is named in the verdicts
+# A channel whose float range is under this share of the median channel's is near-dead: what it
+# carries is small beside its neighbours, so a low SQNR of its own is not named (a trained CNN's
+# ReLU channel that fires on a few pixels: 0.3 steps at 0 dB beside a 42 dB tensor).
+LIVE_SHARE = 0.25
 
 
 def _fin(v: float | None) -> float | None:
@@ -78,6 +82,17 @@ class ChannelStats:
         v = np.asarray(self.sqnr_db, np.float64)
         return int(np.argmin(np.where(np.isnan(v), np.inf, v))) if v.size else 0
 
+    def worst_live(self) -> int | None:
+        """The channel of lowest SQNR among those with a float range >= LIVE_SHARE x the median."""
+        r = self.ranges()
+        if not r.size:
+            return None
+        live = r >= LIVE_SHARE * float(np.median(r))
+        if not live.any():
+            return None
+        v = np.where(live & ~np.isnan(np.asarray(self.sqnr_db, np.float64)), np.asarray(self.sqnr_db, np.float64), np.inf)
+        return int(np.argmin(v))
+
     @property
     def range_ratio(self) -> float:
         """Largest channel float range / median channel float range (inf over a zero median)."""
@@ -129,6 +144,7 @@ class SliceStats:
     float_min: float
     float_max: float
     rmse: float
+    axis: int = -1  # of the measured tensor (non-negative when known)
 
     @property
     def label(self) -> str:
@@ -140,6 +156,7 @@ class SliceStats:
             "range_use": _fin(self.range_use), "steps_used": _fin(self.steps_used), "concat_op": self.concat_op,
             "tensor": self.tensor, "producer_op": self.producer_op, "producer_type": self.producer_type,
             "float_min": _fin(self.float_min), "float_max": _fin(self.float_max), "rmse": _fin(self.rmse),
+            "axis": self.axis,
         }
 
     @classmethod
@@ -150,7 +167,7 @@ class SliceStats:
 
         return cls(d["input"], d["start"], d["stop"], _inf(d.get("sqnr_db")), d.get("range_use"), d.get("steps_used"),
                    d.get("concat_op", -1), d.get("tensor", -1), d.get("producer_op"), d.get("producer_type"),
-                   num("float_min"), num("float_max"), num("rmse"))
+                   num("float_min"), num("float_max"), num("rmse"), d.get("axis", -1))
 
 
 def channel_stats(st: TensorStats, ndim: int) -> ChannelStats | None:
@@ -190,15 +207,15 @@ def slice_stats(st: TensorStats, layout: ConcatLayout | None, ndim: int) -> tupl
             None if width is None or not width[0] > 0 else r / float(width[0]),
             None if scale is None or not scale[0] > 0 else r / float(scale[0]),
             layout.op_index, s.tensor, s.producer_op, s.producer_type,
-            float(g.xmin[k]), float(g.xmax[k]), math.sqrt(float(g.e2[k]) / max(float(g.n[k]), 1.0)),
+            float(g.xmin[k]), float(g.xmax[k]), math.sqrt(float(g.e2[k]) / max(float(g.n[k]), 1.0)), layout.axis,
         ))
     return tuple(out)
 
 
-def part_verdict(op_index: int, tensor_sqnr: float, channels: ChannelStats | None,
+def part_verdict(where: str, tensor_sqnr: float, channels: ChannelStats | None,
                  slices: tuple[SliceStats, ...] | None, below_db: float = BELOW_DB) -> str | None:
     """One line with the figures where a slice (first) or a channel is `below_db` or more under the
-    tensor's SQNR, e.g. "slice 4:7 of op 24, from op 21 LOGISTIC: SQNR 0.0 dB, 0.5 steps used; the
+    tensor's SQNR (`where`: "op 3", "output 'boxes'": whose channel), e.g. "slice 4:7 of op 24, from op 21 LOGISTIC: SQNR 0.0 dB, 0.5 steps used; the
     tensor reads 49.7 dB"; None when no part is that far below."""
     if not math.isfinite(tensor_sqnr) and tensor_sqnr > 0:
         return None
@@ -209,23 +226,39 @@ def part_verdict(op_index: int, tensor_sqnr: float, channels: ChannelStats | Non
             src = "" if s.producer_op is None else f", from op {s.producer_op} {s.producer_type}"
             steps = "" if s.steps_used is None else f", {s.steps_used:.1f} steps used"
             return f"slice {s.label} of op {s.concat_op}{src}: SQNR {_db(s.sqnr_db)} dB{steps}; the tensor reads {tensor} dB"
-    if channels is not None and channels.count:
-        w = channels.worst
+    w = None if channels is None or not channels.count else channels.worst_live()
+    if channels is not None and w is not None:
         v = channels.sqnr_db[w]
         if tensor_sqnr - v >= below_db:
             st = channels.steps_used()
             steps = "" if st is None else f", {float(st[w]):.1f} steps used"
-            return (f"channel {w} of op {op_index}: SQNR {_db(v)} dB{steps} (range ratio "
+            return (f"channel {w} of {where}: SQNR {_db(v)} dB{steps} (range ratio "
                     f"{channels.range_ratio:.0f}x); the tensor reads {tensor} dB")
     return None
 
 
-def worst_part_db(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> float | None:
-    """The lowest SQNR of a slice or channel (None when neither was measured)."""
+def worst_part_db(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None, live: bool = False) -> float | None:
+    """The lowest SQNR of a slice or channel (None when neither was measured); `live`: among the
+    channels that are not near-dead (`ChannelStats.worst_live`)."""
     vals = [s.sqnr_db for s in slices or ()]
-    if channels is not None and channels.count:
-        vals.append(channels.sqnr_db[channels.worst])
+    w = None if channels is None or not channels.count else (channels.worst_live() if live else channels.worst)
+    if channels is not None and w is not None:
+        vals.append(channels.sqnr_db[w])
     return min(vals) if vals else None
+
+
+def gate_floor(sqnr_db: float, channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> tuple[float, str]:
+    """The figure an SQNR gate reads for one output: the lowest of the whole tensor's SQNR, its
+    slices' and its live channels' (`ChannelStats.worst_live`), with what it is in words."""
+    best, what = sqnr_db, "SQNR"
+    for s in slices or ():
+        if s.sqnr_db < best:
+            src = "" if s.producer_op is None else f" (from op {s.producer_op} {s.producer_type})"
+            best, what = s.sqnr_db, f"slice {s.label}{src} SQNR"
+    w = None if channels is None or not channels.count else channels.worst_live()
+    if channels is not None and w is not None and channels.sqnr_db[w] < best:
+        best, what = channels.sqnr_db[w], f"channel {w} SQNR"
+    return best, what
 
 
 def _db(v: float) -> str:

@@ -10,7 +10,7 @@ Infinite SQNR (equal tensors) is written as null. `from_json` reloads what `to_j
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from inspector.core.compare.diagnosis_types import Diagnosis
 from inspector.core.compare.inside import ChannelStats, SliceStats
 from inspector.core.compare.pair_check import PairCheck
 from inspector.core.compare.task import TaskResult, task_metrics
+from inspector.core.compare.task_slices import slice_regression
 from inspector.core.stats.metrics import Metrics
 
 SCHEMA_VERSION = 1
@@ -214,7 +215,7 @@ class ComparisonResult:
             reason = f"--task {kind} (chosen by the user)"
         elif output < len(self.output_kinds):
             kind, reason = self.output_kinds[output]
-        return task_metrics(
+        t = task_metrics(
             pso.float_outputs(output),
             pso.quant_outputs(output),
             labels=labels,
@@ -224,6 +225,10 @@ class ComparisonResult:
             reason=reason,
             name=pso.names[output] if output < len(pso.names) else "",
         )
+        sl = self.outputs[output].slices if output < len(self.outputs) else None
+        if t.regression is not None and sl:  # a concatenated output: per slice too (issue 25)
+            t = replace(t, slices=slice_regression(pso.float_outputs(output), pso.quant_outputs(output), sl))
+        return t
 
     def task_outputs(self) -> list[dict]:
         """Each model output's task kind and headline figures (regression metrics or agreement)."""

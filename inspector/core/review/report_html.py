@@ -118,7 +118,7 @@ def _layer_error(report: dict) -> str:
             + ("; isolated SQNR is each layer's own error, fed the quantized model's inputs" if drew_iso else "") + "."
             + (f" {capped} value(s) of ∞ (equal tensors) or {NEAR_EXACT_LABEL} (equal up to float rounding) are drawn "
                f"on the line marked “{EXACT_TICK}”, not to scale." if capped else "") + "</p>")  # fmt: skip
-    banner = _random_banner(comp) + _pair_banner(comp)
+    banner = _random_banner(comp) + _pair_banner(comp) + _inside_banner(report)
     outs = comp.get("outputs") or []
     rows = "".join(f"<tr>{_txt(o['name'])}" + "".join(_num((o.get('metrics') or {}).get(k), f"output.{k}") for k in
                    ("sqnr_db", "mse", "max_abs", "cosine")) + "</tr>" for o in outs)  # fmt: skip
@@ -141,6 +141,16 @@ def _sqnr(lay: dict, key: str) -> float | None:
     if m.get("sqnr_db") is None:
         return math.inf if m.get("mse") == 0 else None
     return m["sqnr_db"]
+
+
+def _inside_banner(report: dict) -> str:
+    """Where a channel or slice reads far below its tensor (issue 25: a whole-tensor SQNR hides it)."""
+    lines = report.get("inside") or []
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(x.strip())}</li>" for x in lines if not x.startswith("inside the tensors"))
+    return ('<div class="banner sev-warning" id="inside"><b>Inside the tensors</b> — a channel or slice reads '
+            f"20 dB or more below its tensor's SQNR, which hides it:<ul>{items}</ul></div>")
 
 
 def _random_banner(comp: dict) -> str:
