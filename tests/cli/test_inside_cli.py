@@ -35,7 +35,8 @@ def test_the_table_and_the_task_block_name_the_score_slice(det, capfd):
     assert float(m.group(3)) < 1 and float(m.group(4)) < 1 and float(m.group(5)) > 40
     assert "inside the tensors (1 layer(s)" in out
     assert re.search(r"slice 4:7 \(op \d+ LOGISTIC\): MAE [\d.]+, RMSE [\d.]+", out)
-    assert re.search(r"slice 0:4 \(op \d+ MUL\): MAE", out)
+    assert re.search(r"slice 4:7 \(op \d+ LOGISTIC\): MAE .*; SQNR 0\.0 dB, [\d.]+ steps used where the whole output reads", out)
+    assert re.search(r"slice 0:4 \(op \d+ MUL\): MAE [\d.]+, RMSE [\d.]+ \([\d.]+% of its range\)\n", out)
     assert re.search(r"WARNING: slice 4:7 \(op \d+ LOGISTIC\) is constant in B \(0\) where A varies", out)
 
 

@@ -227,7 +227,8 @@ class ComparisonResult:
         )
         sl = self.outputs[output].slices if output < len(self.outputs) else None
         if t.regression is not None and sl:  # a concatenated output: per slice too (issue 25)
-            t = replace(t, slices=slice_regression(pso.float_outputs(output), pso.quant_outputs(output), sl))
+            whole = self.outputs[output].metrics.sqnr_db
+            t = replace(t, slices=slice_regression(pso.float_outputs(output), pso.quant_outputs(output), sl, whole))
         return t
 
     def task_outputs(self) -> list[dict]:

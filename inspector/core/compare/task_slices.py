@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inspector.core.compare.inside import SliceStats
+from inspector.core.compare.inside import BELOW_DB, SliceStats
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,14 @@ class SliceRegression:
     float_max: float
     quant_min: float
     quant_max: float
+    sqnr_db: float = math.nan  # the comparison's figures of the slice, and of the whole output
+    steps_used: float | None = None
+    output_sqnr_db: float = math.nan
+
+    @property
+    def far_below(self) -> bool:
+        """The slice reads >= 20 dB below the whole output (`inside.BELOW_DB`)."""
+        return self.output_sqnr_db - self.sqnr_db >= BELOW_DB
 
     @property
     def collapsed(self) -> bool:
@@ -35,12 +43,17 @@ class SliceRegression:
     def to_json(self) -> dict:
         return {"start": self.start, "stop": self.stop, "source": self.source, "mae": self.mae, "rmse": self.rmse,
                 "float_min": self.float_min, "float_max": self.float_max, "quant_min": self.quant_min,
-                "quant_max": self.quant_max, "collapsed": self.collapsed}
+                "quant_max": self.quant_max, "collapsed": self.collapsed,
+                "sqnr_db": self.sqnr_db if math.isfinite(self.sqnr_db) else None, "steps_used": self.steps_used}
 
     def line(self) -> str:
         rng = self.float_max - self.float_min
         rel = f" ({100 * self.rmse / rng:.1f}% of its range)" if rng > 0 else ""
-        return f"slice {self.start}:{self.stop} ({self.source}): MAE {self.mae:.4g}, RMSE {self.rmse:.4g}{rel}"
+        line = f"slice {self.start}:{self.stop} ({self.source}): MAE {self.mae:.4g}, RMSE {self.rmse:.4g}{rel}"
+        if self.far_below:
+            steps = "" if self.steps_used is None else f", {self.steps_used:.1f} steps used"
+            line += f"; SQNR {self.sqnr_db:.1f} dB{steps} where the whole output reads {self.output_sqnr_db:.1f} dB"
+        return line
 
     def warning(self) -> str:
         return (f"slice {self.start}:{self.stop} ({self.source}) is constant in B ({self.quant_min:.4g}) where A varies "
@@ -48,7 +61,7 @@ class SliceRegression:
 
 
 def slice_regression(float_outputs: Sequence[np.ndarray], quant_outputs: Sequence[np.ndarray],
-                     slices: Sequence[SliceStats]) -> tuple[SliceRegression, ...]:
+                     slices: Sequence[SliceStats], output_sqnr_db: float = math.nan) -> tuple[SliceRegression, ...]:
     """Per slice (along each slice's `axis`) over every sample; () when the shapes do not fit."""
     out = []
     for s in slices:
@@ -71,5 +84,6 @@ def slice_regression(float_outputs: Sequence[np.ndarray], quant_outputs: Sequenc
         if not n:
             return ()
         src = f"op {s.producer_op} {s.producer_type}" if s.producer_op is not None else f"input {s.input}"
-        out.append(SliceRegression(s.start, s.stop, src, ab / n, math.sqrt(asum / n), fmin, fmax, qmin, qmax))
+        out.append(SliceRegression(s.start, s.stop, src, ab / n, math.sqrt(asum / n), fmin, fmax, qmin, qmax,
+                                   s.sqnr_db, s.steps_used, output_sqnr_db))
     return tuple(out)
