@@ -69,6 +69,8 @@ def test_the_report_headline_names_the_slice(det, tmp_path):
     m = re.search(r'<div class="banner sev-warning" id="inside">(.*?)</div>', text)
     assert m and "slice 4:7 of op" in m.group(1) and "LOGISTIC" in m.group(1) and "steps used" in m.group(1)
     assert "mixed-ranges" in text and "mixed_ranges" in text
+    table = re.search(r"<h3>Per input slice of the output</h3>(.*?)</table>", text).group(1)
+    assert re.search(r'<tr class="sev-warning"><td>4:7</td><td>op \d+ LOGISTIC</td>.*?<td>yes</td></tr>', table)
 
 
 def test_a_healthy_trained_cnn_gets_no_inside_verdict(capfd):

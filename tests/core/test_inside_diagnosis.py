@@ -249,4 +249,7 @@ def test_json_contract_and_round_trip(det, tmp_path):
             assert a.channels.worst == b.channels.worst and a.channels.range_ratio == pytest.approx(b.channels.range_ratio)
             np.testing.assert_allclose(a.channels.sqnr_db, b.channels.sqnr_db)
     assert back.outputs[0].slices == res.outputs[0].slices
+    # the layers pointing at the concatenation keep their source op through the JSON
+    assert [lay.diagnosis for lay in back.layers] == [lay.diagnosis for lay in res.layers]
+    assert any(lay.diagnosis.cause == "mixed_ranges" and lay.diagnosis.source_op is not None for lay in back.layers)
     assert "mixed_ranges" in CAUSES and "channel_imbalance" in CAUSES and "equalize" in EDITS

@@ -381,7 +381,22 @@ def _task_regression(t: dict) -> str:
             for w in t["worst_samples"])  # fmt: skip
         worst = ("<h3>Worst samples (largest RMSE first)</h3><table><tr><th>#</th><th>source</th><th>RMSE</th><th>MAE</th>"
                  f"<th>max error</th><th>output SQNR dB</th></tr>{rows}</table>")  # fmt: skip
-    return f'<div class="cards">{head}</div>{_task_notes(t)}{outputs}{worst}'
+    return f'<div class="cards">{head}</div>{_task_notes(t)}{outputs}{_task_slices(t)}{worst}'
+
+
+def _task_slices(t: dict) -> str:
+    """A concatenated regression output: MAE / RMSE / SQNR per input slice (issue 25)."""
+    rows = ""
+    for s in t.get("slices") or ():
+        warn = ' class="sev-warning"' if s.get("collapsed") else ""
+        label = f"{s['start']}:{s['stop']}"
+        rows += (f"<tr{warn}>{_txt(label)}{_txt(s['source'])}{_num(s['mae'], 'slice.mae')}{_num(s['rmse'], 'slice.rmse')}"
+                 f"{_num(s.get('sqnr_db'), 'slice.sqnr_db')}{_num(s.get('steps_used'), 'slice.steps_used')}"
+                 f"{_txt('yes' if s.get('collapsed') else '')}</tr>")
+    if not rows:
+        return ""
+    return ("<h3>Per input slice of the output</h3><table><tr><th>slice</th><th>from</th><th>MAE</th><th>RMSE</th>"
+            f"<th>SQNR dB</th><th>steps used</th><th>collapsed in B</th></tr>{rows}</table>")
 
 
 def _where(f: dict, report: dict) -> str:
