@@ -253,3 +253,28 @@ def test_json_contract_and_round_trip(det, tmp_path):
     assert [lay.diagnosis for lay in back.layers] == [lay.diagnosis for lay in res.layers]
     assert any(lay.diagnosis.cause == "mixed_ranges" and lay.diagnosis.source_op is not None for lay in back.layers)
     assert "mixed_ranges" in CAUSES and "channel_imbalance" in CAUSES and "equalize" in EDITS
+
+
+def test_a_yolo_layout_head_and_a_pack_are_measured_along_their_axis(tmp_path):
+    """YOLOv8's layout: the concatenation runs along axis 1 of (1, 7, 64), not the channel axis,
+    and a PACK stacks a pixel map with a score map on a new axis 1: their slices come from the
+    sums along that axis (native kernel), equal to numpy on LiteRT's tensors; both are diagnosed."""
+    from tests.helpers.inside_head_fixtures import yolo_models
+
+    paths = yolo_models(CACHE)
+    images = ix.detector_images(12, seed=4)
+    np.savez(tmp_path / "images.npz", image=images)
+    res = _compare(paths["yolo_float"], paths["yolo_int8"], tmp_path / "images.npz")
+    cat, pack = _layer(res, "CONCATENATION"), next(lay for lay in res.layers if lay.op_type == "PACK" and lay.slices
+                                                      and lay.dtype == "int8")
+    assert [(s.start, s.stop) for s in cat.slices] == [(0, 4), (4, 7)] and cat.slices[0].axis == 1
+    assert [(s.start, s.stop) for s in pack.slices] == [(0, 1), (1, 2)] and pack.slices[0].axis == 1
+    for lay, bounds in ((cat, [(0, 4), (4, 7)]), (pack, [(0, 1), (1, 2)])):
+        ref = _numpy_parts(paths["yolo_float"], paths["yolo_int8"], images, lay, 1, bounds)
+        for s, (sq, rng) in zip(lay.slices, ref, strict=True):
+            assert s.sqnr_db == pytest.approx(sq, abs=0.01), (lay.op_type, s)
+            assert s.steps_used == pytest.approx(rng / lay.scale[0], rel=1e-6)
+        assert lay.diagnosis.cause == "mixed_ranges", lay.diagnosis
+        assert lay.metrics.sqnr_db - min(s.sqnr_db for s in lay.slices) >= 20
+    # both model outputs (read through DEQUANTIZE) carry the same slices
+    assert len(res.outputs) == 2 and all(o.slices and o.slices[0].axis == 1 for o in res.outputs)

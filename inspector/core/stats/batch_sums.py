@@ -34,15 +34,6 @@ def _eligible(job: Job, x_dtype: str, q_dtype: str) -> bool:
     return st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1)
 
 
-def _outward(bound: np.ndarray, side: int) -> np.ndarray:
-    """float32 bounds such that, for every float32 x, x < lo32 iff x < lo (side -1: lo, rounded
-    up) and x > hi32 iff x > hi (side +1: hi, rounded down)."""
-    b32 = bound.astype(np.float32)
-    wrong = b32 < bound if side < 0 else b32 > bound
-    toward = np.float32(np.inf if side < 0 else -np.inf)
-    return np.where(wrong, np.nextafter(b32, toward), b32).astype(np.float32)
-
-
 class BatchStats:
     def __init__(self, jobs: list[Job], x_dtypes: list[str], q_dtypes: list[str], sizes: list[int], shapes: list[tuple]):
         lib = native_stats.library()
@@ -71,7 +62,7 @@ class BatchStats:
         # float32 forms for the float32-block kernels: scales (float32 in the file) and zero
         # points are exact; clip bounds rounded outward so `x < lo` on float32 x is unchanged.
         self.s32, self.z32 = self.s.astype(np.float32), self.z.astype(np.float32)
-        self.lo32, self.hi32 = _outward(self.lo, -1), _outward(self.hi, +1)
+        self.lo32, self.hi32 = native_stats.outward(self.lo, -1), native_stats.outward(self.hi, +1)
         self.scratch = np.zeros(7 * (int(max(widths, default=0)) + 1024), np.float32)  # 5 sums, min, max per lane
         self.choff = np.concatenate([[0], np.cumsum(self.width)[:-1]]).astype(np.int64) if J else np.zeros(0, np.int64)
         total = int(self.width.sum())

@@ -97,6 +97,15 @@ def supports(x: np.ndarray, q: np.ndarray) -> bool:
     return x.dtype == np.float32 and q.dtype in _KERNELS
 
 
+def outward(bound: np.ndarray, side: int) -> np.ndarray:
+    """float32 bounds such that, for every float32 x, x < lo32 iff x < lo (side -1: lo, rounded
+    up) and x > hi32 iff x > hi (side +1: hi, rounded down)."""
+    b32 = bound.astype(np.float32)
+    wrong = b32 < bound if side < 0 else b32 > bound
+    toward = np.float32(np.inf if side < 0 else -np.inf)
+    return np.where(wrong, np.nextafter(b32, toward), b32).astype(np.float32)
+
+
 _P = ctypes.c_void_p
 
 
@@ -152,3 +161,24 @@ def channel_error_sums(x: np.ndarray, q: np.ndarray, s: float, z: float) -> np.n
         fn(_P(xf.ctypes.data), _P(qf.ctypes.data), rows, ctypes.c_int64(w), ctypes.c_float(s), ctypes.c_float(z),
            _P(ce.ctypes.data), _P(a.ctypes.data))  # fmt: skip
     return ce
+
+
+def middle_axis_sums(x: np.ndarray, q: np.ndarray, axis: int, s: float, z: float, lo: float, hi: float) -> dict[str, np.ndarray] | None:
+    """Per index of `axis` (x viewed as (outer, n, inner)): sums of x^2 and e^2, minimum and
+    maximum of x, count outside [lo, hi] (lo/hi as float32, rounded outward by the caller); None
+    when the kernel is not available for these dtypes (int16: the numpy path)."""
+    lib = library()
+    if lib is None or x.dtype != np.float32 or q.dtype not in (np.float32, np.int8, np.uint8) or x.shape != q.shape:
+        return None
+    ax = axis % x.ndim
+    n = x.shape[ax]
+    outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+    inner = int(np.prod(x.shape[ax + 1 :], dtype=np.int64))
+    xf, qf = np.ascontiguousarray(x), np.ascontiguousarray(q)
+    out = {k: np.zeros(n) for k in ("x2", "e2", "clip")}
+    out["min"], out["max"] = np.full(n, np.inf), np.full(n, -np.inf)
+    fn = getattr(lib, "rows_" + _KERNELS[q.dtype])
+    fn.restype = None
+    fn(_P(xf.ctypes.data), _P(qf.ctypes.data), ctypes.c_int64(outer), ctypes.c_int64(n), ctypes.c_int64(inner),
+       ctypes.c_float(s), ctypes.c_float(z), ctypes.c_float(lo), ctypes.c_float(hi), *(_P(out[k].ctypes.data) for k in ("x2", "e2", "min", "max", "clip")))
+    return out

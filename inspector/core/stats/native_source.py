@@ -328,6 +328,42 @@ void chmean_i16(const float *restrict x, const int16_t *restrict q, int64_t rows
         for (int64_t c = 0; c < w; c++) ce[c] += (double)x[r * w + c] - ((double)q[r * w + c] - z) * s;
 }
 
+/* Sums per index of a middle axis: x viewed as (outer, n, inner), per index a of n over all
+   outer and inner: x^2, e^2 (float32 blocks of at most BLK terms into float64), minimum and maximum
+   of x, count of x outside [lo, hi] (a concatenation's slices along an axis that is not the last;
+   rmn/rmx start at +-inf). */
+#define ROWS(NAME, QT, DEQ)                                                                      \
+void NAME(const float *restrict x, const QT *restrict q, int64_t outer, int64_t n, int64_t inner,\
+          float s, float z, float lo, float hi, double *restrict rx2, double *restrict re2,      \
+          double *restrict rmn, double *restrict rmx, double *restrict rcl)                      \
+{                                                                                               \
+    for (int64_t o = 0; o < outer; o++)                                                         \
+        for (int64_t a = 0; a < n; a++) {                                                       \
+            const float *restrict xr = x + (o * n + a) * inner;                                 \
+            const QT *restrict qr = q + (o * n + a) * inner;                                    \
+            double x2 = 0, e2 = 0;                                                              \
+            float mn = 3.402823466e38f, mx = -3.402823466e38f;                                  \
+            int64_t cl = 0;                                                                     \
+            for (int64_t c0 = 0; c0 < inner; c0 += BLK) {                                       \
+                int64_t c1 = c0 + BLK < inner ? c0 + BLK : inner;                               \
+                float ax2 = 0, ae2 = 0;                                                         \
+                int32_t acl = 0;                                                                \
+                for (int64_t i = c0; i < c1; i++) {                                             \
+                    float xv = xr[i], qv = (float)qr[i], e = xv - (DEQ);                        \
+                    ax2 += xv * xv; ae2 += e * e;                                               \
+                    mn = xv < mn ? xv : mn; mx = xv > mx ? xv : mx;                             \
+                    acl += (xv < lo) | (xv > hi);                                               \
+                }                                                                               \
+                x2 += ax2; e2 += ae2; cl += acl;                                                \
+            }                                                                                   \
+            rx2[a] += x2; re2[a] += e2; rcl[a] += (double)cl;                                   \
+            if (inner > 0) { rmn[a] = mn < rmn[a] ? mn : rmn[a]; rmx[a] = mx > rmx[a] ? mx : rmx[a]; } \
+        }                                                                                       \
+}
+ROWS(rows_f32, float, qv)
+ROWS(rows_i8, int8_t, (qv - z) * s)
+ROWS(rows_u8, uint8_t, (qv - z) * s)
+
 /* Every tensor pair of one sample in one call (no Python between layers, GIL released).
    qtype: 0 float32, 1 int8, 2 uint8 (float32 blocks), 3 int16 (float64: its rounding noise is
    far below float32 resolution). width > 0 adds per-channel sums at choff (x^2, e^2 and e, the

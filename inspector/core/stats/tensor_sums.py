@@ -95,14 +95,58 @@ def accumulate(
 
 
 def add_slices(st: TensorStats, x: np.ndarray, q: np.ndarray, quant: Quantization | None) -> None:
-    """Add one sample to the sums along a concatenation's axis (`st.slices`), in float64."""
+    """Add one sample to the sums along a concatenation's axis (`st.slices`). float32 tensors
+    with one scale: in float32 with pairwise sums per index (relative error ~1e-6, tested against
+    the float64 definition; a detector's [1, 84, 8400] head in ~3 ms instead of ~11); else float64."""
     if st.slices is None or x.ndim == 0:
         return
-    y = dequantized(q, quant)
     lo = hi = None
     if st.lo is not None and st.hi is not None:
         lo, hi = st._bcast(st.lo, x.ndim), st._bcast(st.hi, x.ndim)
-    st.slices.update(x, y, lo, hi)
+    one_scale = quant is None or not quant.per_channel
+    if x.dtype == np.float32 and one_scale and (lo is None or np.size(lo) == 1) and x.shape == q.shape:
+        if native_stats.available() and _slices_native(st.slices, x, q, quant, lo, hi):
+            return
+        _slices_f32(st.slices, x, q, quant, lo, hi)
+        return
+    st.slices.update(x, dequantized(q, quant), lo, hi)
+
+
+def _slices_native(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo, hi) -> bool:
+    """The C kernel's sums per index (False when it does not take these dtypes, or the data are
+    not finite: the numpy path then)."""
+    s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
+    low = -np.inf if lo is None else float(np.asarray(lo).reshape(-1)[0])
+    high = np.inf if hi is None else float(np.asarray(hi).reshape(-1)[0])
+    # float32 bounds with the same comparisons on float32 x
+    l32, h32 = float(native_stats.outward(np.array([low]), -1)[0]), float(native_stats.outward(np.array([high]), +1)[0])
+    r = native_stats.middle_axis_sums(x, q, a.axis, s, z, l32, h32)
+    if r is None or not np.isfinite(r["x2"].sum() + r["e2"].sum() + r["min"].min() + r["max"].max()):
+        return False
+    a.add(x.size // max(x.shape[a.axis % x.ndim], 1), r["x2"], r["e2"], r["min"], r["max"], r["clip"])
+    return True
+
+
+def _slices_f32(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo, hi) -> None:
+    ax = a.axis % x.ndim
+    n = x.shape[ax]
+    outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+    x3 = np.ascontiguousarray(x).reshape(outer, n, -1)
+    if quant is None:
+        y3 = np.asarray(q, np.float32).reshape(outer, n, -1)
+    else:
+        y3 = np.subtract(q.reshape(outer, n, -1), np.float32(quant.zero_points[0]), dtype=np.float32)
+        y3 *= np.float32(quant.scales[0])
+    e3 = np.subtract(x3, y3, out=y3)
+    x2 = np.square(x3).sum(axis=(0, 2), dtype=np.float64)
+    e2 = np.square(e3, out=e3).sum(axis=(0, 2), dtype=np.float64)
+    mn, mx = x3.min(axis=(0, 2)).astype(np.float64), x3.max(axis=(0, 2)).astype(np.float64)
+    clip = np.zeros(n)
+    if lo is not None and hi is not None:
+        low, high = float(np.asarray(lo).reshape(-1)[0]), float(np.asarray(hi).reshape(-1)[0])
+        if mn.min() < low or mx.max() > high:
+            clip = np.count_nonzero((x3 < low) | (x3 > high), axis=(0, 2)).astype(np.float64)
+    a.add(x.size // n, x2, e2, mn, mx, clip)
 
 
 def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> bool:
