@@ -25,6 +25,7 @@ from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.review.audit import audit_model
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.model import load_model
+from inspector.core.writing import to_json_text
 from tests.helpers import inside_fixtures as ix
 from tests.helpers.paths import REPO
 from tests.helpers.reference import preserving_interpreter
@@ -233,7 +234,7 @@ def test_audit_names_the_mixed_inputs(det):
 
 def test_json_contract_and_round_trip(det, tmp_path):
     res = _compare(det["det_float"], det["det_int8"], det["npz"])
-    d = json.loads(json.dumps(res.to_json()))
+    d = json.loads(to_json_text(res.to_json(include_per_sample=True)))  # strict JSON, as sessions write it
     cat = next(x for x in d["layers"] if x["op_type"] == "CONCATENATION")
     assert {"axis", "count", "worst", "range_ratio"} <= set(cat["channels"])
     assert set(cat["channels"]["worst"]) == {"index", "sqnr_db", "range_use"}

@@ -110,9 +110,9 @@ class ChannelStats:
                       "range_use": None if ru is None or not self.count else _fin(float(ru[w]))},
             "range_ratio": _fin(self.range_ratio),
             "sqnr_db": [_fin(v) if not (isinstance(v, float) and v == -math.inf) else "-inf" for v in self.sqnr_db],
-            "float_min": list(self.float_min),
-            "float_max": list(self.float_max),
-            "clip_rate": None if self.clip_rate is None else list(self.clip_rate),
+            "float_min": [_fin(v) for v in self.float_min],
+            "float_max": [_fin(v) for v in self.float_max],
+            "clip_rate": None if self.clip_rate is None else [_fin(v) for v in self.clip_rate],
             "scale": None if self.scales is None else list(self.scales),
             "range_width": None if self.range_widths is None else list(self.range_widths),
         }
@@ -125,8 +125,12 @@ class ChannelStats:
         def opt(k):
             return None if d.get(k) is None else tuple(d[k])
 
-        return cls(d["axis"], tuple(db(v) for v in d.get("sqnr_db", ())), tuple(d.get("float_min", ())),
-                   tuple(d.get("float_max", ())), opt("clip_rate"), opt("scale"), opt("range_width"))
+        def nums(k):
+            return tuple(math.nan if v is None else float(v) for v in d.get(k) or ())
+
+        clip = None if d.get("clip_rate") is None else nums("clip_rate")
+        return cls(d["axis"], tuple(db(v) for v in d.get("sqnr_db", ())), nums("float_min"), nums("float_max"), clip,
+                   opt("scale"), opt("range_width"))
 
 
 @dataclass(frozen=True)
