@@ -7,6 +7,8 @@ tests/core/test_inside_diagnosis.py)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -80,3 +82,23 @@ def test_output_summary_names_the_slice(compared):
     win, _result, _cat = compared
     text = win.compare_features.summary.text
     assert "⚠ slice 4:7 of op" in text and "LOGISTIC" in text and "the tensor reads" in text
+
+
+def test_apply_fix_of_the_mixed_ranges_concatenation(qtbot, compared):
+    win, before, cat = compared
+    feats = win.diagnosis_features
+    fix = cat.diagnosis.fix
+    assert fix.edit == "keep_float"
+    with qtbot.waitSignal(win.requantize.finished, timeout=RUN_MS) as blocker:
+        assert feats.apply_fix(cat.op_index) is not None
+    v = blocker.args[0]
+    after = v.comparison
+    out_b, out_a = before.outputs[0].slices[1], after.outputs[0].slices[1]
+    assert out_a.sqnr_db - out_b.sqnr_db >= 20, (out_b.sqnr_db, out_a.sqnr_db)
+    text = "\n".join(feats.outcome)
+    m = re.search(rf"slice 4:7 of op {cat.op_index}: SQNR ([\d.]+) → ([\d.]+) dB", text)
+    assert m and float(m.group(1)) == pytest.approx(cat.slices[1].sqnr_db, abs=0.01), text
+    assert float(m.group(2)) - float(m.group(1)) >= 20
+    # the reshape carrying the scores, found after the edit by A's tensor (B's op indices moved)
+    path_op = next(op for op in fix.ops if op != cat.op_index)
+    assert re.search(rf"op {path_op} RESHAPE: SQNR 0\.00 → [\d.]+ dB", text), text
