@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-below-sqnr", type=float, metavar="DB",
                    help="exit 1 when a model output's SQNR is below DB: the whole output's, or that of its worst "
                         "slice (an output concatenated from several inputs) or channel (last axis; near-dead "
-                        "channels under 1/4 of the median channel's range are not counted)")
+                        "channels under 1/4 of the median channel's range are not counted; a classifier's "
+                        "channels are its classes, not gated one by one)")
     p.add_argument("--task", choices=("auto", "classification", "regression", "other"), default="auto",
                    help="task metrics of the outputs: classification (accuracy, agreement) or regression "
                         "(MAE, RMSE, max error; 'other' is its old name); auto: classification where a "
@@ -172,7 +173,12 @@ def _gate(result, threshold: float) -> int:
     from inspector.core.compare.export import worst_layers
     from inspector.core.compare.inside import gate_floor
 
-    floors = [(o, *gate_floor(o.metrics.sqnr_db, o.channels, o.slices)) for o in result.outputs]
+    def classes(k: int) -> bool:  # a classifier's channels are its classes: the whole output and slices gate it
+        kind = result.task_kind or (result.output_kinds[k][0] if k < len(result.output_kinds) else None)
+        return kind == "classification"
+
+    floors = [(o, *gate_floor(o.metrics.sqnr_db, None if classes(k) else o.channels, o.slices))
+              for k, o in enumerate(result.outputs)]
     bad = [(o, v, what) for o, v, what in floors if not math.isnan(v) and v < threshold]
     if not bad:
         return 0

@@ -85,3 +85,17 @@ def test_a_healthy_trained_cnn_gets_no_inside_verdict(capfd):
     # ... although one near-dead ReLU channel reads ~0 dB: under a quarter of the median range, not named
     assert any(c is not None and c["worst"]["sqnr_db"] is not None and c["worst"]["sqnr_db"] < 5
                for c in (lay["channels"] for lay in d["layers"]))
+
+
+def test_a_classifiers_classes_are_not_gated_one_by_one(capfd):
+    """A classifier's output channels are its classes: a rare class reads a low SQNR of its own
+    (here ~33 dB beside 38.5 dB for the whole output); the gate reads the whole output."""
+    tf = TaskFixtures(REPO / ".fixture-cache")
+    cls = tf.models()
+    args = ["compare", str(cls["cls_float"]), str(cls["cls_int8"]), "--inputs", str(tf.npz(40))]
+    assert main([*args, "--json", "-"]) == 0
+    out = json.loads(capfd.readouterr().out)["outputs"][0]
+    whole, worst = out["metrics"]["sqnr_db"], out["channels"]["worst"]["sqnr_db"]
+    assert worst < 35 < whole
+    assert main([*args, "--fail-below-sqnr", "35"]) == 0
+    assert main([*args, "--fail-below-sqnr", f"{whole + 1:.1f}"]) == 1
