@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from inspector.core.compare.concat_layout import CONCAT_OPS
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import LayerResult
@@ -134,7 +136,7 @@ def channel_imbalance(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
     big = int(c.ranges().argmax())
     ev = (f"channel {big} spans {c.float_min[big]:.3g}..{c.float_max[big]:.3g} and sets the one scale "
           f"{layer.scale[0]:.3g}: channel ranges differ {ratio:.0f}x (largest / median), {100 * share:.0f}% of the "
-          f"{c.count} channels keep under {t.imbalance_steps:g} steps (median {float(_median(steps)):.1f}); worst "
+          f"{c.count} channels keep under {t.imbalance_steps:g} steps (median {float(np.median(steps)):.1f}); worst "
           f"channel {c.worst} reads SQNR {_db(c.sqnr_db[c.worst])} dB, the tensor {_db(layer.metrics.sqnr_db)} dB")
     pair = equalize_pair(qm, layer.op_index)
     if pair is not None:
@@ -144,12 +146,6 @@ def channel_imbalance(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
     else:
         fix = None
     return Diagnosis("channel_imbalance", ev, fix)
-
-
-def _median(v) -> float:
-    import numpy as np
-
-    return float(np.median(v))
 
 
 def point_at_inside_causes(qm: Model, by_op: dict[int, LayerResult], found: dict[int, Diagnosis], t) -> dict[int, Diagnosis]:
