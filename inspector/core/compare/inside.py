@@ -7,7 +7,8 @@ steps used (float range / scale) follow from B's scale. JSON (the contract, exte
 {"axis", "count", "worst": {"index", "sqnr_db", "range_use"}, "range_ratio"} plus the per-channel
 lists. `SliceStats`: the same figures for each input slice of a CONCATENATION / PACK along its axis:
 {"input", "start", "stop", "sqnr_db", "range_use", "steps_used"} plus where the slice comes from.
-Infinite SQNR (and a range ratio over a zero median) is written as null.
+Infinite SQNR (and a range ratio over a zero median) is written as null; in the per-channel list a
+channel whose float values are all zero while B's are not (SQNR -inf) is written as "-inf".
 """
 
 from __future__ import annotations
