@@ -73,17 +73,24 @@ class PerChannelView(QWidget):
         self.sqnr_points = pg.PlotDataItem(pen=None, symbol="o", symbolSize=6, symbolBrush=COLOR_B, symbolPen=None)
         self.steps_points = pg.PlotDataItem(pen=None, symbol="s", symbolSize=6, symbolBrush=COLOR_A, symbolPen=None)
         self.tensor_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(COLOR_SECOND, width=1, style=Qt.PenStyle.DashLine),
-                                           label="tensor {value:.1f} dB", labelOpts={"position": 0.05, "color": COLOR_SECOND})
+                                           label="tensor {value:.1f} dB", labelOpts={"position": 0.5, "color": COLOR_SECOND})
         self.sqnr_plot.addItem(self.sqnr_points)
         self.sqnr_plot.addItem(self.tensor_line)
         self.steps_plot.addItem(self.steps_points)
         self.slice_items: list = []
         style_plot(self.channel_plots, [self.sqnr_plot, self.steps_plot])
+        channels = QWidget()  # the layer's channels beside the tensor's scales: each keeps the full height
+        side = QVBoxLayout(channels)
+        side.setContentsMargins(0, 0, 0, 0)
+        side.addWidget(self.channel_title)
+        side.addWidget(self.channel_plots, 1)
+        self.channel_box = channels
+        row = QHBoxLayout()
+        row.addWidget(self.plots, 1)
+        row.addWidget(channels, 1)
         lay = QVBoxLayout(self)
         lay.addLayout(bar)
-        lay.addWidget(self.plots, 1)
-        lay.addWidget(self.channel_title)
-        lay.addWidget(self.channel_plots, 2)
+        lay.addLayout(row, 1)
         self.set_layer(None)
         self.log_check.toggled.connect(lambda on: self.scale_plot.setLogMode(y=on))
         self.set_tensor(None)
@@ -97,12 +104,10 @@ class PerChannelView(QWidget):
         self.has_channels = s is not None
         if s is None:
             self.channel_title.setText("")
-            self.channel_title.hide()
-            self.channel_plots.hide()
+            self.channel_box.hide()
             self._fit()
             return
-        self.channel_title.show()
-        self.channel_plots.show()
+        self.channel_box.show()
         verdict = f"<br><span style='color:{COLOR_CLIP}'>⚠ {s.verdict}</span>" if s.verdict else ""
         self.channel_title.setText(f"{s.title}{verdict}")
         self.sqnr_points.setData(s.x, s.sqnr_db)
