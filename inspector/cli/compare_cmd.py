@@ -33,7 +33,11 @@ def add_parser(sub) -> None:
                    help="compare this signature (its subgraph, inputs and outputs; default: subgraph 0)")
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")
     p.add_argument("--csv", metavar="PATH", help="write one CSV row per layer to PATH")
-    p.add_argument("--fail-below-sqnr", type=float, metavar="DB", help="exit 1 when a model output's SQNR is below DB")
+    p.add_argument("--fail-below-sqnr", type=float, metavar="DB",
+                   help="exit 1 when a model output's SQNR is below DB: the whole output's, or that of its worst "
+                        "slice (an output concatenated from several inputs) or channel (last axis; near-dead "
+                        "channels under 1/4 of the median channel's range are not counted; a classifier's "
+                        "channels are its classes, not gated one by one)")
     p.add_argument("--task", choices=("auto", "classification", "regression", "other"), default="auto",
                    help="task metrics of the outputs: classification (accuracy, agreement) or regression "
                         "(MAE, RMSE, max error; 'other' is its old name); auto: classification where a "
@@ -174,12 +178,20 @@ def _checked_comparison(args: argparse.Namespace, opts, guarded_pair, compare_in
 
 def _gate(result, threshold: float) -> int:
     from inspector.core.compare.export import worst_layers
+    from inspector.core.compare.inside import gate_floor
 
-    bad = [o for o in result.outputs if not math.isnan(o.metrics.sqnr_db) and o.metrics.sqnr_db < threshold]
+    def classes(k: int) -> bool:  # a classifier's channels are its classes: the whole output and slices gate it
+        kind = result.task_kind or (result.output_kinds[k][0] if k < len(result.output_kinds) else None)
+        return kind == "classification"
+
+    floors = [(o, *gate_floor(o.metrics.sqnr_db, None if classes(k) else o.channels, o.slices))
+              for k, o in enumerate(result.outputs)]
+    bad = [(o, v, what) for o, v, what in floors if not math.isnan(v) and v < threshold]
     if not bad:
         return 0
-    for o in bad:
-        print(f"FAIL: output '{o.name}' SQNR {o.metrics.sqnr_db:.2f} dB is below {threshold:g} dB", file=sys.stderr)
+    for o, v, what in bad:
+        whole = "" if what == "SQNR" else f" (the whole output reads {o.metrics.sqnr_db:.2f} dB)"
+        print(f"FAIL: output '{o.name}' {what} {v:.2f} dB is below {threshold:g} dB{whole}", file=sys.stderr)
     worst = ", ".join(f"op {w.op_index} {w.op_type} '{w.tensor_name}' ({w.metrics.sqnr_db:.2f} dB)" for w in worst_layers(result, 3))
     of = f" of signature '{result.signature}'" if result.signature is not None else ""
     print(f"worst layers{of} (accumulated SQNR): {worst}", file=sys.stderr)

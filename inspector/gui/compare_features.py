@@ -26,6 +26,7 @@ from inspector.core.viewdata.layer_series import (
     format_value,
     layer_tooltip,
     op_errors,
+    worst_channel_cell,
 )
 from inspector.gui.compare_controller import CompareController, SampleRun
 from inspector.gui.views.activation_view import ActivationView
@@ -194,8 +195,15 @@ class CompareFeatures(QObject):
             if result is None:
                 pane.set_errors({})
                 pane.set_causes({})
+                pane.set_worst_channels({})
                 continue
             pane.set_causes({op: cause_cell(layer) for op, layer in op_errors(result, float_side=slot == "A").items()})
+            worst = {}
+            for op, layer in op_errors(result, float_side=slot == "A").items():
+                text, v, tip = worst_channel_cell(layer)
+                if text:
+                    worst[op] = (text, grade_color(error_grade(v)), tip)
+            pane.set_worst_channels(worst)
             errors = {}
             for op, layer in op_errors(result, float_side=slot == "A").items():
                 m = layer.isolated if isolated else layer.metrics
@@ -232,6 +240,9 @@ class CompareFeatures(QObject):
         i = self.current_layer()
         r = self.compare.result
         op = r.layers[i].op_index if r is not None and i is not None else None
+        per_channel = getattr(self.window, "per_channel_view", None)
+        if per_channel is not None:  # the selected layer's channels and slices (issue 25)
+            per_channel.set_layer(r.layers[i] if r is not None and i is not None else None)
         self.plot.set_selected(op)
         self.sample_plot.set_selected(op)
         if r is None:

@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from inspector.core.compare.diagnosis import with_diagnoses
+from inspector.core.compare.inside import channel_stats, slice_stats
 from inspector.core.compare.isolated import build_isolated_plan
 from inspector.core.compare.options import CompareOptions
 from inspector.core.compare.pair_check import PairCheck, check_pair
@@ -156,7 +157,12 @@ def compare_models(
     if iso_batch is not None:
         iso_batch.finish()
     layers = with_diagnoses(fm, qm, tuple(_layer_result(j, iso_plan) for j in plan.layers))
-    outputs = tuple(OutputResult(o.name, o.float_tensor, o.quant_tensor, o.stats.result()) for o in plan.outputs)
+    outputs = tuple(
+        OutputResult(o.name, o.float_tensor, o.quant_tensor, o.stats.result(),
+                     channel_stats(o.stats, len(qm.main.tensors[o.quant_tensor].shape)),
+                     slice_stats(o.stats, o.concat, len(qm.main.tensors[o.quant_tensor].shape)))
+        for o in plan.outputs
+    )
     return ComparisonResult(
         float_path=str(float_path),
         quant_path=str(quant_path),
@@ -318,6 +324,8 @@ def _layer_result(j: LayerJob, iso_plan) -> LayerResult:
         quantized_dimension=None if q is None else q.quantized_dimension,
         float_min=st.xmin if math.isfinite(st.xmin) else None,
         float_max=st.xmax if math.isfinite(st.xmax) else None,
+        channels=channel_stats(st, len(j.shape)),
+        slices=slice_stats(st, j.concat, len(j.shape)),
     )
 
 

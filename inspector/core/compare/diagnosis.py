@@ -6,9 +6,15 @@ Each compared layer gets one cause, checked in this order (the first that holds 
 - `clipping`: float values beyond B's representable range (clip rate), an own error far above
   rounding, and clipping able to carry that error (clip rate x largest overshoot^2 >= own MSE)
   -> `recalibrate`;
+- `mixed_ranges` (`diagnosis_inside`): a CONCATENATION / PACK whose inputs' float ranges differ
+  > 16x under one output scale, its smallest slice far below good -> `keep_float` where the result
+  is B's final float output, else `a16w8` where LiteRT has the kernel;
 - `resolution`: the float values use a small part of the range (few steps) and the own SQNR is
   below `good_db` (a transformer's layer-norm variance spans 8% of its range at 57 dB: no
   problem) -> `recalibrate`;
+- `channel_imbalance` (`diagnosis_inside`): a per-tensor activation whose channel ranges differ
+  > 16x with most channels under 16 steps -> `equalize` of its producer and consumer, else `a16w8`
+  (a consumer damaged by it, and a slice's way into a mixed concatenation, point at these causes);
 - `weight_channels`: per-tensor weights over channels whose float ranges differ (the gain
   per-channel weights would give, predicted from A's channel ranges) -> `per_channel`;
 - `weight_rounding`: B's weights represent A's poorly (weight SQNR low) with an own error far
@@ -43,13 +49,19 @@ from inspector.core.compare.diagnosis_figures import (  # noqa: F401  (re-export
     weight_channel_gain_db,
     weight_sqnr_db,
 )
+from inspector.core.compare.diagnosis_inside import (
+    channel_imbalance,
+    mixed_ranges,
+    point_at_inside_causes,
+)
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
 
-CAUSES = ("kernel", "clipping", "resolution", "weight_channels", "bias_shift", "weight_rounding", "inherited", "none")
+CAUSES = ("kernel", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
+          "weight_rounding", "inherited", "none")
 EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate", "equalize")
 A16W8_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "SOFTMAX", "LOGISTIC", "TANH", "MEAN"})
 
@@ -71,6 +83,11 @@ class Thresholds:
     good_db: float = 35.0  # at or above this: a coarse grid costs nothing worth an edit (resolution, own SQNR)
     # and nothing is worth pointing upstream for (inherited, accumulated SQNR)
     kernel_lsb: float = 2.0  # runtime vs spec (or first divergence) by at least this many steps
+    # inside the tensor (issue 25; measured in tests/core/test_inside_diagnosis.py)
+    mixed_ratio: float = 16.0  # concatenated inputs' float ranges differ more than this (detector head: ~900x)
+    imbalance_ratio: float = 16.0  # largest / median channel float range (planted outlier: 94x; healthy <= 6x)
+    imbalance_steps: float = 16.0  # a channel under this many steps of the tensor's scale is starved
+    imbalance_share: float = 0.5  # ... for more than this share of the channels ("most")
 
 
 THRESHOLDS = Thresholds()
@@ -135,9 +152,15 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity=None, t: Thr
     if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips:
         return Diagnosis("clipping", f"{100 * m.clip_rate:.2f}% of the float values lie beyond B's range; {which} RMSE "
                                      f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(qm, layer))
+    mixed = mixed_ranges(qm, layer, t)
+    if mixed is not None:
+        return mixed
     if m.range_use is not None and m.range_use < t.range_use and own.sqnr_db < t.good_db and not _fixed(qm, layer.op_index):
         return Diagnosis("resolution", f"the float values use {100 * m.range_use:.1f}% of B's range (about "
                                        f"{255 * m.range_use:.0f} steps); SQNR {_db(m.sqnr_db)} dB", _range_fix(qm, layer))
+    imbalance = channel_imbalance(qm, layer, t)
+    if imbalance is not None:
+        return imbalance
     weight_op = layer.op_type in WEIGHT_OPS
     gain = weight_channel_gain_db(fm, qm, layer) if weight_op and big else None  # weights read only when needed
     if gain is not None and gain >= t.weight_gain_db and big:
@@ -196,6 +219,7 @@ def diagnose(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity=None,
     by_op = {}
     for layer in layers:
         by_op.setdefault(layer.op_index, layer)
+    own = point_at_inside_causes(qm, by_op, own, t)
     for op, layer in by_op.items():
         d = own[op]
         if d.cause == "none" and layer.isolated is not None:

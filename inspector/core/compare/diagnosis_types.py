@@ -33,5 +33,6 @@ class Diagnosis:
         f = d.get("fix")
         evidence = d.get("evidence", "")
         # the JSON keeps the contract's three keys; the upstream op of `inherited` is in its evidence
-        m = re.search(r"comes from op (\d+)", evidence) if d["cause"] == "inherited" else None
+        pointing = ("inherited", "mixed_ranges", "channel_imbalance")  # the last two: a layer pointing at the cause
+        m = re.search(r"comes from op (\d+)", evidence) if d["cause"] in pointing else None
         return cls(d["cause"], evidence, None if f is None else Fix(f["edit"], tuple(f["ops"])), int(m.group(1)) if m else None)

@@ -16,6 +16,7 @@ import io
 import math
 import numbers
 
+from inspector.core.compare.inside import BELOW_DB, part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.stats.metrics import METRIC_KEYS, Metrics
 
@@ -137,11 +138,39 @@ def text_table(result: ComparisonResult) -> str:
             f"output {o.name}: SQNR {_fmt(m.sqnr_db)} dB, MSE {_fmt(m.mse, '.3g')}, "
             f"max |err| {_fmt(m.max_abs, '.3g')}, cosine {_fmt(m.cosine, '.5f')}"
         )
+    lines += inside_lines(result)
     if result.unmatched:
         lines.append(f"unmatched: {len(result.unmatched)}")
         for u in result.unmatched:
             lines.append(f"  {u['side']} op {u['op_index']} {u['op_type']} {u.get('tensor_name', '')}: {u['reason']}")
     return "\n".join(lines)
+
+
+def inside_lines(result: ComparisonResult, most: int = 8) -> list[str]:
+    """Where a channel or slice reads >= 20 dB below its tensor (issue 25): each model output's,
+    then the layers', largest gap first (at most `most` layers)."""
+    lines = []
+    for o in result.outputs:
+        v = part_verdict(f"output '{o.name}'", o.metrics.sqnr_db, o.channels, o.slices)
+        if v is not None:
+            lines.append(f"output {o.name}: {v}")
+    found = []
+    seen: set[int] = set()
+    for lay in result.layers:
+        if lay.op_index in seen:
+            continue
+        seen.add(lay.op_index)
+        v = part_verdict(f"op {lay.op_index}", lay.metrics.sqnr_db, lay.channels, lay.slices)
+        low = worst_part_db(lay.channels, lay.slices, live=True)
+        if v is not None and low is not None:
+            found.append((low - lay.metrics.sqnr_db, lay.op_index, v))
+    if found:
+        lines.append(f"inside the tensors ({len(found)} layer(s) with a channel or slice >= {BELOW_DB:g} dB below the tensor):")
+        for _, op, v in sorted(found)[:most]:
+            lines.append(f"  op {op}: {v}")
+        if len(found) > most:
+            lines.append(f"  ... and {len(found) - most} more (compare --json: each layer's \"channels\" and \"slices\")")
+    return lines
 
 
 def _cause(layer: LayerResult) -> str:

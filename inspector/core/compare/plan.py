@@ -3,7 +3,9 @@
 A layer is an output tensor of a quantized-model op other than QUANTIZE/DEQUANTIZE that has a
 float counterpart of the same shape, in the quantized model's execution order. Each gets a
 TensorStats set up with the quantized tensor's scale and representable range (per channel when
-it is quantized per channel) and per-channel SQNR along the last axis for conv/FC outputs.
+it is quantized per channel) and per-channel SQNR along the last axis for conv/FC outputs, and
+per-channel ranges and SQNR along the channel axis of every tensor (`inside`); a CONCATENATION /
+PACK output, and a model output read from one, also keeps sums per index of its axis.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inspector.core.compare.concat_layout import ConcatLayout, op_layout, output_layout
 from inspector.core.compare.pairing import TRANSPARENT_OPS, Pairing
 from inspector.core.quantmath.quant import representable_range
 from inspector.core.stats.metrics import TensorStats
@@ -29,15 +32,26 @@ def int_quant(t: Tensor) -> Quantization | None:
     return None
 
 
-def make_stats(scale_source: Tensor, shape: tuple[int, ...], op_type: str | None) -> TensorStats:
+def make_stats(
+    scale_source: Tensor, shape: tuple[int, ...], op_type: str | None, ranges: bool = False, concat_axis: int | None = None
+) -> TensorStats:
+    """`ranges`: keep per-channel sums and ranges along the channel axis (the last one, or the
+    quantized dimension); `concat_axis`: also per index of that axis when it is another one."""
     ch = -1 if op_type in PER_CHANNEL_SQNR_OPS and len(shape) >= 2 else None
     q = int_quant(scale_source)
+    ra = None
+    if ranges and q is not None and q.per_channel:
+        ra = q.quantized_dimension % max(len(shape), 1)
+    elif ranges and len(shape) >= 2 and shape[-1] >= 2:
+        ra = len(shape) - 1
+    sa = concat_axis if concat_axis is not None and concat_axis != ra else None
+    kw = {"channel_axis": ch, "range_axis": ra, "slice_axis": sa}
     if q is None:
-        return TensorStats(channel_axis=ch)
+        return TensorStats(**kw)
     lo, hi = representable_range(q, scale_source.dtype)
     if q.per_channel:
-        return TensorStats(np.asarray(q.scales, np.float64), lo, hi, quant_axis=q.quantized_dimension, channel_axis=ch)
-    return TensorStats(float(q.scales[0]), float(lo[0]), float(hi[0]), channel_axis=ch)
+        return TensorStats(np.asarray(q.scales, np.float64), lo, hi, quant_axis=q.quantized_dimension, **kw)
+    return TensorStats(float(q.scales[0]), float(lo[0]), float(hi[0]), **kw)
 
 
 @dataclass
@@ -54,6 +68,7 @@ class LayerJob:
     quant: Quantization | None  # dequantize the quantized values with this (None: float values)
     stats: TensorStats
     iso_stats: TensorStats | None = None
+    concat: ConcatLayout | None = None  # a CONCATENATION / PACK: where each input lies
 
 
 @dataclass
@@ -63,6 +78,7 @@ class OutputJob:
     quant_tensor: int
     quant: Quantization | None
     stats: TensorStats
+    concat: ConcatLayout | None = None  # read from a CONCATENATION / PACK (through DEQUANTIZE/RESHAPE/QUANTIZE)
 
 
 @dataclass
@@ -84,6 +100,7 @@ def plan_layers(fm: Model, qm: Model, pairing: Pairing) -> Plan:
     fsg, qsg = fm.main, qm.main
     plan = Plan()
     op_match = {p.quant_op: p.match for p in pairing.ops}
+    producers = qsg.producers()
     for op in qsg.ops:
         if op.type in TRANSPARENT_OPS:
             continue
@@ -108,6 +125,8 @@ def plan_layers(fm: Model, qm: Model, pairing: Pairing) -> Plan:
                 )
                 continue
             quant = int_quant(qt)
+            values = quant is not None or qt.dtype in ("float32", "float16")  # not shapes, indices
+            lay = op_layout(qsg, op, producers) if o == op.outputs[0] and values else None
             plan.layers.append(
                 LayerJob(
                     op_index=op.index,
@@ -120,8 +139,9 @@ def plan_layers(fm: Model, qm: Model, pairing: Pairing) -> Plan:
                     dtype=qt.dtype,
                     shape=tuple(qt.shape),
                     quant=quant,
-                    stats=make_stats(qt, qt.shape, op.type),
+                    stats=make_stats(qt, qt.shape, op.type, values, None if lay is None else lay.axis),
                     iso_stats=make_stats(qt, qt.shape, op.type),
+                    concat=lay,
                 )
             )
     for i in pairing.unmatched_float_ops:
@@ -148,5 +168,7 @@ def _outputs(fm: Model, qm: Model) -> list[OutputJob]:
         if int_quant(qt) is None and prod is not None and prod.type == "DEQUANTIZE" and prod.inputs:
             scale_src = qsg.tensors[prod.inputs[0]]  # float output of a quantized tensor: its grid
         name = qnames.get(qo) or fnames.get(fo) or qt.name
-        jobs.append(OutputJob(name, fo, qo, int_quant(qt), make_stats(scale_src, qt.shape, None)))
+        lay = output_layout(qsg, qo)
+        stats = make_stats(scale_src, qt.shape, None, True, None if lay is None else lay.axis)
+        jobs.append(OutputJob(name, fo, qo, int_quant(qt), stats, lay))
     return jobs

@@ -3,19 +3,22 @@
 JSON (issue 3): {"float", "quant", "runtime", "samples", "layers": [{"op_index", "op_type",
 "tensor_name", "float_tensor", "quant_tensor", "match", "metrics": {...}, "isolated": null|{...}}],
 "unmatched": [...], "outputs": [{"name", "metrics"}]}, extended (never renamed) with the quantized
-tensor's parameters, observed float range, per-channel SQNR, runtime description and timing.
+tensor's parameters, observed float range, per-channel SQNR, runtime description and timing, and
+(issue 25) each layer's and output's "channels" and a concatenation's "slices" (`inside`).
 Infinite SQNR (equal tensors) is written as null. `from_json` reloads what `to_json` wrote.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from inspector.core.compare.diagnosis_types import Diagnosis
+from inspector.core.compare.inside import ChannelStats, SliceStats
 from inspector.core.compare.pair_check import PairCheck
 from inspector.core.compare.task import TaskResult, task_metrics
+from inspector.core.compare.task_slices import slice_regression
 from inspector.core.stats.metrics import Metrics
 
 SCHEMA_VERSION = 1
@@ -41,6 +44,8 @@ class LayerResult:
     float_min: float | None = None  # observed range of the float reference over all samples
     float_max: float | None = None
     diagnosis: Diagnosis | None = None  # why the layer is bad and the edit for it (`diagnosis.py`)
+    channels: ChannelStats | None = None  # per channel along the channel axis (`inside`)
+    slices: tuple[SliceStats, ...] | None = None  # a CONCATENATION / PACK: per input slice
 
     @property
     def num_elements(self) -> int:
@@ -67,6 +72,7 @@ class LayerResult:
             "float_min": self.float_min,
             "float_max": self.float_max,
             "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
+            **_inside_json(self.channels, self.slices),
         }
 
     @classmethod
@@ -91,6 +97,7 @@ class LayerResult:
             float_min=d.get("float_min"),
             float_max=d.get("float_max"),
             diagnosis=None if d.get("diagnosis") is None else Diagnosis.from_json(d["diagnosis"]),
+            **_inside_from_json(d),
         )
 
 
@@ -100,6 +107,8 @@ class OutputResult:
     float_tensor: int
     quant_tensor: int
     metrics: Metrics
+    channels: ChannelStats | None = None
+    slices: tuple[SliceStats, ...] | None = None  # read from a concatenation
 
     def to_json(self) -> dict:
         return {
@@ -107,11 +116,27 @@ class OutputResult:
             "metrics": self.metrics.to_json(),
             "float_tensor": self.float_tensor,
             "quant_tensor": self.quant_tensor,
+            **_inside_json(self.channels, self.slices),
         }
 
     @classmethod
     def from_json(cls, d: dict) -> OutputResult:
-        return cls(d["name"], d.get("float_tensor", -1), d.get("quant_tensor", -1), Metrics.from_json(d["metrics"]))
+        return cls(d["name"], d.get("float_tensor", -1), d.get("quant_tensor", -1), Metrics.from_json(d["metrics"]),
+                   **_inside_from_json(d))
+
+
+def _inside_json(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> dict:
+    """ "channels" (null when not measured) and, for a concatenation, "slices"."""
+    out: dict = {"channels": None if channels is None else channels.to_json()}
+    if slices is not None:
+        out["slices"] = [s.to_json() for s in slices]
+    return out
+
+
+def _inside_from_json(d: dict) -> dict:
+    ch, sl = d.get("channels"), d.get("slices")
+    return {"channels": None if ch is None else ChannelStats.from_json(ch),
+            "slices": None if sl is None else tuple(SliceStats.from_json(s) for s in sl)}
 
 
 @dataclass(frozen=True)
@@ -191,7 +216,7 @@ class ComparisonResult:
             reason = f"--task {kind} (chosen by the user)"
         elif output < len(self.output_kinds):
             kind, reason = self.output_kinds[output]
-        return task_metrics(
+        t = task_metrics(
             pso.float_outputs(output),
             pso.quant_outputs(output),
             labels=labels,
@@ -201,6 +226,11 @@ class ComparisonResult:
             reason=reason,
             name=pso.names[output] if output < len(pso.names) else "",
         )
+        sl = self.outputs[output].slices if output < len(self.outputs) else None
+        if t.regression is not None and sl:  # a concatenated output: per slice too (issue 25)
+            whole = self.outputs[output].metrics.sqnr_db
+            t = replace(t, slices=slice_regression(pso.float_outputs(output), pso.quant_outputs(output), sl, whole))
+        return t
 
     def task_outputs(self) -> list[dict]:
         """Each model output's task kind and headline figures (regression metrics or agreement)."""

@@ -95,6 +95,7 @@ class TaskResult:
     float_constant: bool = False  # the float output is the same for every sample
     quant_constant: bool = False
     agreement_note: str | None = None  # why agreement is None, or what it leaves out
+    slices: tuple = ()  # regression output read from a concatenation: `task_slices.SliceRegression` per slice
 
     @property
     def accuracy_drop_pct(self) -> float | None:
@@ -129,6 +130,7 @@ class TaskResult:
             if ft or qt:
                 out.append(f"argmax tied in {self.tied_samples} of {self.num_samples} samples (float {ft}, quantized {qt}): "
                            "left out of top-1/top-5 agreement")  # fmt: skip
+        out += [s.warning() for s in self.slices if s.collapsed]
         return out
 
     def worst(self, n: int = 10) -> list[SampleOutcome]:
@@ -162,6 +164,8 @@ class TaskResult:
         if self.regression is not None:
             d.update({k: v for k, v in self.regression.to_json().items() if k != "name"})
             d["output"] = self.regression.name
+        if self.slices:
+            d["slices"] = [s.to_json() for s in self.slices]
         return d
 
 

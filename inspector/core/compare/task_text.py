@@ -24,6 +24,7 @@ def task_summary(task: TaskResult, worst: int = 5) -> str:
             lines.append(f"  top-1 agreement {pct(task.top1_agreement)}  top-5 agreement {pct(task.top5_agreement)}{counted}")
     elif task.regression is not None:
         lines.append(f"  {task.regression.summary()}")
+        lines += [f"  {s.line()}" for s in task.slices]
     for w in task.warnings:
         lines.append(f"  WARNING: {w}")
     for o in task.worst(worst):

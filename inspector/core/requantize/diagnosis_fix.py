@@ -59,15 +59,28 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
                          "float model's (by design), so its SQNR is not comparable")
             continue
         b = next((lay for lay in before.layers if lay.op_index == op), None)
-        a = next((lay for lay in after.layers if lay.op_index == op), None)
+        # the same layer after the edit: by A's tensor (an edit that inserts ops moves B's indices)
+        a = None if b is None else next((lay for lay in after.layers if lay.float_tensor == b.float_tensor), None)
         if b is None or a is None:
             continue
         gain = a.metrics.sqnr_db - b.metrics.sqnr_db
         cause = a.diagnosis.cause if a.diagnosis is not None else "–"
         lines.append(f"op {op} {a.op_type}: SQNR {_db(b.metrics.sqnr_db)} → {_db(a.metrics.sqnr_db)} dB "
                      f"({gain:+.2f} dB) after {fix.edit}; cause now: {cause}")  # fmt: skip
+        lines += _part_lines(f"op {op}", b.slices, a.slices)
     if before.outputs and after.outputs:
         ob = min(o.metrics.sqnr_db for o in before.outputs)
         oa = min(o.metrics.sqnr_db for o in after.outputs)
         lines.append(f"model output SQNR {_db(ob)} → {_db(oa)} dB")
+        for o_b, o_a in zip(before.outputs, after.outputs, strict=False):
+            lines += _part_lines(f"output {o_b.name}", o_b.slices, o_a.slices)
     return lines
+
+
+def _part_lines(where: str, before, after) -> list[str]:
+    """The worst slice of a concatenation before -> after (issue 25: the whole tensor hides it)."""
+    if not before or not after or len(before) != len(after):
+        return []
+    k = min(range(len(before)), key=lambda i: before[i].sqnr_db)
+    b, a = before[k], after[k]
+    return [f"slice {b.label} of {where}: SQNR {_db(b.sqnr_db)} → {_db(a.sqnr_db)} dB"]

@@ -4,7 +4,8 @@ For each selected op (in execution order): a DEQUANTIZE for each quantized activ
 that does not already come from a float op of the selection, the float op (A's options, A's
 constants copied in), and a QUANTIZE back into B's ORIGINAL output tensor (same index, name,
 scale and zero-point) when anything outside the selection reads it. Consecutive selected ops
-pass float tensors to each other: no DEQUANTIZE/QUANTIZE pair between them. When the one
+pass float tensors to each other: no DEQUANTIZE/QUANTIZE pair between them. An input that a
+QUANTIZE requantized from another integer grid is dequantized from that grid (its finer values). When the one
 reader outside the selection is a DEQUANTIZE (the float output of a model with float I/O), the
 float op writes that DEQUANTIZE's float tensor itself and the QUANTIZE/DEQUANTIZE round trip
 goes: keeping the last layer float must not requantize its output to 8 bits on the way out.
@@ -50,8 +51,9 @@ def keep_float(s: Surgery, ops: tuple[int, ...]) -> None:
             if b_in in float_of:
                 inputs.append(float_of[b_in])
             elif bt.type in QUANTIZED:
+                src = _before_requantize(s, b_in)
                 t = s.add_tensor(bt, fe.tensor_name(bt) + "/dequantized", FLOAT32)
-                pre.append(s.new_op(dq, [b_in], [t]))
+                pre.append(s.new_op(dq, [src], [t]))
                 float_of[b_in] = t
                 inputs.append(t)
             else:
@@ -81,3 +83,13 @@ def keep_float(s: Surgery, ops: tuple[int, ...]) -> None:
         new = s.new_op(s.opcode_from_a(a_op), inputs, outputs, like=a_op)
         s.replacements[i] = pre + [new] + post
     s.notes.append(f"kept float: {', '.join(s.describe(i) for i in sorted(ops))}")
+
+
+def _before_requantize(s: Surgery, b_in: int) -> int:
+    """The tensor to dequantize for a float op reading `b_in`: the input of the QUANTIZE that
+    requantized it from another integer grid (a sigmoid's 1/256 into a concatenation's scale),
+    whose finer values the float op can read directly; else `b_in` itself."""
+    p = s.qm.main.producers().get(b_in)
+    if p is None or p.type != "QUANTIZE" or not p.inputs or p.inputs[0] < 0:
+        return b_in
+    return p.inputs[0] if s.bsg.tensors[p.inputs[0]].type in QUANTIZED else b_in

@@ -16,6 +16,7 @@ from inspector.core.quantmath.kernel_path import classify
 from inspector.core.quantmath.opmath import compared_subgraph, fixed_output_params
 from inspector.core.review import audit_rules
 from inspector.core.review.audit_float16 import check_float16
+from inspector.core.review.audit_mixed import check_mixed_ranges
 from inspector.core.tflite.model import Model, Subgraph
 from inspector.core.tflite.op_facts import BOUNDARY_OPS
 
@@ -61,6 +62,8 @@ def audit_model(
         for f in audit_rules.check_activations(sg, producers):
             out.append(Finding(subgraph=sg.index, **f))
         out += _mixed_kernels(sg, paths)
+        compared = comparison is not None and compared_subgraph(model, comparison) == sg.index
+        out += [Finding(subgraph=sg.index, **f) for f in check_mixed_ranges(sg, comparison if compared else None)]
     out += _io(model) + _format(model)
     out += [Finding(subgraph=si, **f) for si, f in check_float16(model, float_model)]
     if comparison is not None:

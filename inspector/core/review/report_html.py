@@ -120,7 +120,7 @@ def _layer_error(report: dict) -> str:
             + ("; isolated SQNR is each layer's own error, fed the quantized model's inputs" if drew_iso else "") + "."
             + (f" {capped} value(s) of ∞ (equal tensors) or {NEAR_EXACT_LABEL} (equal up to float rounding) are drawn "
                f"on the line marked “{EXACT_TICK}”, not to scale." if capped else "") + "</p>")  # fmt: skip
-    banner = _random_banner(comp) + _pair_banner(comp)
+    banner = _random_banner(comp) + _pair_banner(comp) + _inside_banner(report)
     outs = comp.get("outputs") or []
     rows = "".join(f"<tr>{_txt(o['name'])}" + "".join(_num((o.get('metrics') or {}).get(k), f"output.{k}") for k in
                    ("sqnr_db", "mse", "max_abs", "cosine")) + "</tr>" for o in outs)  # fmt: skip
@@ -144,6 +144,16 @@ def _sqnr(lay: dict, key: str) -> float | None:
     if m.get("sqnr_db") is None:
         return math.inf if m.get("mse") == 0 else None
     return m["sqnr_db"]
+
+
+def _inside_banner(report: dict) -> str:
+    """Where a channel or slice reads far below its tensor (issue 25: a whole-tensor SQNR hides it)."""
+    lines = report.get("inside") or []
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(x.strip())}</li>" for x in lines if not x.startswith("inside the tensors"))
+    return ('<div class="banner sev-warning" id="inside"><b>Inside the tensors</b> — a channel or slice reads '
+            f"20 dB or more below its tensor's SQNR, which hides it:<ul>{items}</ul></div>")
 
 
 def _random_banner(comp: dict) -> str:
@@ -374,7 +384,22 @@ def _task_regression(t: dict) -> str:
             for w in t["worst_samples"])  # fmt: skip
         worst = ("<h3>Worst samples (largest RMSE first)</h3><table><tr><th>#</th><th>source</th><th>RMSE</th><th>MAE</th>"
                  f"<th>max error</th><th>output SQNR dB</th></tr>{rows}</table>")  # fmt: skip
-    return f'<div class="cards">{head}</div>{_task_notes(t)}{outputs}{worst}'
+    return f'<div class="cards">{head}</div>{_task_notes(t)}{outputs}{_task_slices(t)}{worst}'
+
+
+def _task_slices(t: dict) -> str:
+    """A concatenated regression output: MAE / RMSE / SQNR per input slice (issue 25)."""
+    rows = ""
+    for s in t.get("slices") or ():
+        warn = ' class="sev-warning"' if s.get("collapsed") else ""
+        label = f"{s['start']}:{s['stop']}"
+        rows += (f"<tr{warn}>{_txt(label)}{_txt(s['source'])}{_num(s['mae'], 'slice.mae')}{_num(s['rmse'], 'slice.rmse')}"
+                 f"{_num(s.get('sqnr_db'), 'slice.sqnr_db')}{_num(s.get('steps_used'), 'slice.steps_used')}"
+                 f"{_txt('yes' if s.get('collapsed') else '')}</tr>")
+    if not rows:
+        return ""
+    return ("<h3>Per input slice of the output</h3><table><tr><th>slice</th><th>from</th><th>MAE</th><th>RMSE</th>"
+            f"<th>SQNR dB</th><th>steps used</th><th>collapsed in B</th></tr>{rows}</table>")
 
 
 def _where(f: dict, report: dict) -> str:

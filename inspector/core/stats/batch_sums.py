@@ -18,7 +18,7 @@ import numpy as np
 
 from inspector.core.stats import native as native_stats
 from inspector.core.stats.metrics import TensorStats
-from inspector.core.stats.tensor_sums import Workspace, accumulate
+from inspector.core.stats.tensor_sums import Workspace, accumulate, add_slices
 
 Job = tuple  # (TensorStats, float tensor index, quant tensor index, Quantization | None)
 
@@ -32,15 +32,6 @@ def _eligible(job: Job, x_dtype: str, q_dtype: str) -> bool:
     if quant is not None and quant.per_channel or st.quant_axis is not None:
         return False
     return st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1)
-
-
-def _outward(bound: np.ndarray, side: int) -> np.ndarray:
-    """float32 bounds such that, for every float32 x, x < lo32 iff x < lo (side -1: lo, rounded
-    up) and x > hi32 iff x > hi (side +1: hi, rounded down)."""
-    b32 = bound.astype(np.float32)
-    wrong = b32 < bound if side < 0 else b32 > bound
-    toward = np.float32(np.inf if side < 0 else -np.inf)
-    return np.where(wrong, np.nextafter(b32, toward), b32).astype(np.float32)
 
 
 class BatchStats:
@@ -65,18 +56,21 @@ class BatchStats:
         widths = []
         for k, j in zip(self.native, nat, strict=True):
             st, shape = j[0], shapes[k]
-            ch = st.channel_axis is not None and len(shape) > 0 and st.channel_axis % len(shape) == len(shape) - 1
+            ch = st.chan_axis is not None and len(shape) > 0 and st.chan_axis % len(shape) == len(shape) - 1
             widths.append(shape[-1] if ch and shape[-1] > 0 else 0)
         self.width = np.array(widths, np.int64)
         # float32 forms for the float32-block kernels: scales (float32 in the file) and zero
         # points are exact; clip bounds rounded outward so `x < lo` on float32 x is unchanged.
         self.s32, self.z32 = self.s.astype(np.float32), self.z.astype(np.float32)
-        self.lo32, self.hi32 = _outward(self.lo, -1), _outward(self.hi, +1)
-        self.scratch = np.zeros(5 * (int(max(widths, default=0)) + 1024), np.float32)  # 5 partial sums per lane
+        self.lo32, self.hi32 = native_stats.outward(self.lo, -1), native_stats.outward(self.hi, +1)
+        self.scratch = np.zeros(7 * (int(max(widths, default=0)) + 1024), np.float32)  # 5 sums, min, max per lane
         self.choff = np.concatenate([[0], np.cumsum(self.width)[:-1]]).astype(np.int64) if J else np.zeros(0, np.int64)
         total = int(self.width.sum())
         self.chx2, self.che2 = np.zeros(max(total, 1)), np.zeros(max(total, 1))
         self.che1 = np.zeros(max(total, 1))  # one sample's sums of e per channel (channel means)
+        # per channel, over samples: minimum and maximum of x, clip counts
+        self.chmn, self.chmx = np.full(max(total, 1), np.inf), np.full(max(total, 1), -np.inf)
+        self.chcl = np.zeros(max(total, 1))
         self.out = np.zeros((J, 9))
         self.tot = np.zeros((J, 9))
         self.tot[:, 6], self.tot[:, 7] = np.inf, -np.inf
@@ -87,19 +81,25 @@ class BatchStats:
         self._fn = lib.batch if lib is not None else None
         if self._fn is not None:
             self._fn.restype = None
-            self._fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 19
+            self._fn.argtypes = [ctypes.c_int64] + [ctypes.c_void_p] * 22
         # Per sample, Python work stays small beside the kernel: the arrays' addresses once, the
         # pairs as plain tuples, and the mean error per channel (`TensorStats.add_channel_means`,
         # same float64 operations in the same order) accumulated for all pairs in one array.
         args = [self.xs, self.qs, self.qtype, self.n, self.s, self.z, self.lo, self.hi, self.width,
                 self.choff, self.chx2, self.che2, self.che1, self.out, self.s32, self.z32, self.lo32, self.hi32,
-                self.scratch]
+                self.scratch, self.chmn, self.chmx, self.chcl]
         self._ptrs = [a.ctypes.data for a in args]
         self._pairs = [(jobs[i][1], jobs[i][2], int(self.n[k])) for k, i in enumerate(self.native)]
-        self._chan = np.flatnonzero(self.width > 0)
-        self._rows = np.repeat([float(self.n[k] // self.width[k]) for k in self._chan],
-                               self.width[self._chan]).astype(np.float64)  # fmt: skip
-        self._m1, self._m2 = np.zeros(total), np.zeros(total)
+        # the mean error per channel: only for the pairs whose Metrics carry it (`channel_axis`)
+        means = np.array([self.width[k] > 0 and nat[k][0].channel_axis is not None for k in range(J)], bool)
+        self._chan = np.flatnonzero(means)
+        rows = [np.full(int(self.width[k]), float(self.n[k] // self.width[k])) for k in self._chan]
+        self._rows = np.concatenate(rows) if rows else np.zeros(0)
+        at = [np.arange(self.choff[k], self.choff[k] + self.width[k]) for k in self._chan]
+        self._mean_at = np.concatenate(at).astype(np.int64) if at else np.zeros(0, np.int64)
+        self._moff = np.concatenate([[0], np.cumsum(self.width[self._chan])[:-1]]).astype(np.int64) if len(self._chan) else self._chan
+        self._m1, self._m2 = np.zeros(self._rows.size), np.zeros(self._rows.size)
+        self._slices = [k for k in range(J) if nat[k][0].slices is not None]
         self._mk = np.zeros(J, np.int64)
 
     def add(self, xv: dict, qv: dict) -> None:
@@ -128,15 +128,21 @@ class BatchStats:
                 job = self.jobs[self.native[k]]
                 accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws, use_native=False)
             o = np.where(ok[:, None], o, [[0, 0, 0, 0, 0, 0, np.inf, -np.inf, 0]])
+        for k in self._slices:
+            if ok[k]:
+                job = self.jobs[self.native[k]]
+                add_slices(job[0], xv[job[1]], qv[job[2]], job[3])
         if len(self._chan):
-            m = self.che1[: self._rows.size] / self._rows
+            m = self.che1[self._mean_at] / self._rows
             if ok.all() and np.isfinite(m).all():
                 self._m1 += m
                 self._m2 += m * m
                 self._mk[self._chan] += 1
             else:  # per pair: the pairs that took the numpy path added their own means
-                for k in self._chan[ok[self._chan]]:
-                    w, a = int(self.width[k]), int(self.choff[k])
+                for i, k in enumerate(self._chan):
+                    if not ok[k]:
+                        continue
+                    w, a = int(self.width[k]), int(self._moff[i])
                     mk = m[a : a + w]
                     if np.isfinite(mk).all():
                         self._m1[a : a + w] += mk
@@ -176,7 +182,10 @@ class BatchStats:
                 cx, ce = self.chx2[a:b].copy(), self.che2[a:b].copy()
                 st.ch_sx2 = cx if st.ch_sx2 is None else st.ch_sx2 + cx
                 st.ch_se2 = ce if st.ch_se2 is None else st.ch_se2 + ce
+                st.add_channel_ranges(self.chmn[a:b], self.chmx[a:b], self.chcl[a:b] if st.lo is not None else None)
                 if self._mk[k]:
+                    i = int(np.flatnonzero(self._chan == k)[0])
+                    a, b = int(self._moff[i]), int(self._moff[i]) + w
                     m1, m2 = self._m1[a:b].copy(), self._m2[a:b].copy()
                     if st.ch_m1 is None or st.ch_m1.shape != m1.shape:
                         st.ch_m1, st.ch_m2, st.ch_mk = m1, m2, int(self._mk[k])
@@ -187,6 +196,7 @@ class BatchStats:
         self.count[:] = 0
         self.chx2[:] = 0
         self.che2[:] = 0
+        self.chmn[:], self.chmx[:], self.chcl[:] = np.inf, -np.inf, 0
         self._m1[:] = 0
         self._m2[:] = 0
         self._mk[:] = 0

@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from inspector.core.stats.axis_sums import AxisSums
+
 METRIC_KEYS = ("mse", "sqnr_db", "max_abs", "mean_error", "cosine", "rmse_over_scale", "clip_rate", "range_use")
 
 
@@ -99,7 +101,10 @@ class TensorStats:
 
     scale/lo/hi describe the quantized tensor y (None for a float tensor). For per-channel
     quantization pass arrays of length C and `quant_axis`; they are broadcast along that axis.
-    `channel_axis` (e.g. -1 for NHWC conv outputs) turns on per-channel SQNR.
+    `channel_axis` (e.g. -1 for NHWC conv outputs) turns on per-channel SQNR and mean error in the
+    Metrics. `range_axis` (every activation: the last axis, or the quantized dimension) keeps the
+    per-channel sums and ranges (`channel_sums`) without putting them in the Metrics;
+    `slice_axis` another axis's (a concatenation's, `slices`).
     """
 
     def __init__(
@@ -109,6 +114,8 @@ class TensorStats:
         hi: float | np.ndarray | None = None,
         quant_axis: int | None = None,
         channel_axis: int | None = None,
+        range_axis: int | None = None,
+        slice_axis: int | None = None,
     ) -> None:
         self.scale = scale
         # Representable range (for range use) and saturation thresholds (for clip rate): a value
@@ -118,6 +125,7 @@ class TensorStats:
         self.lo, self.hi = _saturation_bounds(lo, hi, scale)
         self.quant_axis = quant_axis
         self.channel_axis = channel_axis
+        self.range_axis = range_axis
         self.n = 0
         self.sx2 = self.se2 = self.sy2 = self.sxy = self.se = self.se2_over_s2 = 0.0
         self.max_abs = 0.0
@@ -125,11 +133,40 @@ class TensorStats:
         self.xmin, self.xmax = math.inf, -math.inf
         self.ch_sx2: np.ndarray | None = None
         self.ch_se2: np.ndarray | None = None
+        # per channel (`chan_axis`): minimum and maximum of x, count of x that saturates
+        self.ch_min: np.ndarray | None = None
+        self.ch_max: np.ndarray | None = None
+        self.ch_clip: np.ndarray | None = None
+        self.slices: AxisSums | None = AxisSums(slice_axis) if slice_axis is not None else None
         # per-sample channel means of e, summed and squared-summed (mean error per channel and
         # its standard error over samples: `add_channel_means`)
         self.ch_m1: np.ndarray | None = None
         self.ch_m2: np.ndarray | None = None
         self.ch_mk = 0
+
+    @property
+    def chan_axis(self) -> int | None:
+        """The axis of the per-channel sums (`channel_axis`, else `range_axis`)."""
+        return self.channel_axis if self.channel_axis is not None else self.range_axis
+
+    def add_channel_ranges(self, xmin: np.ndarray, xmax: np.ndarray, clip: np.ndarray | None) -> None:
+        """Add one sample's per-channel minimum and maximum of x and clip counts."""
+        clip = np.zeros(np.shape(xmin)) if clip is None else np.asarray(clip, np.float64)
+        if self.ch_min is None or self.ch_min.shape != np.shape(xmin):
+            self.ch_min, self.ch_max = np.asarray(xmin, np.float64).copy(), np.asarray(xmax, np.float64).copy()
+            self.ch_clip = clip.copy()
+            return
+        self.ch_min = np.minimum(self.ch_min, xmin)
+        self.ch_max = np.maximum(self.ch_max, xmax)
+        self.ch_clip = self.ch_clip + clip
+
+    def channel_sums(self) -> AxisSums | None:
+        """The per-channel sums along `chan_axis` (None when not kept or nothing accumulated)."""
+        if self.chan_axis is None or self.ch_sx2 is None or self.ch_min is None or self.n == 0:
+            return None
+        a = AxisSums(self.chan_axis)
+        a.add(self.n // self.ch_sx2.size, self.ch_sx2, self.ch_se2, self.ch_min, self.ch_max, self.ch_clip)
+        return a
 
     def add_channel_means(self, m: np.ndarray) -> None:
         """Add one sample's mean of e = x - y per channel."""
@@ -171,18 +208,25 @@ class TensorStats:
         if self.scale is not None:
             s = self._bcast(self.scale, x.ndim)
             self.se2_over_s2 += float(np.sum(e2 / (s * s)))
+        lo = hi = out = None
         if self.lo is not None and self.hi is not None:
             lo, hi = self._bcast(self.lo, x.ndim), self._bcast(self.hi, x.ndim)
-            self.clipped += int(np.count_nonzero((x < lo) | (x > hi)))
-        if self.channel_axis is not None and x.ndim:
-            axes = tuple(i for i in range(x.ndim) if i != self.channel_axis % x.ndim)
+            out = (x < lo) | (x > hi)
+            self.clipped += int(np.count_nonzero(out))
+        if self.chan_axis is not None and x.ndim:
+            axes = tuple(i for i in range(x.ndim) if i != self.chan_axis % x.ndim)
             cx2, ce2 = np.sum(x * x, axis=axes), np.sum(e2, axis=axes)
             if self.ch_sx2 is None:
                 self.ch_sx2, self.ch_se2 = cx2, ce2
             else:
                 self.ch_sx2 = self.ch_sx2 + cx2
                 self.ch_se2 = self.ch_se2 + ce2
-            self.add_channel_means(np.mean(e, axis=axes))
+            clip = None if out is None else np.sum(out, axis=axes, dtype=np.float64)
+            self.add_channel_ranges(np.min(x, axis=axes), np.max(x, axis=axes), clip)
+            if self.channel_axis is not None:
+                self.add_channel_means(np.mean(e, axis=axes))
+        if self.slices is not None:
+            self.slices.update(x, y, lo, hi)
 
     def merge(self, other: TensorStats) -> None:
         """Add another accumulator's sums (e.g. from a worker process)."""
@@ -193,6 +237,12 @@ class TensorStats:
         if other.ch_sx2 is not None:
             self.ch_sx2 = other.ch_sx2 if self.ch_sx2 is None else self.ch_sx2 + other.ch_sx2
             self.ch_se2 = other.ch_se2 if self.ch_se2 is None else self.ch_se2 + other.ch_se2
+        if other.ch_min is not None:
+            self.add_channel_ranges(other.ch_min, other.ch_max, other.ch_clip)
+        if other.slices is not None:
+            if self.slices is None:
+                self.slices = AxisSums(other.slices.axis)
+            self.slices.merge(other.slices)
         if other.ch_m1 is not None:
             if self.ch_m1 is None:
                 self.ch_m1, self.ch_m2, self.ch_mk = other.ch_m1.copy(), other.ch_m2.copy(), other.ch_mk
@@ -207,7 +257,7 @@ class TensorStats:
             width = float(np.max(self.range_hi) - np.min(self.range_lo))
             rng_use = (self.xmax - self.xmin) / width if width > 0 else None
         per_ch = None
-        if self.ch_sx2 is not None:
+        if self.ch_sx2 is not None and self.channel_axis is not None:
             per_ch = _sqnr_db_array(np.asarray(self.ch_sx2, np.float64), np.asarray(self.ch_se2, np.float64))
         ch_mean = ch_se = None
         if self.ch_m1 is not None and self.ch_mk:

@@ -97,6 +97,15 @@ def supports(x: np.ndarray, q: np.ndarray) -> bool:
     return x.dtype == np.float32 and q.dtype in _KERNELS
 
 
+def outward(bound: np.ndarray, side: int) -> np.ndarray:
+    """float32 bounds such that, for every float32 x, x < lo32 iff x < lo (side -1: lo, rounded
+    up) and x > hi32 iff x > hi (side +1: hi, rounded down)."""
+    b32 = bound.astype(np.float32)
+    wrong = b32 < bound if side < 0 else b32 > bound
+    toward = np.float32(np.inf if side < 0 else -np.inf)
+    return np.where(wrong, np.nextafter(b32, toward), b32).astype(np.float32)
+
+
 _P = ctypes.c_void_p
 
 
@@ -105,7 +114,8 @@ def tensor_sums(
 ) -> dict[str, np.ndarray | float]:
     """Sums over all elements (per-tensor dequantization), and per last-axis channel if asked.
 
-    Keys: x2, e2, y2, xy, e, emax, xmin, xmax, clip (floats); ch_x2, ch_e2 (arrays) with channels.
+    Keys: x2, e2, y2, xy, e, emax, xmin, xmax, clip (floats); with channels the arrays ch_x2, ch_e2,
+    ch_min, ch_max (of x) and ch_clip (counts of x outside [lo, hi]).
     """
     lib = library()
     assert lib is not None
@@ -120,13 +130,15 @@ def tensor_sums(
     keys = ("x2", "e2", "y2", "xy", "e", "emax", "xmin", "xmax", "clip")
     res: dict[str, np.ndarray | float] = {k: float(v) for k, v in zip(keys, out, strict=True)}
     if channels:
-        cx2, ce2 = np.zeros(channels), np.zeros(channels)
+        cx2, ce2, ccl = np.zeros(channels), np.zeros(channels), np.zeros(channels)
+        cmn, cmx = np.full(channels, np.inf), np.full(channels, -np.inf)
         chan = getattr(lib, "chan_" + code)
         chan.restype = None
         chan(_P(xf.ctypes.data), _P(qf.ctypes.data), ctypes.c_int64(xf.size // channels),
-             ctypes.c_int64(channels), ctypes.c_double(s), ctypes.c_double(z),
-             _P(cx2.ctypes.data), _P(ce2.ctypes.data))
-        res["ch_x2"], res["ch_e2"] = cx2, ce2
+             ctypes.c_int64(channels), ctypes.c_double(s), ctypes.c_double(z), ctypes.c_double(lo),
+             ctypes.c_double(hi), _P(cx2.ctypes.data), _P(ce2.ctypes.data), _P(cmn.ctypes.data),
+             _P(cmx.ctypes.data), _P(ccl.ctypes.data))
+        res["ch_x2"], res["ch_e2"], res["ch_min"], res["ch_max"], res["ch_clip"] = cx2, ce2, cmn, cmx, ccl
     return res
 
 
@@ -149,3 +161,24 @@ def channel_error_sums(x: np.ndarray, q: np.ndarray, s: float, z: float) -> np.n
         fn(_P(xf.ctypes.data), _P(qf.ctypes.data), rows, ctypes.c_int64(w), ctypes.c_float(s), ctypes.c_float(z),
            _P(ce.ctypes.data), _P(a.ctypes.data))  # fmt: skip
     return ce
+
+
+def middle_axis_sums(x: np.ndarray, q: np.ndarray, axis: int, s: float, z: float, lo: float, hi: float) -> dict[str, np.ndarray] | None:
+    """Per index of `axis` (x viewed as (outer, n, inner)): sums of x^2 and e^2, minimum and
+    maximum of x, count outside [lo, hi] (lo/hi as float32, rounded outward by the caller); None
+    when the kernel is not available for these dtypes (int16: the numpy path)."""
+    lib = library()
+    if lib is None or x.dtype != np.float32 or q.dtype not in (np.float32, np.int8, np.uint8) or x.shape != q.shape:
+        return None
+    ax = axis % x.ndim
+    n = x.shape[ax]
+    outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+    inner = int(np.prod(x.shape[ax + 1 :], dtype=np.int64))
+    xf, qf = np.ascontiguousarray(x), np.ascontiguousarray(q)
+    out = {k: np.zeros(n) for k in ("x2", "e2", "clip")}
+    out["min"], out["max"] = np.full(n, np.inf), np.full(n, -np.inf)
+    fn = getattr(lib, "rows_" + _KERNELS[q.dtype])
+    fn.restype = None
+    fn(_P(xf.ctypes.data), _P(qf.ctypes.data), ctypes.c_int64(outer), ctypes.c_int64(n), ctypes.c_int64(inner),
+       ctypes.c_float(s), ctypes.c_float(z), ctypes.c_float(lo), ctypes.c_float(hi), *(_P(out[k].ctypes.data) for k in ("x2", "e2", "min", "max", "clip")))
+    return out

@@ -31,10 +31,13 @@ void NAME(const float *restrict x, const QT *restrict q, int64_t n, double s, do
     out[5] = em; out[6] = mn; out[7] = mx; out[8] = (double)cl;                            \
 }
 
-/* Per-channel (last axis) sums of x^2 and e^2 over a (rows, width) tensor. */
+/* Per-channel (last axis) sums of x^2 and e^2 over a (rows, width) tensor, and per channel
+   the minimum and maximum of x and the count of x outside [lo, hi] (cmn/cmx start at +-inf). */
 #define CHAN(NAME, QT, DEQ)                                                                \
 void NAME(const float *restrict x, const QT *restrict q, int64_t rows, int64_t width,      \
-          double s, double z, double *restrict cx2, double *restrict ce2)                  \
+          double s, double z, double lo, double hi, double *restrict cx2,                  \
+          double *restrict ce2, double *restrict cmn, double *restrict cmx,                \
+          double *restrict ccl)                                                            \
 {                                                                                          \
     for (int64_t r = 0; r < rows; r++) {                                                   \
         const float *restrict xr = x + r * width;                                          \
@@ -44,6 +47,9 @@ void NAME(const float *restrict x, const QT *restrict q, int64_t rows, int64_t w
             double e = xv - (DEQ);                                                         \
             cx2[c] += xv * xv;                                                             \
             ce2[c] += e * e;                                                               \
+            cmn[c] = xv < cmn[c] ? xv : cmn[c];                                            \
+            cmx[c] = xv > cmx[c] ? xv : cmx[c];                                            \
+            ccl[c] += (xv < lo) | (xv > hi);                                               \
         }                                                                                  \
     }                                                                                      \
 }
@@ -100,7 +106,7 @@ static void NAME(const float *restrict x, const QT *restrict q, int64_t n, float
    float64 (per channel, and the flat x^2, e^2 and e are their sums). Channels no vector covers
    (w % VL) take a scalar loop. The clip count is taken only over tiles whose minimum or maximum
    lies outside [lo, hi] (a second read of the tile, from L1). Vector extensions: the compiler
-   picks the instructions. a: 5 * (w + 1024) floats. */
+   picks the instructions. a: 7 * (w + 1024) floats (5 sums, the minimum and maximum of x). */
 #define FLUSH 256
 #if defined(__AVX512F__)
 #define VB 64
@@ -143,28 +149,38 @@ static inline vf_t vmin(vf_t a, vf_t b) { vi_t m = a < b; return (vf_t)(((vi_t)a
 #endif
 typedef struct { double x2, e2, y2, xy, e; int64_t cl; float em, mn, mx; } sums_t;
 
-/* The five partial sums in A (AS lanes each) into float64, then zeroed. */
+/* The five partial sums in A (AS lanes each) into float64, then zeroed; the lanes' minimum and
+   maximum of x (A + 5 AS, A + 6 AS) into cmn/cmx, then reset. */
 static void chan_flush(float *restrict A, int64_t AS, int64_t w, sums_t *restrict t, double *restrict cx2,
-                       double *restrict ce2, double *restrict ce1)
+                       double *restrict ce2, double *restrict ce1, double *restrict cmn, double *restrict cmx)
 {
     for (int64_t i = 0; i < AS; i++) {
         int64_t c = i % w;
         cx2[c] += A[i]; ce2[c] += A[AS + i]; ce1[c] += A[2 * AS + i];
+        cmn[c] = A[5 * AS + i] < cmn[c] ? A[5 * AS + i] : cmn[c];
+        cmx[c] = A[6 * AS + i] > cmx[c] ? A[6 * AS + i] : cmx[c];
         t->x2 += A[i]; t->e2 += A[AS + i]; t->e += A[2 * AS + i]; t->y2 += A[3 * AS + i]; t->xy += A[4 * AS + i];
     }
     for (int64_t i = 0; i < 5 * AS; i++) A[i] = 0;
+    for (int64_t i = 5 * AS; i < 6 * AS; i++) A[i] = 3.402823466e38f;
+    for (int64_t i = 6 * AS; i < 7 * AS; i++) A[i] = -3.402823466e38f;
 }
 /* Range of a tile (m contiguous values of x; the first read, in order, brings the tile into L1,
-   and its quantized values are prefetched), then its clip count when the range crosses lo or hi. */
+   and its quantized values are prefetched), then its clip count when the range crosses lo or hi,
+   per channel into ccl (the tile starts at a row of w channels). */
 static void tile_range(const float *restrict x, const void *q, int64_t m, int qsize, float lo, float hi,
-                       sums_t *restrict t)
+                       sums_t *restrict t, int64_t w, double *restrict ccl)
 {
     float mn = 3.402823466e38f, mx = -3.402823466e38f;
     for (int64_t i = 0; i < m; i++) { mn = x[i] < mn ? x[i] : mn; mx = x[i] > mx ? x[i] : mx; }
     for (int64_t i = 0; i < m * qsize; i += 64) __builtin_prefetch((const char *)q + i);
     if (mn < lo || mx > hi) {
         int64_t c = 0;
-        for (int64_t i = 0; i < m; i++) c += (x[i] < lo) | (x[i] > hi);
+        for (int64_t i = 0, k = 0; i < m; i++) {
+            int o = (x[i] < lo) | (x[i] > hi);
+            c += o; ccl[k] += o;
+            k = k + 1 == w ? 0 : k + 1;
+        }
         t->cl += c;
     }
     t->mn = mn < t->mn ? mn : t->mn; t->mx = mx > t->mx ? mx : t->mx;
@@ -176,13 +192,14 @@ static inline __attribute__((always_inline)) void NAME##_lanes(                 
     const float *restrict x, const QT *restrict q, int64_t steps, int64_t S, int64_t p,        \
     const int NV, float s, float z, float *restrict A, int64_t AS, vf_t *restrict em)          \
 {                                                                                             \
-    vf_t X2[4], E2[4], E1[4], Y2[4], XY[4], zero = {0}, vs = zero + s, vz = zero + z;         \
+    vf_t X2[4], E2[4], E1[4], Y2[4], XY[4], MN[4], MX[4], zero = {0}, vs = zero + s, vz = zero + z;\
     vf_t EM = *em;                                                                            \
     vi_t ABS = (vi_t){0} + 0x7fffffff;                                                        \
     for (int k = 0; k < NV; k++) {                                                            \
         const float *a = A + p + k * VL;                                                      \
         X2[k] = ld_f32(a); E2[k] = ld_f32(a + AS); E1[k] = ld_f32(a + 2 * AS);                 \
         Y2[k] = ld_f32(a + 3 * AS); XY[k] = ld_f32(a + 4 * AS);                               \
+        MN[k] = ld_f32(a + 5 * AS); MX[k] = ld_f32(a + 6 * AS);                               \
     }                                                                                         \
     for (int64_t r = 0; r < steps; r++) {                                                     \
         const float *xr = x + p + r * S;                                                      \
@@ -191,12 +208,14 @@ static inline __attribute__((always_inline)) void NAME##_lanes(                 
             vf_t xv = ld_f32(xr + k * VL), qv = LOADQ(qr + k * VL), yv = VDEQ, e = xv - yv;   \
             X2[k] += xv * xv; E2[k] += e * e; E1[k] += e; Y2[k] += yv * yv; XY[k] += xv * yv; \
             EM = vmax(EM, (vf_t)((vi_t)e & ABS));                                             \
+            MN[k] = vmin(MN[k], xv); MX[k] = vmax(MX[k], xv);                                 \
         }                                                                                     \
     }                                                                                         \
     for (int k = 0; k < NV; k++) {                                                            \
         float *a = A + p + k * VL;                                                            \
         st_f32(a, X2[k]); st_f32(a + AS, E2[k]); st_f32(a + 2 * AS, E1[k]);                   \
         st_f32(a + 3 * AS, Y2[k]); st_f32(a + 4 * AS, XY[k]);                                 \
+        st_f32(a + 5 * AS, MN[k]); st_f32(a + 6 * AS, MX[k]);                                 \
     }                                                                                         \
     *em = EM;                                                                                 \
 }                                                                                             \
@@ -222,12 +241,15 @@ static void NAME##_cols(const float *restrict x, const QT *restrict q, int64_t r
             float ab = e < 0 ? -e : e;                                                        \
             A[c] += xv * xv; A[AS + c] += e * e; A[2 * AS + c] += e;                          \
             A[3 * AS + c] += yv * yv; A[4 * AS + c] += xv * yv;                               \
+            A[5 * AS + c] = xv < A[5 * AS + c] ? xv : A[5 * AS + c];                          \
+            A[6 * AS + c] = xv > A[6 * AS + c] ? xv : A[6 * AS + c];                          \
             *em = ab > *em ? ab : *em;                                                        \
         }                                                                                     \
 }                                                                                             \
 static void NAME(const float *restrict x, const QT *restrict q, int64_t n, int64_t w, float s,\
                  float z, float lo, float hi, double *restrict out, double *restrict cx2,     \
-                 double *restrict ce2, double *restrict ce1, float *restrict A)               \
+                 double *restrict ce2, double *restrict ce1, double *restrict cmn,            \
+                 double *restrict cmx, double *restrict ccl, float *restrict A)               \
 {                                                                                             \
     const float big = 3.402823466e38f;                                                        \
     sums_t t = {0, 0, 0, 0, 0, 0, 0, big, -big};                                              \
@@ -239,12 +261,14 @@ static void NAME(const float *restrict x, const QT *restrict q, int64_t n, int64
     else { W = w; c0 = w - w % VL; }                                                          \
     AS = W; T = 4096 / W > 1 ? 4096 / W * (W / w) : W / w; /* rows: tiles of ~4096 values */  \
     for (int64_t i = 0; i < 5 * AS; i++) A[i] = 0;                                            \
+    for (int64_t i = 5 * AS; i < 6 * AS; i++) A[i] = big;                                     \
+    for (int64_t i = 6 * AS; i < 7 * AS; i++) A[i] = -big;                                    \
     int64_t since = 0;                                                                        \
     for (int64_t r0 = 0; r0 < rows; r0 += T) {                                                \
         int64_t r1 = r0 + T < rows ? r0 + T : rows, steps = (r1 - r0) * w / W;               \
         const float *xt = x + r0 * w;                                                         \
         const QT *qt = q + r0 * w;                                                            \
-        tile_range(xt, qt, (r1 - r0) * w, (int)sizeof(QT), lo, hi, &t);                       \
+        tile_range(xt, qt, (r1 - r0) * w, (int)sizeof(QT), lo, hi, &t, w, ccl);               \
         for (int64_t p = 0; p < c0; ) {                                                       \
             int nv = (c0 - p) / VL > NVMAX ? NVMAX : (int)((c0 - p) / VL);                    \
             NAME##_blocks(xt, qt, steps, W, p, nv, s, z, A, AS, &em);                         \
@@ -254,7 +278,7 @@ static void NAME(const float *restrict x, const QT *restrict q, int64_t n, int64
         if (k) NAME##_cols(xt + done * w, qt + done * w, r1 - r0 - done, w, 0, s, z, A, AS, &t.em);\
         else if (c0 < w) NAME##_cols(xt, qt, r1 - r0, w, c0, s, z, A, AS, &t.em);             \
         since += r1 - r0;                                                                     \
-        if (since >= FLUSH * (W / w) || r1 == rows) { chan_flush(A, AS, w, &t, cx2, ce2, ce1); since = 0; }\
+        if (since >= FLUSH * (W / w) || r1 == rows) { chan_flush(A, AS, w, &t, cx2, ce2, ce1, cmn, cmx); since = 0; }\
     }                                                                                         \
     for (int i = 0; i < VL; i++) t.em = em[i] > t.em ? em[i] : t.em;                          \
     out[0] = t.x2; out[1] = t.e2; out[2] = t.y2; out[3] = t.xy; out[4] = t.e;                 \
@@ -266,9 +290,10 @@ FLATB(NAME##_flat, QT, DEQ)                                                     
 CHANB(NAME##_chan, QT, LOADQ, VDEQ, DEQ)                                                                   \
 void NAME(const float *restrict x, const QT *restrict q, int64_t n, int64_t w, float s,       \
           float z, float lo, float hi, double *restrict out, double *restrict cx2,            \
-          double *restrict ce2, double *restrict ce1, float *restrict a)                      \
+          double *restrict ce2, double *restrict ce1, double *restrict cmn,                   \
+          double *restrict cmx, double *restrict ccl, float *restrict a)                      \
 {                                                                                             \
-    if (w > 0) NAME##_chan(x, q, n, w, s, z, lo, hi, out, cx2, ce2, ce1, a);                  \
+    if (w > 0) NAME##_chan(x, q, n, w, s, z, lo, hi, out, cx2, ce2, ce1, cmn, cmx, ccl, a);   \
     else NAME##_flat(x, q, n, s, z, lo, hi, out);                                             \
 }
 
@@ -303,26 +328,65 @@ void chmean_i16(const float *restrict x, const int16_t *restrict q, int64_t rows
         for (int64_t c = 0; c < w; c++) ce[c] += (double)x[r * w + c] - ((double)q[r * w + c] - z) * s;
 }
 
+/* Sums per index of a middle axis: x viewed as (outer, n, inner), per index a of n over all
+   outer and inner: x^2, e^2 (float32 blocks of at most BLK terms into float64), minimum and maximum
+   of x, count of x outside [lo, hi] (a concatenation's slices along an axis that is not the last;
+   rmn/rmx start at +-inf). */
+#define ROWS(NAME, QT, DEQ)                                                                      \
+void NAME(const float *restrict x, const QT *restrict q, int64_t outer, int64_t n, int64_t inner,\
+          float s, float z, float lo, float hi, double *restrict rx2, double *restrict re2,      \
+          double *restrict rmn, double *restrict rmx, double *restrict rcl)                      \
+{                                                                                               \
+    for (int64_t o = 0; o < outer; o++)                                                         \
+        for (int64_t a = 0; a < n; a++) {                                                       \
+            const float *restrict xr = x + (o * n + a) * inner;                                 \
+            const QT *restrict qr = q + (o * n + a) * inner;                                    \
+            double x2 = 0, e2 = 0;                                                              \
+            float mn = 3.402823466e38f, mx = -3.402823466e38f;                                  \
+            int64_t cl = 0;                                                                     \
+            for (int64_t c0 = 0; c0 < inner; c0 += BLK) {                                       \
+                int64_t c1 = c0 + BLK < inner ? c0 + BLK : inner;                               \
+                float ax2 = 0, ae2 = 0;                                                         \
+                int32_t acl = 0;                                                                \
+                for (int64_t i = c0; i < c1; i++) {                                             \
+                    float xv = xr[i], qv = (float)qr[i], e = xv - (DEQ);                        \
+                    ax2 += xv * xv; ae2 += e * e;                                               \
+                    mn = xv < mn ? xv : mn; mx = xv > mx ? xv : mx;                             \
+                    acl += (xv < lo) | (xv > hi);                                               \
+                }                                                                               \
+                x2 += ax2; e2 += ae2; cl += acl;                                                \
+            }                                                                                   \
+            rx2[a] += x2; re2[a] += e2; rcl[a] += (double)cl;                                   \
+            if (inner > 0) { rmn[a] = mn < rmn[a] ? mn : rmn[a]; rmx[a] = mx > rmx[a] ? mx : rmx[a]; } \
+        }                                                                                       \
+}
+ROWS(rows_f32, float, qv)
+ROWS(rows_i8, int8_t, (qv - z) * s)
+ROWS(rows_u8, uint8_t, (qv - z) * s)
+
 /* Every tensor pair of one sample in one call (no Python between layers, GIL released).
    qtype: 0 float32, 1 int8, 2 uint8 (float32 blocks), 3 int16 (float64: its rounding noise is
-   far below float32 resolution). width > 0 adds per-channel sums at choff (x^2, e^2 and e);
-   scratch holds 5 * (max(width) + 1024) floats. s32/z32/lo32/hi32 are the float32 forms (lo/hi rounded outward). */
+   far below float32 resolution). width > 0 adds per-channel sums at choff (x^2, e^2 and e, the
+   minimum and maximum of x: chmn/chmx start at +-inf, clip counts); scratch holds
+   7 * (max(width) + 1024) floats. s32/z32/lo32/hi32 are the float32 forms (lo/hi rounded outward). */
 void batch(int64_t jobs, const uint64_t *xs, const uint64_t *qs, const int32_t *qtype,
            const int64_t *n, const double *s, const double *z, const double *lo, const double *hi,
            const int64_t *width, const int64_t *choff, double *chx2, double *che2, double *che1, double *out,
-           const float *s32, const float *z32, const float *lo32, const float *hi32, float *scratch)
+           const float *s32, const float *z32, const float *lo32, const float *hi32, float *scratch,
+           double *chmn, double *chmx, double *chcl)
 {
     for (int64_t j = 0; j < jobs; j++) {
         const float *x = (const float *)xs[j];
         const void *q = (const void *)qs[j];
         int64_t w = width[j], rows = w > 0 ? n[j] / w : 0;
         double *cx = chx2 + choff[j], *ce = che2 + choff[j], *c1 = che1 + choff[j];
+        double *mn = chmn + choff[j], *mx = chmx + choff[j], *cl = chcl + choff[j];
         switch (qtype[j]) {
-        case 0: fused_f32(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, scratch); break;
-        case 1: fused_i8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, scratch); break;
-        case 2: fused_u8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, scratch); break;
+        case 0: fused_f32(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, mn, mx, cl, scratch); break;
+        case 1: fused_i8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, mn, mx, cl, scratch); break;
+        case 2: fused_u8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, mn, mx, cl, scratch); break;
         case 3: flat_i16(x, q, n[j], s[j], z[j], lo[j], hi[j], out + 9 * j);
-                if (w > 0) { chan_i16(x, q, rows, w, s[j], z[j], cx, ce);
+                if (w > 0) { chan_i16(x, q, rows, w, s[j], z[j], lo[j], hi[j], cx, ce, mn, mx, cl);
                              chmean_i16(x, q, rows, w, s[j], z[j], c1); } break;
         }
     }

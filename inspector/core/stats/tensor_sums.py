@@ -71,15 +71,18 @@ def accumulate(
     per_channel_last = integer_q and quant.per_channel and x.ndim > 0 and (
         quant.quantized_dimension % x.ndim == x.ndim - 1
     )
+    chan_last = st.chan_axis is None or (x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1)
     fast = (
         x.dtype == np.float32
         and (q.dtype in (np.float32, np.float16) or integer_q)
         and (not integer_q or not quant.per_channel or per_channel_last)
         and (st.quant_axis is None or per_channel_last)
+        and chan_last
     )
     if not fast:
         st.update(x, dequantized(q, quant))
         return
+    add_slices(st, x, q, quant)
     qq = quant if integer_q else None
     per_tensor = (qq is None or not qq.per_channel) and st.quant_axis is None
     per_tensor = per_tensor and (st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1))
@@ -91,8 +94,63 @@ def accumulate(
     _accumulate_chunks(st, x, q, qq, per_channel_last, work, ws)
 
 
+def add_slices(st: TensorStats, x: np.ndarray, q: np.ndarray, quant: Quantization | None) -> None:
+    """Add one sample to the sums along a concatenation's axis (`st.slices`). float32 tensors
+    with one scale: in float32 with pairwise sums per index (relative error ~1e-6, tested against
+    the float64 definition; a detector's [1, 84, 8400] head in ~3 ms instead of ~11); else float64."""
+    if st.slices is None or x.ndim == 0:
+        return
+    lo = hi = None
+    if st.lo is not None and st.hi is not None:
+        lo, hi = st._bcast(st.lo, x.ndim), st._bcast(st.hi, x.ndim)
+    one_scale = quant is None or not quant.per_channel
+    if x.dtype == np.float32 and one_scale and (lo is None or np.size(lo) == 1) and x.shape == q.shape:
+        if native_stats.available() and _slices_native(st.slices, x, q, quant, lo, hi):
+            return
+        _slices_f32(st.slices, x, q, quant, lo, hi)
+        return
+    st.slices.update(x, dequantized(q, quant), lo, hi)
+
+
+def _slices_native(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo, hi) -> bool:
+    """The C kernel's sums per index (False when it does not take these dtypes, or the data are
+    not finite: the numpy path then)."""
+    s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
+    low = -np.inf if lo is None else float(np.asarray(lo).reshape(-1)[0])
+    high = np.inf if hi is None else float(np.asarray(hi).reshape(-1)[0])
+    # float32 bounds with the same comparisons on float32 x
+    l32, h32 = float(native_stats.outward(np.array([low]), -1)[0]), float(native_stats.outward(np.array([high]), +1)[0])
+    r = native_stats.middle_axis_sums(x, q, a.axis, s, z, l32, h32)
+    if r is None or not np.isfinite(r["x2"].sum() + r["e2"].sum() + r["min"].min() + r["max"].max()):
+        return False
+    a.add(x.size // max(x.shape[a.axis % x.ndim], 1), r["x2"], r["e2"], r["min"], r["max"], r["clip"])
+    return True
+
+
+def _slices_f32(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo, hi) -> None:
+    ax = a.axis % x.ndim
+    n = x.shape[ax]
+    outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+    x3 = np.ascontiguousarray(x).reshape(outer, n, -1)
+    if quant is None:
+        y3 = np.asarray(q, np.float32).reshape(outer, n, -1)
+    else:
+        y3 = np.subtract(q.reshape(outer, n, -1), np.float32(quant.zero_points[0]), dtype=np.float32)
+        y3 *= np.float32(quant.scales[0])
+    e3 = np.subtract(x3, y3, out=y3)
+    x2 = np.square(x3).sum(axis=(0, 2), dtype=np.float64)
+    e2 = np.square(e3, out=e3).sum(axis=(0, 2), dtype=np.float64)
+    mn, mx = x3.min(axis=(0, 2)).astype(np.float64), x3.max(axis=(0, 2)).astype(np.float64)
+    clip = np.zeros(n)
+    if lo is not None and hi is not None:
+        low, high = float(np.asarray(lo).reshape(-1)[0]), float(np.asarray(hi).reshape(-1)[0])
+        if mn.min() < low or mx.max() > high:
+            clip = np.count_nonzero((x3 < low) | (x3 > high), axis=(0, 2)).astype(np.float64)
+    a.add(x.size // n, x2, e2, mn, mx, clip)
+
+
 def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> bool:
-    ch = st.channel_axis is not None and x.ndim > 0 and st.channel_axis % x.ndim == x.ndim - 1
+    ch = st.chan_axis is not None and x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1
     s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
     lo = -np.inf if st.lo is None else float(np.asarray(st.lo).reshape(-1)[0])
     hi = np.inf if st.hi is None else float(np.asarray(st.hi).reshape(-1)[0])
@@ -118,7 +176,8 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
         else:
             st.ch_sx2 = st.ch_sx2 + a["ch_x2"]
             st.ch_se2 = st.ch_se2 + a["ch_e2"]
-        ce = native_stats.channel_error_sums(x, q, s, z)
+        st.add_channel_ranges(a["ch_min"], a["ch_max"], a["ch_clip"] if st.lo is not None else None)
+        ce = native_stats.channel_error_sums(x, q, s, z) if st.channel_axis is not None else None
         if ce is not None:
             st.add_channel_means(ce / (x.size // x.shape[-1]))
     return True
@@ -127,7 +186,7 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
 def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) -> None:
     n = x.size
     last = x.shape[-1] if x.ndim else 1
-    ch = st.channel_axis is not None and x.ndim > 0 and st.channel_axis % x.ndim == x.ndim - 1
+    ch = st.chan_axis is not None and x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1
     width = last if (ch or per_channel) else 1  # chunks hold whole rows of the last axis
     step = max(width, (CHUNK // width) * width)
     xf = x.reshape(-1)
@@ -154,6 +213,9 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
     cx2 = np.zeros(width) if ch else None
     ce2 = np.zeros(width) if (ch or per_channel) else None
     ce1 = np.zeros(width) if ch else None
+    cmn = np.full(width, np.inf) if ch else None
+    cmx = np.full(width, -np.inf) if ch else None
+    ccl = np.zeros(width) if ch else None
     for a in range(0, n, step):
         xr = xf[a : a + step]
         m = xr.size
@@ -183,9 +245,19 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
             if lo.size == 1:
                 if cmin < lo_min or cmax > hi_max:
                     clipped += int(np.count_nonzero(xc < lo_min)) + int(np.count_nonzero(xc > hi_max))
+                    if ccl is not None:
+                        x2d = xc.reshape(-1, width)
+                        ccl += np.count_nonzero((x2d < lo_min) | (x2d > hi_max), axis=0)
             else:
                 x2d = xc.reshape(-1, width)
-                clipped += int(np.count_nonzero((x2d < lo) | (x2d > hi)))
+                out = (x2d < lo) | (x2d > hi)
+                clipped += int(np.count_nonzero(out))
+                if ccl is not None:
+                    ccl += np.count_nonzero(out, axis=0)
+        if cmn is not None:
+            x2d = xr.reshape(-1, width)
+            np.minimum(cmn, x2d.min(axis=0), out=cmn)
+            np.maximum(cmx, x2d.max(axis=0), out=cmx)
         if ce2 is not None:
             t = ws.get(work, 3, m)
             np.multiply(e, e, out=t)
@@ -224,4 +296,6 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
         else:
             st.ch_sx2 = st.ch_sx2 + cx2
             st.ch_se2 = st.ch_se2 + ce2
-        st.add_channel_means(ce1 / max(n // width, 1))
+        st.add_channel_ranges(cmn, cmx, ccl if lo_hi else None)
+        if st.channel_axis is not None:
+            st.add_channel_means(ce1 / max(n // width, 1))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.review.audit import HIGH_CLIP_RATE
 from inspector.core.stats.metrics import Metrics
@@ -28,7 +29,7 @@ from inspector.core.stats.sqnr_scale import (
 
 @dataclass(frozen=True)
 class MetricChoice:
-    key: str  # Metrics attribute
+    key: str  # Metrics attribute, or WORST_CHANNEL_KEY
     label: str
     unit: str = ""
     log: bool = False  # log y axis
@@ -43,7 +44,10 @@ METRICS: tuple[MetricChoice, ...] = (
     MetricChoice("rmse_over_scale", "RMSE / scale"),
     MetricChoice("clip_rate", "clip rate"),
     MetricChoice("range_use", "range use"),
+    MetricChoice("worst_channel_sqnr_db", "worst channel SQNR", " dB", higher_is_better=True),
 )
+WORST_CHANNEL_KEY = "worst_channel_sqnr_db"  # the lowest SQNR of a layer's channels or slices (`inside`)
+SQNR_KEYS = ("sqnr_db", WORST_CHANNEL_KEY)
 METRIC_BY_KEY = {m.key: m for m in METRICS}
 GOOD_DB, BAD_DB = 30.0, 10.0  # SQNR at or above GOOD is green, at or below BAD red
 
@@ -98,10 +102,13 @@ def layer_series(
     """The chosen metric for every layer of `result` (isolated error when `isolated`)."""
     top = exact_sqnr_position(result) if exact_at is None else exact_at
     choice = METRIC_BY_KEY[key]
-    raw = [metric_value(layer.isolated if isolated else layer.metrics, key) for layer in result.layers]
+    if key == WORST_CHANNEL_KEY:  # accumulated only: channels are measured on the end-to-end run
+        raw = [None if isolated else worst_part_db(layer.channels, layer.slices) for layer in result.layers]
+    else:
+        raw = [metric_value(layer.isolated if isolated else layer.metrics, key) for layer in result.layers]
     vals = np.array([np.nan if v is None else v for v in raw], np.float64)
     notes = [""] * len(raw)
-    if key == "sqnr_db":
+    if key in SQNR_KEYS:
         for i, v in enumerate(raw):
             if v is not None and math.isinf(v):
                 vals[i] = top if v > 0 else np.nan
@@ -152,22 +159,55 @@ def format_value(v: float | None, key: str) -> str:
 
 
 def layer_tooltip(layer: LayerResult, key: str, raw: float | None, note: str = "") -> str:
-    iso = "" if layer.isolated is None else f"\nisolated: {format_value(metric_value(layer.isolated, key), key)}"
+    iso = ""
+    if layer.isolated is not None and key != WORST_CHANNEL_KEY:
+        iso = f"\nisolated: {format_value(metric_value(layer.isolated, key), key)}"
     extra = f" ({note})" if note else ""
     return (
         f"{op_label(layer)} {layer.op_type}\n{layer.tensor_name}\n"
-        f"{METRIC_BY_KEY[key].label}: {format_value(raw, key)}{extra}{iso}{diagnosis_lines(layer)}"
+        f"{METRIC_BY_KEY[key].label}: {format_value(raw, key)}{extra}{iso}{inside_lines(layer)}{diagnosis_lines(layer)}"
     )
+
+
+def inside_lines(layer: LayerResult) -> str:
+    """Tooltip lines about the layer's channels and slices: the worst channel, each slice, and
+    the verdict where one reads >= 20 dB below the tensor ('' when none were measured)."""
+    c, out = layer.channels, ""
+    if c is not None and c.count:
+        w = c.worst
+        steps = c.steps_used()
+        st = "" if steps is None else f", {float(steps[w]):.1f} steps used"
+        out += (f"\nworst of {c.count} channels (axis {c.axis}): channel {w}, SQNR {format_value(c.sqnr_db[w], 'sqnr_db')}"
+                f"{st}; channel ranges differ {format_value(c.range_ratio, 'mse')}x (largest / median)")
+    for s in layer.slices or ():
+        src = "" if s.producer_op is None else f" from op {s.producer_op} {s.producer_type}"
+        st = "" if s.steps_used is None else f", {s.steps_used:.1f} steps used"
+        out += f"\nslice {s.label}{src}: SQNR {format_value(s.sqnr_db, 'sqnr_db')}{st}"
+    v = part_verdict(f"op {layer.op_index}", layer.metrics.sqnr_db, c, layer.slices)
+    return out + (f"\n⚠ {v}" if v else "")
+
+
+def worst_channel_cell(layer: LayerResult | None) -> tuple[str, float | None, str]:
+    """(text, SQNR for the colour grade, tooltip) of the layer lists' worst-channel column."""
+    if layer is None:
+        return "", None, ""
+    v = worst_part_db(layer.channels, layer.slices)
+    if v is None:
+        return "", None, ""
+    verdict = part_verdict(f"op {layer.op_index}", layer.metrics.sqnr_db, layer.channels, layer.slices)
+    text = format_value(v, "sqnr_db").replace(" dB", "") + (" ⚠" if verdict else "")
+    return text, v, (f"{op_label(layer)} {layer.op_type}{inside_lines(layer)}").strip()
 
 
 CAUSE_LABELS = {
     "clipping": "clipping", "resolution": "coarse range", "weight_channels": "uneven weight channels",
     "weight_rounding": "weight rounding", "bias_shift": "bias shift", "inherited": "inherited",
-    "kernel": "kernel", "none": "",
+    "kernel": "kernel", "none": "", "mixed_ranges": "mixed ranges", "channel_imbalance": "channel imbalance",
 }  # fmt: skip
 FIX_LABELS = {
     "recalibrate": "re-calibrate", "a16w8": "16-bit activations", "per_channel": "per-channel weights",
     "weight_rounding": "MSE weight scales", "bias_correct": "bias correction", "keep_float": "keep float",
+    "equalize": "equalize",
 }  # fmt: skip
 
 

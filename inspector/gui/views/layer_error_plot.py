@@ -26,6 +26,7 @@ from inspector.core.viewdata.layer_series import (
     EXACT_NOTE,
     METRIC_BY_KEY,
     METRICS,
+    SQNR_KEYS,
     LayerSeries,
     aligned_x,
     exact_sqnr_position,
@@ -199,7 +200,7 @@ class LayerErrorPlot(QWidget):
         self.legend_labels = [lab for lab, _ in legend]
         self.legend.setText("&nbsp;&nbsp;&nbsp; ".join(h for _, h in legend))  # breaks only between entries
         has_inf = any(n == EXACT_NOTE or "∞ line" in n for s in self.series.values() for n in s.notes)
-        self.exact_line.setVisible(key == "sqnr_db" and has_inf)
+        self.exact_line.setVisible(key in SQNR_KEYS and has_inf)
         self.exact_line.setValue(top)
         p.setLabel("left", choice.label + choice.unit.replace(" ", " "))
         left = p.getAxis("left")

@@ -27,9 +27,10 @@ from inspector.core.tflite.model import Model, Subgraph
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.tensor_table import TensorTable
 
-OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair", "SQNR", "Cause")
+OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair", "SQNR", "Worst ch.", "Cause")
 ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip) per op
-CAUSE_COLUMN = 6  # the diagnosis after a comparison: (text, tooltip) per op
+WORST_COLUMN = 6  # the lowest channel / slice SQNR after a comparison: (text, background colour, tooltip)
+CAUSE_COLUMN = 7  # the diagnosis after a comparison: (text, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
 
 
@@ -40,6 +41,7 @@ class OpListModel(QAbstractTableModel):
         self.counterpart = lambda _i: None  # op index -> index in the other model, or None
         self.errors: dict[int, tuple] = {}  # op index -> (text, QColor | None, tooltip)
         self.causes: dict[int, tuple[str, str]] = {}  # op index -> (text, tooltip)
+        self.worst: dict[int, tuple] = {}  # op index -> (text, QColor | None, tooltip)
         self.error_header = ("SQNR", "SQNR of the layer's output in the last comparison (green: good, red: large error)")
 
     def set_subgraph(self, sg: Subgraph | None, counterpart=None) -> None:
@@ -76,10 +78,13 @@ class OpListModel(QAbstractTableModel):
                 return self.errors.get(op.index, ("",))[0]
             if c == CAUSE_COLUMN:
                 return self.causes.get(op.index, ("",))[0]
+            if c == WORST_COLUMN:
+                return self.worst.get(op.index, ("",))[0]
         if c == CAUSE_COLUMN and role == Qt.ItemDataRole.ToolTipRole and self.causes.get(op.index, ("", ""))[1]:
             return self.causes[op.index][1]
-        if c == ERROR_COLUMN and op.index in self.errors:
-            text, colour, tip = self.errors[op.index]
+        cells = self.errors if c == ERROR_COLUMN else self.worst if c == WORST_COLUMN else {}
+        if op.index in cells:
+            text, colour, tip = cells[op.index]
             if role == Qt.ItemDataRole.BackgroundRole:
                 return colour
             if role == Qt.ItemDataRole.ForegroundRole and colour is not None:
@@ -101,6 +106,9 @@ class OpListModel(QAbstractTableModel):
             return "Index of the matching op in the other model"
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == ERROR_COLUMN:
             return self.error_header[1]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == WORST_COLUMN:
+            return ("Lowest SQNR of the layer's channels (last axis) or, for a concatenation, of its input slices; "
+                    "⚠ where one reads 20 dB or more below the whole tensor (the tooltip has the figures)")
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == CAUSE_COLUMN:
             return "Why the layer is bad (the diagnosis of the last comparison) and, in its tooltip, the edit that fixes it"
         return None
@@ -138,9 +146,9 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.op_view.setWordWrap(False)
         self.op_view.horizontalHeader().setStretchLastSection(False)
         self.op_view.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        for col, width in ((0, 36), (1, 150), (3, 80), (4, 50), (ERROR_COLUMN, 72), (CAUSE_COLUMN, 96)):
+        for col, width in ((0, 36), (1, 150), (3, 80), (4, 50), (ERROR_COLUMN, 72), (WORST_COLUMN, 72), (CAUSE_COLUMN, 96)):
             self.op_view.setColumnWidth(col, width)
-        for col in (0, 4, ERROR_COLUMN):  # numbers: as wide as their text (and the header), never cut
+        for col in (0, 4, ERROR_COLUMN, WORST_COLUMN):  # numbers: as wide as their text (and the header), never cut
             self.op_view.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.tensors = TensorTable()
         split = QSplitter(Qt.Orientation.Vertical)
@@ -248,6 +256,13 @@ class ModelPane(TfliteDropTarget, QWidget):
         n = self.ops.rowCount()
         if n:
             self.ops.dataChanged.emit(self.ops.index(0, CAUSE_COLUMN), self.ops.index(n - 1, CAUSE_COLUMN))
+
+    def set_worst_channels(self, cells: dict[int, tuple]) -> None:
+        """Fill the worst-channel column: op index -> (text, background QColor | None, tooltip)."""
+        self.ops.worst = dict(cells)
+        n = self.ops.rowCount()
+        if n:
+            self.ops.dataChanged.emit(self.ops.index(0, WORST_COLUMN), self.ops.index(n - 1, WORST_COLUMN))
 
     def set_error_header(self, text: str, tip: str) -> None:
         """Title and tooltip of the error column (accumulated or isolated SQNR)."""

@@ -8,9 +8,12 @@ need more room, is in the tooltip."""
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel
 
+from inspector.core.compare.inside import part_verdict
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.compare.task import TaskResult
 from inspector.core.viewdata.layer_series import GOOD_DB, format_value
@@ -29,6 +32,9 @@ def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
         colour = "#2ca02c" if m.sqnr_db >= GOOD_DB else "#d62728"
         cos = "n/a" if m.cosine is None else f"{m.cosine:.5f}"
         parts.append(f"output <b>{o.name}</b>: SQNR <b style='color:{colour}'>{format_value(m.sqnr_db, 'sqnr_db')}</b>, cosine {cos}")
+        inside = part_verdict(f"output '{o.name}'", m.sqnr_db, o.channels, o.slices)
+        if inside is not None:  # a part of the output far below the whole (issue 25)
+            parts.append(f"<b style='color:#d62728'>⚠ {html.escape(inside)}</b>")
     if task is not None and task.kind == "classification":
         n = task.agreement_samples
         if task.top1_agreement is None:

@@ -1,0 +1,270 @@
+"""Inside the tensor (issue 25): per-channel and per-slice figures of a compared tensor, and the
+one line that says where a part of it is far worse than the whole.
+
+`ChannelStats`: per channel along the channel axis (the last axis of [..., C] tensors, the quantized
+dimension of per-channel ones) the SQNR, the observed float range, the clip rate; range use and
+steps used (float range / scale) follow from B's scale. JSON (the contract, extended):
+{"axis", "count", "worst": {"index", "sqnr_db", "range_use"}, "range_ratio"} plus the per-channel
+lists. `SliceStats`: the same figures for each input slice of a CONCATENATION / PACK along its axis:
+{"input", "start", "stop", "sqnr_db", "range_use", "steps_used"} plus where the slice comes from.
+Infinite SQNR (and a range ratio over a zero median) is written as null; in the per-channel list a
+channel whose float values are all zero while B's are not (SQNR -inf) is written as "-inf".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from inspector.core.compare.concat_layout import ConcatLayout
+from inspector.core.stats.axis_sums import AxisSums
+from inspector.core.stats.metrics import TensorStats
+
+BELOW_DB = 20.0  # a channel or slice this far below its tensor's SQNR is named in the verdicts
+# A channel whose float range is under this share of the median channel's is near-dead: what it
+# carries is small beside its neighbours, so a low SQNR of its own is not named (a trained CNN's
+# ReLU channel that fires on a few pixels: 0.3 steps at 0 dB beside a 42 dB tensor).
+LIVE_SHARE = 0.25
+
+
+def _fin(v: float | None) -> float | None:
+    return None if v is None or not math.isfinite(v) else float(v)
+
+
+def _inf(v: float | None) -> float:
+    return math.inf if v is None else float(v)
+
+
+def _scale_width(st: TensorStats, length: int) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """B's scale and representable range width per index (broadcast; None for float tensors)."""
+    if st.scale is None or st.range_lo is None or st.range_hi is None:
+        return None, None
+    s = np.asarray(st.scale, np.float64).reshape(-1)
+    w = (np.asarray(st.range_hi, np.float64) - np.asarray(st.range_lo, np.float64)).reshape(-1)
+    if s.size not in (1, length) or w.size not in (1, length):
+        s, w = s[:1], w[:1]
+    return np.broadcast_to(s, (length,)), np.broadcast_to(w, (length,))
+
+
+@dataclass(frozen=True)
+class ChannelStats:
+    axis: int
+    sqnr_db: tuple[float, ...]  # +inf: no error; -inf: x all zero, y not
+    float_min: tuple[float, ...]
+    float_max: tuple[float, ...]
+    clip_rate: tuple[float, ...] | None  # None: B's tensor is float
+    scales: tuple[float, ...] | None  # B's scale per channel (None: float)
+    range_widths: tuple[float, ...] | None  # B's representable range per channel
+
+    @property
+    def count(self) -> int:
+        return len(self.sqnr_db)
+
+    def ranges(self) -> np.ndarray:
+        return np.maximum(np.asarray(self.float_max) - np.asarray(self.float_min), 0.0)
+
+    def range_use(self) -> np.ndarray | None:
+        if self.range_widths is None:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.ranges() / np.asarray(self.range_widths)
+
+    def steps_used(self) -> np.ndarray | None:
+        if self.scales is None:
+            return None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self.ranges() / np.asarray(self.scales)
+
+    @property
+    def worst(self) -> int:
+        """The channel of lowest SQNR (the first of equals)."""
+        v = np.asarray(self.sqnr_db, np.float64)
+        return int(np.argmin(np.where(np.isnan(v), np.inf, v))) if v.size else 0
+
+    def worst_live(self) -> int | None:
+        """The channel of lowest SQNR among those with a float range >= LIVE_SHARE x the median."""
+        r = self.ranges()
+        if not r.size:
+            return None
+        live = r >= LIVE_SHARE * float(np.median(r))
+        if not live.any():
+            return None
+        v = np.where(live & ~np.isnan(np.asarray(self.sqnr_db, np.float64)), np.asarray(self.sqnr_db, np.float64), np.inf)
+        return int(np.argmin(v))
+
+    @property
+    def range_ratio(self) -> float:
+        """Largest channel float range / median channel float range (inf over a zero median)."""
+        r = self.ranges()
+        med = float(np.median(r)) if r.size else 0.0
+        return float(r.max()) / med if med > 0 else (math.inf if r.size and r.max() > 0 else 1.0)
+
+    def to_json(self) -> dict:
+        w = self.worst
+        ru = self.range_use()
+        return {
+            "axis": self.axis,
+            "count": self.count,
+            "worst": {"index": w, "sqnr_db": _fin(self.sqnr_db[w]) if self.count else None,
+                      "range_use": None if ru is None or not self.count else _fin(float(ru[w]))},
+            "range_ratio": _fin(self.range_ratio),
+            "sqnr_db": [_fin(v) if not (isinstance(v, float) and v == -math.inf) else "-inf" for v in self.sqnr_db],
+            "float_min": [_fin(v) for v in self.float_min],
+            "float_max": [_fin(v) for v in self.float_max],
+            "clip_rate": None if self.clip_rate is None else [_fin(v) for v in self.clip_rate],
+            "scale": None if self.scales is None else list(self.scales),
+            "range_width": None if self.range_widths is None else list(self.range_widths),
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> ChannelStats:
+        def db(v):
+            return -math.inf if v == "-inf" else _inf(v)
+
+        def opt(k):
+            return None if d.get(k) is None else tuple(d[k])
+
+        def nums(k):
+            return tuple(math.nan if v is None else float(v) for v in d.get(k) or ())
+
+        clip = None if d.get("clip_rate") is None else nums("clip_rate")
+        return cls(d["axis"], tuple(db(v) for v in d.get("sqnr_db", ())), nums("float_min"), nums("float_max"), clip,
+                   opt("scale"), opt("range_width"))
+
+
+@dataclass(frozen=True)
+class SliceStats:
+    input: int  # position among the concatenation's inputs
+    start: int
+    stop: int
+    sqnr_db: float
+    range_use: float | None
+    steps_used: float | None
+    concat_op: int  # the CONCATENATION / PACK op of B
+    tensor: int  # B's input tensor
+    producer_op: int | None  # the op that computed the input (through requantization, reshapes)
+    producer_type: str | None
+    float_min: float
+    float_max: float
+    rmse: float
+    axis: int = -1  # of the measured tensor (non-negative when known)
+
+    @property
+    def label(self) -> str:
+        return f"{self.start}:{self.stop}"
+
+    def to_json(self) -> dict:
+        return {
+            "input": self.input, "start": self.start, "stop": self.stop, "sqnr_db": _fin(self.sqnr_db),
+            "range_use": _fin(self.range_use), "steps_used": _fin(self.steps_used), "concat_op": self.concat_op,
+            "tensor": self.tensor, "producer_op": self.producer_op, "producer_type": self.producer_type,
+            "float_min": _fin(self.float_min), "float_max": _fin(self.float_max), "rmse": _fin(self.rmse),
+            "axis": self.axis,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict) -> SliceStats:
+        def num(k, default=math.nan):
+            v = d.get(k)
+            return default if v is None else float(v)
+
+        return cls(d["input"], d["start"], d["stop"], _inf(d.get("sqnr_db")), d.get("range_use"), d.get("steps_used"),
+                   d.get("concat_op", -1), d.get("tensor", -1), d.get("producer_op"), d.get("producer_type"),
+                   num("float_min"), num("float_max"), num("rmse"), d.get("axis", -1))
+
+
+def channel_stats(st: TensorStats, ndim: int) -> ChannelStats | None:
+    """The per-channel figures a TensorStats kept (None when it kept none)."""
+    a = st.channel_sums()
+    if a is None or a.length < 2 or ndim == 0:
+        return None
+    s, w = _scale_width(st, a.length)
+    clip = None if st.lo is None else tuple((a.clip / np.maximum(a.n, 1)).tolist())
+    return ChannelStats(
+        a.axis % ndim, tuple(a.sqnr_db().tolist()), tuple(a.xmin.tolist()), tuple(a.xmax.tolist()), clip,
+        None if s is None else tuple(s.tolist()), None if w is None else tuple(w.tolist()),
+    )
+
+
+def slice_stats(st: TensorStats, layout: ConcatLayout | None, ndim: int) -> tuple[SliceStats, ...] | None:
+    """Per input slice of a concatenation (from the sums along its axis: the channel sums when it
+    is the channel axis)."""
+    if layout is None or ndim == 0:
+        return None
+    sums: AxisSums | None = None
+    if st.slices is not None and st.slices.axis % ndim == layout.axis:
+        sums = st.slices
+    elif st.chan_axis is not None and st.chan_axis % ndim == layout.axis:
+        sums = st.channel_sums()
+    if sums is None or sums.n is None:
+        return None
+    g = sums.group([(s.start, s.stop) for s in layout.slices])
+    scale, width = _scale_width(st, 1)
+    out = []
+    rng = np.maximum(g.xmax - g.xmin, 0.0)
+    sq = g.sqnr_db()
+    for k, s in enumerate(layout.slices):
+        r = float(rng[k])
+        out.append(SliceStats(
+            s.input, s.start, s.stop, float(sq[k]),
+            None if width is None or not width[0] > 0 else r / float(width[0]),
+            None if scale is None or not scale[0] > 0 else r / float(scale[0]),
+            layout.op_index, s.tensor, s.producer_op, s.producer_type,
+            float(g.xmin[k]), float(g.xmax[k]), math.sqrt(float(g.e2[k]) / max(float(g.n[k]), 1.0)), layout.axis,
+        ))
+    return tuple(out)
+
+
+def part_verdict(where: str, tensor_sqnr: float, channels: ChannelStats | None,
+                 slices: tuple[SliceStats, ...] | None, below_db: float = BELOW_DB) -> str | None:
+    """One line with the figures where a slice (first) or a channel is `below_db` or more under the
+    tensor's SQNR (`where`: "op 3", "output 'boxes'": whose channel), e.g. "slice 4:7 of op 24, from op 21 LOGISTIC: SQNR 0.0 dB, 0.5 steps used; the
+    tensor reads 49.7 dB"; None when no part is that far below."""
+    if not math.isfinite(tensor_sqnr) and tensor_sqnr > 0:
+        return None
+    tensor = "inf" if not math.isfinite(tensor_sqnr) else f"{tensor_sqnr:.1f}"
+    if slices:
+        s = min(slices, key=lambda v: v.sqnr_db)
+        if tensor_sqnr - s.sqnr_db >= below_db:
+            src = "" if s.producer_op is None else f", from op {s.producer_op} {s.producer_type}"
+            steps = "" if s.steps_used is None else f", {s.steps_used:.1f} steps used"
+            return f"slice {s.label} of op {s.concat_op}{src}: SQNR {_db(s.sqnr_db)} dB{steps}; the tensor reads {tensor} dB"
+    w = None if channels is None or not channels.count else channels.worst_live()
+    if channels is not None and w is not None:
+        v = channels.sqnr_db[w]
+        if tensor_sqnr - v >= below_db:
+            st = channels.steps_used()
+            steps = "" if st is None else f", {float(st[w]):.1f} steps used"
+            return (f"channel {w} of {where}: SQNR {_db(v)} dB{steps} (range ratio "
+                    f"{channels.range_ratio:.0f}x); the tensor reads {tensor} dB")
+    return None
+
+
+def worst_part_db(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None, live: bool = False) -> float | None:
+    """The lowest SQNR of a slice or channel (None when neither was measured); `live`: among the
+    channels that are not near-dead (`ChannelStats.worst_live`)."""
+    vals = [s.sqnr_db for s in slices or ()]
+    w = None if channels is None or not channels.count else (channels.worst_live() if live else channels.worst)
+    if channels is not None and w is not None:
+        vals.append(channels.sqnr_db[w])
+    return min(vals) if vals else None
+
+
+def gate_floor(sqnr_db: float, channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> tuple[float, str]:
+    """The figure an SQNR gate reads for one output: the lowest of the whole tensor's SQNR, its
+    slices' and its live channels' (`ChannelStats.worst_live`), with what it is in words."""
+    best, what = sqnr_db, "SQNR"
+    for s in slices or ():
+        if s.sqnr_db < best:
+            src = "" if s.producer_op is None else f" (from op {s.producer_op} {s.producer_type})"
+            best, what = s.sqnr_db, f"slice {s.label}{src} SQNR"
+    w = None if channels is None or not channels.count else channels.worst_live()
+    if channels is not None and w is not None and channels.sqnr_db[w] < best:
+        best, what = channels.sqnr_db[w], f"channel {w} SQNR"
+    return best, what
+
+
+def _db(v: float) -> str:
+    return ("inf" if v > 0 else "-inf") if not math.isfinite(v) else f"{v:.1f}"
