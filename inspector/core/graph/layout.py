@@ -44,24 +44,49 @@ def layout_graph(graph: ModelGraph, maxiter: int = 100) -> GraphLayout:
     if n == 0:
         return GraphLayout((), (), (), 2 * MARGIN, 2 * MARGIN, time.perf_counter() - t0)
     g = igraph.Graph(n=n, edges=[(e.src, e.dst) for e in graph.edges], directed=True)
-    lay = g.layout_sugiyama(hgap=1, vgap=1, maxiter=maxiter)
-    xs = [float(c[0]) for c in lay.coords[:n]]
-    ys = [float(c[1]) for c in lay.coords[:n]]
+    lay = g.layout_sugiyama(hgap=2, vgap=1, maxiter=maxiter)  # x in half columns: igraph centres on half units
+    routing = [[(float(b[0]), float(b[1])) for b in r] for r in (getattr(lay, "edge_routing", None) or [[] for _ in graph.edges])]
+    xs, ys = _spread([float(c[0]) for c in lay.coords[:n]], [float(c[1]) for c in lay.coords[:n]], routing)
     x0, y0 = min(xs), min(ys)
 
     def place(x: float, y: float) -> tuple[float, float]:
-        return MARGIN + NODE_W / 2 + (x - x0) * COL, MARGIN + NODE_H / 2 + (y - y0) * ROW
+        return MARGIN + NODE_W / 2 + (x - x0) * COL / 2, MARGIN + NODE_H / 2 + (y - y0) * ROW
 
     centres = tuple(place(x, y) for x, y in zip(xs, ys, strict=True))
-    routing = getattr(lay, "edge_routing", None) or [[] for _ in graph.edges]
     lines = []
     for e, bends in zip(graph.edges, routing, strict=True):
         (sx, sy), (dx, dy) = centres[e.src], centres[e.dst]
         pts = [(sx, sy + sizes[e.src][1] / 2)]
-        pts += [place(float(b[0]), float(b[1])) for b in bends]
+        pts += [place(bx, by) for bx, by in bends]
         pts.append((dx, dy - sizes[e.dst][1] / 2))
         lines.append(tuple(pts))
     bend_x = [x for line in lines for x, _ in line]
     width = max([cx + w / 2 for (cx, _), (w, _) in zip(centres, sizes, strict=True)] + bend_x) + MARGIN
     height = max(cy + h / 2 for (_, cy), (_, h) in zip(centres, sizes, strict=True)) + MARGIN
     return GraphLayout(centres, sizes, tuple(lines), width, height, time.perf_counter() - t0)
+
+
+def _spread(xs: list[float], ys: list[float], routing: list[list[tuple[float, float]]]) -> tuple[list[float], list[float]]:
+    """Push apart, row by row and keeping their order, nodes closer than one column (2 units)
+    and bends closer than half a column to anything: igraph's compaction leaves some neighbours
+    one unit apart. `routing` is updated in place."""
+    rows: dict[float, list[tuple[float, int, int, int]]] = {}  # y -> (x, is_bend, node or edge, bend)
+    for i, (x, y) in enumerate(zip(xs, ys, strict=True)):
+        rows.setdefault(y, []).append((x, 0, i, -1))
+    for e, bends in enumerate(routing):
+        for k, (x, y) in enumerate(bends):
+            rows.setdefault(y, []).append((x, 1, e, k))
+    xs = list(xs)
+    for y, items in rows.items():
+        items.sort()
+        last_x, last_bend = None, 1
+        for x, bend, i, k in items:
+            if last_x is not None:
+                x = max(x, last_x + (1.0 if bend or last_bend else 2.0))
+            if bend:
+                routing[i][k] = (x, y)
+            else:
+                xs[i] = x
+            last_x, last_bend = x, bend
+    return xs, ys
+
