@@ -167,3 +167,12 @@ def legend(metric: str | None) -> Legend:
 
 def _between(s, a: float, b: float) -> float:
     return math.sqrt(a * b) if s.log else (a + b) / 2
+
+
+def float_side(result: ComparisonResult) -> ComparisonResult:
+    """`result` indexed by A's op indices (each layer's `float_op_index`): colours A's graph with
+    the error measured at its paired op of B. Layers without an op of A are left out."""
+    import dataclasses
+
+    layers = tuple(dataclasses.replace(lay, op_index=lay.float_op_index) for lay in result.layers if lay.float_op_index is not None)
+    return dataclasses.replace(result, layers=layers)

@@ -1,0 +1,134 @@
+"""One model's graph on a QGraphicsView: wheel zoom about the cursor, drag to pan, click an op
+to choose it, centre on an op, fit. Items come from `items.py`; the scene is rebuilt only when
+the graph changes, restyled in place when the colours change."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPoint, QRectF, Qt, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
+
+from inspector.core.graph.layout import GraphLayout
+from inspector.core.graph.structure import ModelGraph
+from inspector.core.graph.style import GraphStyle
+from inspector.core.graph.svg import tensor_title
+from inspector.gui.graph.items import EdgeItem, NodeItem
+
+MIN_SCALE, MAX_SCALE = 0.01, 4.0
+
+
+class GraphCanvas(QGraphicsView):
+    op_clicked = Signal(int)  # the op index (of this canvas' model)
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setBackgroundBrush(Qt.GlobalColor.white)
+        self.graph: ModelGraph | None = None
+        self.nodes: dict[int, NodeItem] = {}  # op index -> item
+        self.items_by_id: list[NodeItem] = []
+        self.selected: int | None = None
+        self._press: QPoint | None = None
+
+    # ------------------------------------------------------------------ content
+    def show_graph(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle) -> None:
+        scene = QGraphicsScene(self)
+        scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        for e, pts in zip(graph.edges, layout.edges, strict=True):
+            scene.addItem(EdgeItem(pts, tensor_title(graph, e.tensor)))
+        self.items_by_id = []
+        for node, st in zip(graph.nodes, style.nodes, strict=True):
+            item = NodeItem(node, layout.box(node.id), st)
+            item.setZValue(1)
+            scene.addItem(item)
+            self.items_by_id.append(item)
+        self.nodes = {it.node.op_index: it for it in self.items_by_id if it.node.op_index is not None}
+        scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
+        old = self.scene()
+        self.setScene(scene)
+        old.deleteLater()
+        self.graph, self.selected = graph, None
+
+    def set_style(self, style: GraphStyle) -> None:
+        for item, st in zip(self.items_by_id, style.nodes, strict=True):
+            item.set_style(st)
+
+    def clear(self) -> None:
+        old = self.scene()
+        self.setScene(QGraphicsScene(self))
+        old.deleteLater()
+        self.graph, self.nodes, self.items_by_id, self.selected = None, {}, [], None
+
+    # ------------------------------------------------------------------ selection and navigation
+    def select(self, op: int | None, centre: bool = True) -> None:
+        if self.selected in self.nodes:
+            self.nodes[self.selected].set_selected(False)
+        self.selected = op if op in self.nodes else None
+        if self.selected is not None:
+            item = self.nodes[self.selected]
+            item.set_selected(True)
+            if centre:
+                self.centerOn(item)
+
+    def zoom(self, factor: float) -> None:
+        s = self.transform().m11()
+        factor = max(MIN_SCALE / s, min(MAX_SCALE / s, factor))
+        self.scale(factor, factor)
+
+    def zoom_level(self) -> float:
+        return self.transform().m11()
+
+    def set_zoom(self, level: float) -> None:
+        self.zoom(level / self.zoom_level())
+
+    def fit(self) -> None:
+        rect = self.scene().sceneRect()
+        if not rect.isEmpty():
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+
+    def show_top(self) -> None:
+        """Readable zoom (labels drawn), the inputs in view; a small graph is fitted whole."""
+        rect = self.scene().sceneRect()
+        if rect.isEmpty():
+            return
+        self.resetTransform()
+        vp = self.viewport().size()
+        if rect.height() * 0.9 <= vp.height() and rect.width() <= vp.width() * 1.5:
+            self.fit()
+            self.set_zoom(min(self.zoom_level(), 1.2))
+            return
+        self.set_zoom(max(min(vp.width() / rect.width(), 0.9), 0.6))
+        first = self.items_by_id[0] if self.items_by_id else None
+        if first is not None:
+            self.centerOn(first.sceneBoundingRect().center().x(), first.y() + vp.height() / 2 / self.zoom_level() - 20)
+
+    # ------------------------------------------------------------------ mouse
+    def wheelEvent(self, e) -> None:
+        if e.angleDelta().y():
+            self.zoom(1.0015 ** e.angleDelta().y())
+        e.accept()
+
+    def mousePressEvent(self, e) -> None:
+        self._press = e.position().toPoint()
+        super().mousePressEvent(e)
+
+    def mouseReleaseEvent(self, e) -> None:
+        super().mouseReleaseEvent(e)
+        if self._press is not None and (e.position().toPoint() - self._press).manhattanLength() <= 4:
+            op = self.op_at(self._press)
+            if op is not None:
+                self.op_clicked.emit(op)
+        self._press = None
+
+    def op_at(self, pos: QPoint) -> int | None:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem) and item.node.op_index is not None:
+                return item.node.op_index
+        return None

@@ -1,0 +1,115 @@
+"""The graphics items of the graph view: one `NodeItem` per node (painted box; labels and badges
+only when zoomed in far enough to read them) and one `EdgeItem` per tensor (its tooltip: name,
+shape, dtype, scale, zero point). Positions and colours come from `core.graph`."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
+
+from inspector.core.graph.structure import GraphNode
+from inspector.core.graph.style import BADGES, NodeStyle
+from inspector.core.graph.svg import text_colour
+
+LABEL_LOD = 0.45  # scale at which op labels are drawn (below: boxes only)
+BADGE_LOD = 0.25
+_FONT, _SMALL = QFont(), QFont()
+_FONT.setPixelSize(12)
+_FONT.setBold(True)
+_SMALL.setPixelSize(10)
+SELECTED_PEN = QPen(QColor("#0050d0"), 4)
+PAIRED_PEN = QPen(QColor("#0050d0"), 2, Qt.PenStyle.DashLine)
+
+
+class NodeItem(QGraphicsItem):
+    def __init__(self, node: GraphNode, box: tuple[float, float, float, float], style: NodeStyle) -> None:
+        super().__init__()
+        self.node = node
+        x, y, w, h = box
+        self._rect = QRectF(0, 0, w, h)
+        self.setPos(x, y)
+        self.selected = False
+        self.unmatched = False  # A's graph: an op without a partner in B
+        self.set_style(style)
+        self.setAcceptHoverEvents(False)
+
+    def set_style(self, style: NodeStyle) -> None:
+        self.style = style
+        self._brush = QBrush(QColor(style.fill))
+        self._ink = QColor(text_colour(style.fill))
+        self.setToolTip(style.title)
+        self.update()
+
+    def set_selected(self, on: bool) -> None:
+        if on != self.selected:
+            self.selected = on
+            self.setZValue(2 if on else 1)
+            self.update()
+
+    def boundingRect(self) -> QRectF:
+        return self._rect.adjusted(-8, -9, 8, 4)
+
+    def shape(self) -> QPainterPath:
+        p = QPainterPath()
+        p.addRect(self._rect)
+        return p
+
+    def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        port = self.node.kind != "op"
+        pen = SELECTED_PEN if self.selected else QPen(QColor("#222" if port else "#444"), 2 if port else 0.8)
+        if self.unmatched and not self.selected:
+            pen = QPen(QColor("#b00"), 2, Qt.PenStyle.DotLine)
+        painter.setPen(pen)
+        painter.setBrush(self._brush)
+        r = self._rect
+        radius = r.height() / 2 if port else 4
+        painter.drawRoundedRect(r, radius, radius)
+        if lod < BADGE_LOD:
+            return
+        if self.node.constants and lod >= LABEL_LOD:
+            painter.fillRect(QRectF(3, r.height() - 10, 7, 7), QColor("#444"))
+        for k, b in enumerate(self.style.badges):
+            letter, colour, _ = BADGES[b]
+            c = QPointF(r.width() - 7 - 15 * k, 0)
+            painter.setPen(QPen(QColor("#fff"), 1))
+            painter.setBrush(QColor(colour))
+            painter.drawEllipse(c, 7, 7)
+            if lod >= LABEL_LOD:
+                painter.setFont(_SMALL)
+                painter.drawText(QRectF(c.x() - 7, c.y() - 7, 14, 14), Qt.AlignmentFlag.AlignCenter, letter)
+        if lod < LABEL_LOD:
+            return
+        painter.setPen(self._ink if not port else QColor("#1a1a1a"))
+        if port:
+            painter.setFont(_SMALL)
+            painter.drawText(r.adjusted(8, 0, -8, 0), Qt.AlignmentFlag.AlignCenter, _fit(f"{self.node.kind}: {self.node.name}", 24))
+            return
+        painter.setFont(_FONT)
+        painter.drawText(QRectF(0, 2, r.width(), 17), Qt.AlignmentFlag.AlignCenter, _fit(self.node.label, 20))
+        painter.setFont(_SMALL)
+        painter.drawText(QRectF(0, 19, r.width(), 15), Qt.AlignmentFlag.AlignCenter, _fit(f"#{self.node.op_index} {self.node.name}", 24))
+
+
+class EdgeItem(QGraphicsPathItem):
+    PEN = QPen(QColor("#8a8a8a"), 1.2)
+
+    def __init__(self, points: tuple[tuple[float, float], ...], tooltip: str) -> None:
+        path = QPainterPath(QPointF(*points[0]))
+        for p in points[1:]:
+            path.lineTo(QPointF(*p))
+        (x1, y1), (x2, y2) = points[-2], points[-1]  # an arrow head at the reader
+        d = max(((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5, 1e-6)
+        ux, uy = (x2 - x1) / d, (y2 - y1) / d
+        for side in (1, -1):
+            path.moveTo(QPointF(x2, y2))
+            path.lineTo(QPointF(x2 - 7 * ux + side * 3.5 * uy, y2 - 7 * uy - side * 3.5 * ux))
+        super().__init__(path)
+        self.setPen(self.PEN)
+        self.setToolTip(tooltip)
+        self.setZValue(0)
+
+
+def _fit(text: str, chars: int) -> str:
+    return text if len(text) <= chars else text[: chars - 1] + "…"
