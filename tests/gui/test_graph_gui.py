@@ -1,0 +1,116 @@
+"""The Graph tab: structure before a comparison, colours after one, and the selection in step
+both ways (a real click on a node selects the op in the panes and the layer plot; a selection
+made in the layer plot centres its node). The layout runs in a worker thread."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QPoint, QRectF, Qt, QTimer
+
+from inspector.core.graph.scales import NO_DATA
+from inspector.paths import example_pair
+from tests.gui.test_compare_gui import _run
+from tests.helpers.gui_helpers import open_pair_checked
+
+WAIT_MS = 30_000
+
+
+def _opened(qtbot, window):
+    g = window.graph
+    f, q = example_pair()
+    open_pair_checked(qtbot, window, f, q)
+    qtbot.waitUntil(lambda: g.view.canvas["B"].graph is not None and g.graphs["B"] is g.view.canvas["B"].graph, timeout=WAIT_MS)
+    window.tabs.setCurrentWidget(g.view)
+    return g
+
+
+def _click_node(qtbot, canvas, op: int) -> None:
+    item = canvas.nodes[op]
+    canvas.centerOn(item)
+    pos = canvas.mapFromScene(item.sceneBoundingRect().center())
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+
+
+def test_structure_first_then_colours_and_selection_both_ways(qtbot, window):
+    g = _opened(qtbot, window)
+    canvas = g.view.canvas["B"]
+    n_ops = len(window.controller.models["B"].main.ops)
+    assert sorted(canvas.nodes) == list(range(n_ops))  # one item per op
+    assert {it.style.fill for it in canvas.nodes.values()} == {NO_DATA}  # structure only
+    result = _run(qtbot, window, count=4)
+    fills = {op: it.style.fill for op, it in canvas.nodes.items()}
+    compared = {lay.op_index for lay in result.layers}
+    assert all(fills[op] != NO_DATA for op in compared if op in fills and result.layers[0].metrics is not None)
+    assert len(set(fills.values())) > 2  # a scale, not one colour
+
+    # a click on a node selects the op everywhere: the app's selection, B's and A's panes, the layer plot
+    _click_node(qtbot, canvas, 5)
+    sel = window.controller.selection
+    assert sel.op("B") == 5 and sel.op("A") == window.controller.counterpart_op("B", 5)
+    assert window.panes["B"].selected_op() == 5
+    assert window.compare_features.plot.selected == 5
+    assert canvas.nodes[5].selected and canvas.selected == 5
+
+    # a selection made elsewhere (the layer plot's click) centres its node
+    canvas.set_zoom(1.0)
+    canvas.centerOn(canvas.nodes[0])
+
+    def visible() -> QRectF:
+        return canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+
+    assert not visible().intersects(canvas.nodes[12].sceneBoundingRect())
+    window.compare_features.plot.layer_clicked.emit(12)
+    assert canvas.selected == 12 and not canvas.nodes[5].selected
+    assert visible().contains(canvas.nodes[12].sceneBoundingRect())
+    assert abs(visible().center().y() - canvas.nodes[12].sceneBoundingRect().center().y()) < 2  # centred (vertically:
+    # the graph is narrower than the view, which keeps it in the middle)
+    assert window.panes["B"].selected_op() == 12
+
+    # go to worst: the op with the lowest accumulated SQNR
+    worst = min((lay for lay in result.layers), key=lambda lay: lay.metrics.sqnr_db).op_index
+    assert g.go_to_worst() == worst and window.controller.selection.op("B") == worst
+    # search by index and by name
+    assert g.search("3") == 3 and window.controller.selection.op("B") == 3
+    name = g.graphs["B"].nodes[g.graphs["B"].node_of_op()[11]].name
+    assert g.search(name) in {n.op_index for n in g.graphs["B"].nodes if n.name == name}
+
+
+def test_a_beside_b_marks_the_partner_and_clicks_in_a_select_in_b(qtbot, window):
+    g = _opened(qtbot, window)
+    g.view.show_a.setChecked(True)
+    ca = g.view.canvas["A"]
+    qtbot.waitUntil(lambda: ca.graph is not None, timeout=WAIT_MS)
+    a_op = next(op for op in ca.nodes if window.controller.counterpart_op("A", op) is not None)
+    _click_node(qtbot, ca, a_op)
+    b_op = window.controller.counterpart_op("A", a_op)
+    assert window.controller.selection.op("B") == b_op
+    assert g.view.canvas["B"].selected == b_op and ca.selected == a_op
+    unmatched = [op for op, it in ca.nodes.items() if it.unmatched]
+    assert unmatched == [op for op in ca.nodes if window.controller.counterpart_op("A", op) is None]
+
+
+def test_a_big_graph_is_laid_out_without_freezing_the_window(qtbot, window):
+    from tests.helpers.graph_fixtures import deep_transformer
+    from tests.helpers.gui_helpers import open_wait
+    from tests.helpers.paths import REPO
+
+    path = deep_transformer(REPO / ".fixture-cache", 8, "float")
+    gaps, last = [], [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.timeout.connect(tick)
+    timer.start(5)
+    open_wait(qtbot, window, "B", path)
+    g = window.graph
+    qtbot.waitUntil(lambda: g.view.canvas["B"].graph is not None and len(g.view.canvas["B"].nodes) >= 300, timeout=WAIT_MS)
+    timer.stop()
+    assert max(gaps) < 0.5, max(gaps)  # layout in the worker; building the items is the GUI's only share
+    assert g.timings["layout_s"] < 5 and g.timings["draw_s"] < 5
+    canvas = g.view.canvas["B"]
+    assert canvas.op_at(QPoint(-5, -5)) is None
