@@ -67,6 +67,18 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window):
     # the graph is narrower than the view, which keeps it in the middle)
     assert window.panes["B"].selected_op() == 12
 
+    # an edge's tooltip: its tensor's name, dtype, shape, scale and zero point
+    from inspector.gui.graph.items import EdgeItem
+
+    edge = next(it for it in canvas.scene().items() if isinstance(it, EdgeItem) and it.tensor in (
+        window.controller.models["B"].main.ops[5].outputs))  # fmt: skip
+    t = window.controller.models["B"].main.tensors[edge.tensor]
+    canvas.centerOn(edge.path().pointAtPercent(0.5))
+    tip = canvas.tooltip_at(canvas.mapFromScene(edge.path().pointAtPercent(0.5)))
+    assert t.dtype in tip and str(list(t.shape)) in tip
+    assert f"scale {t.quantization.scales[0]:.6g}, zero point {t.quantization.zero_points[0]}" in tip
+    assert canvas.tooltip_at(canvas.mapFromScene(canvas.nodes[5].sceneBoundingRect().center())).startswith("op 5 ")
+
     # go to worst: the op with the lowest accumulated SQNR
     worst = min((lay for lay in result.layers), key=lambda lay: lay.metrics.sqnr_db).op_index
     assert g.go_to_worst() == worst and window.controller.selection.op("B") == worst
@@ -96,6 +108,10 @@ def test_a_big_graph_is_laid_out_without_freezing_the_window(qtbot, window):
     from tests.helpers.paths import REPO
 
     path = deep_transformer(REPO / ".fixture-cache", 8, "float")
+    open_wait(qtbot, window, "B", path)
+    g = window.graph
+    qtbot.waitUntil(lambda: len(g.view.canvas["B"].nodes) >= 300 and not g._pending, timeout=WAIT_MS)
+    window.tabs.setCurrentWidget(g.view)
     gaps, last = [], [time.perf_counter()]
 
     def tick():
@@ -106,11 +122,13 @@ def test_a_big_graph_is_laid_out_without_freezing_the_window(qtbot, window):
     timer = QTimer()
     timer.timeout.connect(tick)
     timer.start(5)
-    open_wait(qtbot, window, "B", path)
-    g = window.graph
-    qtbot.waitUntil(lambda: g.view.canvas["B"].graph is not None and len(g.view.canvas["B"].nodes) >= 300, timeout=WAIT_MS)
+    with qtbot.waitSignal(g.laid_out, timeout=WAIT_MS):
+        g.rebuild("B")  # the graph of the chosen signature again, as after a signature change
+    qtbot.wait(50)
     timer.stop()
-    assert max(gaps) < 0.5, max(gaps)  # layout in the worker; building the items is the GUI's only share
+    # layout in the worker, items added in slices: the window stays responsive (the bound is loose:
+    # the test machine is shared; `make bench` prints the figures)
+    assert max(gaps) < 0.3, max(gaps)
     assert g.timings["layout_s"] < 5 and g.timings["draw_s"] < 5
     canvas = g.view.canvas["B"]
     assert canvas.op_at(QPoint(-5, -5)) is None

@@ -4,9 +4,12 @@ the graph changes, restyled in place when the colours change."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRectF, Qt, Signal
+import time
+
+from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QGraphicsScene, QGraphicsView
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip
+from shiboken6 import isValid
 
 from inspector.core.graph.layout import GraphLayout
 from inspector.core.graph.structure import ModelGraph
@@ -14,11 +17,13 @@ from inspector.core.graph.style import GraphStyle
 from inspector.core.graph.svg import tensor_title
 from inspector.gui.graph.items import EdgeItem, NodeItem
 
-MIN_SCALE, MAX_SCALE = 0.01, 4.0
+MIN_SCALE, MAX_SCALE = 0.001, 4.0
+CHUNK_S = 0.04  # items added per slice of the event loop (seconds)
 
 
 class GraphCanvas(QGraphicsView):
     op_clicked = Signal(int)  # the op index (of this canvas' model)
+    shown = Signal()  # all items of the last `show_graph` are in the scene
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -36,31 +41,85 @@ class GraphCanvas(QGraphicsView):
         self.items_by_id: list[NodeItem] = []
         self.selected: int | None = None
         self._press: QPoint | None = None
+        self._building = 0  # token of the graph being built (a newer one stops an older)
 
     # ------------------------------------------------------------------ content
-    def show_graph(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle) -> None:
+    def show_graph(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle, incremental: bool = True) -> None:
+        """Build the items (`incremental`: in slices of CHUNK_S between events, so a 5,000-op
+        graph never holds the window) and show them; `shown` is emitted when all are in."""
+        self._building += 1
+        token = self._building
         scene = QGraphicsScene(self)
         scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
+        self.graph, self.selected, self.nodes, self.items_by_id = graph, None, {}, []
+        work = self._items(graph, layout, style)
+        if not incremental:
+            for item in work:
+                scene.addItem(item)
+            self._done(token, scene)
+            return
+
+        def step() -> None:
+            if token != self._building or not isValid(self):
+                return  # another graph replaced this one
+            t0 = time.perf_counter()
+            for item in work:
+                scene.addItem(item)
+                if time.perf_counter() - t0 > CHUNK_S:
+                    QTimer.singleShot(0, step)
+                    return
+            self._done(token, scene)
+
+        step()
+
+    def _items(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle):
         for e, pts in zip(graph.edges, layout.edges, strict=True):
-            scene.addItem(EdgeItem(pts, tensor_title(graph, e.tensor)))
-        self.items_by_id = []
+            yield EdgeItem(pts, e.tensor)
         for node, st in zip(graph.nodes, style.nodes, strict=True):
             item = NodeItem(node, layout.box(node.id), st)
             item.setZValue(1)
-            scene.addItem(item)
             self.items_by_id.append(item)
-        self.nodes = {it.node.op_index: it for it in self.items_by_id if it.node.op_index is not None}
-        scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
+            if node.op_index is not None:
+                self.nodes[node.op_index] = item
+            yield item
+
+    def _done(self, token: int, scene: QGraphicsScene) -> None:
+        """Show the finished scene (shown only once complete: its index is built once, at the
+        first paint, instead of again and again while it grows)."""
+        if token != self._building:
+            scene.deleteLater()
+            return
         old = self.scene()
         self.setScene(scene)
         old.deleteLater()
-        self.graph, self.selected = graph, None
+        self.shown.emit()
+
+    def viewportEvent(self, e) -> bool:
+        """Tooltips made when asked for: the node's title, or the tensor of an edge."""
+        if e.type() == QEvent.Type.ToolTip and self.graph is not None:
+            text = self.tooltip_at(e.pos())
+            if text:
+                QToolTip.showText(e.globalPos(), text, self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(e)
+
+    def tooltip_at(self, pos: QPoint) -> str:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem):
+                return item.style.title
+            if isinstance(item, EdgeItem) and self.graph is not None:
+                return tensor_title(self.graph, item.tensor)
+        return ""
 
     def set_style(self, style: GraphStyle) -> None:
         for item, st in zip(self.items_by_id, style.nodes, strict=True):
             item.set_style(st)
 
     def clear(self) -> None:
+        self._building += 1
         old = self.scene()
         self.setScene(QGraphicsScene(self))
         old.deleteLater()

@@ -41,6 +41,9 @@ class GraphController(QObject):
         self._search_hits: list[int] = []
         self._search_text = ""
         self._clicked: str | None = None  # the canvas a selection came from (not re-centred)
+        self._pending: dict[str, tuple[GraphLayout, float]] = {}  # slot -> graph being drawn (layout, start)
+        for slot, canvas in self.view.canvas.items():
+            canvas.shown.connect(lambda s=slot: self._shown(s))
 
         c.model_changed.connect(self._model_changed)
         c.signature_changed.connect(lambda _k: self.rebuild_all())
@@ -98,13 +101,19 @@ class GraphController(QObject):
         style = self._style(slot)
         t0 = time.perf_counter()
         canvas = self.view.canvas[slot]
+        self._pending[slot] = (layout, t0)
         canvas.show_graph(graph, layout, style)
+
+    def _shown(self, slot: str) -> None:
+        canvas = self.view.canvas[slot]
+        if slot not in self._pending:
+            return
+        layout, t0 = self._pending.pop(slot)
         self._mark_unmatched()
         canvas.show_top()
         canvas.viewport().repaint()
-        draw = time.perf_counter() - t0
         if slot == "B":
-            self.timings = {"layout_s": layout.seconds, "draw_s": draw}
+            self.timings = {"layout_s": layout.seconds, "draw_s": time.perf_counter() - t0}
         self._status()
         sel = self.controller.selection
         canvas.select(sel.op(slot), centre=sel.op(slot) is not None)

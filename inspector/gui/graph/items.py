@@ -1,6 +1,6 @@
 """The graphics items of the graph view: one `NodeItem` per node (painted box; labels and badges
-only when zoomed in far enough to read them) and one `EdgeItem` per tensor (its tooltip: name,
-shape, dtype, scale, zero point). Positions and colours come from `core.graph`."""
+only when zoomed in far enough to read them) and one `EdgeItem` per tensor. Tooltips (the node's
+title; the tensor's name, shape, dtype, scale, zero point) are made by the canvas when asked for. Positions and colours come from `core.graph`."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ from inspector.core.graph.svg import text_colour
 
 LABEL_LOD = 0.45  # scale at which op labels are drawn (below: boxes only)
 BADGE_LOD = 0.25
+EDGE_LOD = 0.02  # below: edges are not drawn (the whole of a 5,000-op graph in view)
+BOX_LOD = 0.08  # below: boxes as plain fills (no outline, no rounded corners): 5,000 ops fitted paint fast
 _FONT, _SMALL = QFont(), QFont()
 _FONT.setPixelSize(12)
 _FONT.setBold(True)
@@ -38,7 +40,6 @@ class NodeItem(QGraphicsItem):
         self.style = style
         self._brush = QBrush(QColor(style.fill))
         self._ink = QColor(text_colour(style.fill))
-        self.setToolTip(style.title)
         self.update()
 
     def set_selected(self, on: bool) -> None:
@@ -57,6 +58,9 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < BOX_LOD and not self.selected:  # a few pixels wide: a plain fill is all one sees
+            painter.fillRect(self._rect, self._brush)
+            return
         port = self.node.kind != "op"
         pen = SELECTED_PEN if self.selected else QPen(QColor("#222" if port else "#444"), 2 if port else 0.8)
         if self.unmatched and not self.selected:
@@ -95,7 +99,7 @@ class NodeItem(QGraphicsItem):
 class EdgeItem(QGraphicsPathItem):
     PEN = QPen(QColor("#8a8a8a"), 1.2)
 
-    def __init__(self, points: tuple[tuple[float, float], ...], tooltip: str) -> None:
+    def __init__(self, points: tuple[tuple[float, float], ...], tensor: int) -> None:
         path = QPainterPath(QPointF(*points[0]))
         for p in points[1:]:
             path.lineTo(QPointF(*p))
@@ -107,8 +111,13 @@ class EdgeItem(QGraphicsPathItem):
             path.lineTo(QPointF(x2 - 7 * ux + side * 3.5 * uy, y2 - 7 * uy - side * 3.5 * ux))
         super().__init__(path)
         self.setPen(self.PEN)
-        self.setToolTip(tooltip)
+        self.setAcceptHoverEvents(False)
+        self.tensor = tensor  # its tooltip is made when asked for (`GraphCanvas.viewportEvent`)
         self.setZValue(0)
+
+    def paint(self, painter, option, widget=None) -> None:
+        if option.levelOfDetailFromTransform(painter.worldTransform()) >= EDGE_LOD:  # below: sub-pixel smudges
+            super().paint(painter, option, widget)
 
 
 def _fit(text: str, chars: int) -> str:
