@@ -132,3 +132,25 @@ def test_a_big_graph_is_laid_out_without_freezing_the_window(qtbot, window):
     assert g.timings["layout_s"] < 5 and g.timings["draw_s"] < 5
     canvas = g.view.canvas["B"]
     assert canvas.op_at(QPoint(-5, -5)) is None
+
+
+def test_colours_that_arrive_while_the_items_are_being_added_are_applied(qtbot, monkeypatch):
+    """A comparison (or audit) finishing while a big graph is still being built must not fail
+    (zip of a partial item list) nor be lost."""
+    import inspector.gui.graph.canvas as canvas_mod
+    from inspector.core.graph.layout import layout_graph
+    from inspector.core.graph.structure import model_graph
+    from inspector.core.graph.style import GraphStyle, NodeStyle, style_graph
+    from inspector.core.tflite.model import load_model
+
+    monkeypatch.setattr(canvas_mod, "CHUNK_S", 0.0)  # one item per slice
+    _, q = example_pair()
+    graph = model_graph(load_model(q))
+    layout = layout_graph(graph)
+    c = canvas_mod.GraphCanvas()
+    qtbot.addWidget(c)
+    with qtbot.waitSignal(c.shown, timeout=WAIT_MS):
+        c.show_graph(graph, layout, style_graph(graph))
+        red = GraphStyle("sqnr", tuple(NodeStyle("#ff0000", "t") for _ in graph.nodes), style_graph(graph).legend)
+        c.set_style(red)
+    assert {it.style.fill for it in c.items_by_id} == {"#ff0000"}

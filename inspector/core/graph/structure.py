@@ -49,12 +49,13 @@ class ModelGraph:
 
 
 def short_name(tensor_name: str) -> str:
-    """'model/block_2/conv/BiasAdd;model/...' -> 'block_2/conv' (the layer, without the step)."""
+    """'model/block_2/conv/BiasAdd;model/...' -> 'block_2/conv': the layer, without the model's
+    name before it and the step after it."""
     first = tensor_name.split(";")[0]
     parts = [p for p in first.split("/") if p]
     if len(parts) < 2:
         return first
-    return "/".join(parts[-3:-1]) if len(parts) > 2 else parts[0]
+    return "/".join(parts[1:-1][-2:]) if len(parts) > 2 else parts[0]
 
 
 def model_graph(model: Model) -> ModelGraph:

@@ -100,8 +100,8 @@ def render_svg(graph: ModelGraph, layout: GraphLayout, style: GraphStyle, link: 
             continue
         ink = text_colour(st.fill)
         body = (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.0f}" height="{h:.0f}" rx="4" stroke="#333" stroke-width="0.8"/>'
-                f'<text x="{x + w / 2:.1f}" y="{y + 15:.1f}" font-size="12" font-weight="600" fill="{ink}" text-anchor="middle">'
-                f"{escape(_fit(node.label, 20))}</text>"
+                f'<text x="{x + w / 2:.1f}" y="{y + 15:.1f}" font-size="{12 if len(node.label) <= 16 else 10}" font-weight="600" '
+                f'fill="{ink}" text-anchor="middle">{escape(_fit(node.label, 22))}</text>'
                 f'<text x="{x + w / 2:.1f}" y="{y + 30:.1f}" font-size="10" fill="{ink}" text-anchor="middle">'
                 f"#{node.op_index} {escape(_fit(node.name, 17))}</text>")  # fmt: skip
         if node.constants:

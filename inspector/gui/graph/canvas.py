@@ -42,6 +42,7 @@ class GraphCanvas(QGraphicsView):
         self.selected: int | None = None
         self._press: QPoint | None = None
         self._building = 0  # token of the graph being built (a newer one stops an older)
+        self._late_style: GraphStyle | None = None  # colours that arrived while the items were being built
 
     # ------------------------------------------------------------------ content
     def show_graph(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle, incremental: bool = True) -> None:
@@ -53,6 +54,7 @@ class GraphCanvas(QGraphicsView):
         scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
         self.graph, self.selected, self.nodes, self.items_by_id = graph, None, {}, []
+        self._late_style = None
         work = self._items(graph, layout, style)
         if not incremental:
             for item in work:
@@ -93,6 +95,9 @@ class GraphCanvas(QGraphicsView):
         old = self.scene()
         self.setScene(scene)
         old.deleteLater()
+        late, self._late_style = self._late_style, None
+        if late is not None and len(late.nodes) == len(self.items_by_id):
+            self.set_style(late)
         self.shown.emit()
 
     def viewportEvent(self, e) -> bool:
@@ -115,6 +120,10 @@ class GraphCanvas(QGraphicsView):
         return ""
 
     def set_style(self, style: GraphStyle) -> None:
+        """New colours (kept until the items exist when the graph is still being built)."""
+        if self._late_style is not None or len(self.items_by_id) != len(style.nodes):
+            self._late_style = style
+            return
         for item, st in zip(self.items_by_id, style.nodes, strict=True):
             item.set_style(st)
 

@@ -16,9 +16,11 @@ LABEL_LOD = 0.45  # scale at which op labels are drawn (below: boxes only)
 BADGE_LOD = 0.25
 EDGE_LOD = 0.02  # below: edges are not drawn (the whole of a 5,000-op graph in view)
 BOX_LOD = 0.08  # below: boxes as plain fills (no outline, no rounded corners): 5,000 ops fitted paint fast
-_FONT, _SMALL = QFont(), QFont()
+_FONT, _NARROW, _SMALL = QFont(), QFont(), QFont()
 _FONT.setPixelSize(12)
 _FONT.setBold(True)
+_NARROW.setPixelSize(10)  # long op types (SQUARED_DIFFERENCE) fit the box
+_NARROW.setBold(True)
 _SMALL.setPixelSize(10)
 SELECTED_PEN = QPen(QColor("#0050d0"), 4)
 PAIRED_PEN = QPen(QColor("#0050d0"), 2, Qt.PenStyle.DashLine)
@@ -90,8 +92,8 @@ class NodeItem(QGraphicsItem):
             painter.setFont(_SMALL)
             painter.drawText(r.adjusted(8, 0, -8, 0), Qt.AlignmentFlag.AlignCenter, _fit(f"{self.node.kind}: {self.node.name}", 24))
             return
-        painter.setFont(_FONT)
-        painter.drawText(QRectF(0, 2, r.width(), 17), Qt.AlignmentFlag.AlignCenter, _fit(self.node.label, 20))
+        painter.setFont(_FONT if len(self.node.label) <= 16 else _NARROW)
+        painter.drawText(QRectF(0, 2, r.width(), 17), Qt.AlignmentFlag.AlignCenter, _fit(self.node.label, 22))
         painter.setFont(_SMALL)
         painter.drawText(QRectF(0, 19, r.width(), 15), Qt.AlignmentFlag.AlignCenter, _fit(f"#{self.node.op_index} {self.node.name}", 24))
 
