@@ -215,3 +215,11 @@ def test_the_report_embeds_the_graph_and_each_op_links_to_its_section(clipped, t
     for anchor in links:
         assert f'id="{anchor}"' in text  # every link lands on a section of the report
     assert _rgb(ops[bad].get("fill"))[0] > _rgb(ops[good].get("fill"))[0]
+
+
+def test_the_layout_library_is_a_declared_dependency_and_bundled():
+    import tomllib
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert any(re.match(r"igraph\b", d) for d in deps), deps
+    assert 'collect_submodules("igraph"' in (REPO / "packaging" / "tflite_inspector.spec").read_text()
