@@ -223,3 +223,17 @@ def test_the_layout_library_is_a_declared_dependency_and_bundled():
     deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
     assert any(re.match(r"igraph\b", d) for d in deps), deps
     assert 'collect_submodules("igraph"' in (REPO / "packaging" / "tflite_inspector.spec").read_text()
+
+
+def test_badges_fixed_output_float_edited_and_audit():
+    from inspector.core.graph.style import op_badges
+
+    _, q = example_pair()
+    types, _ = _flatbuffer_graph(q)
+    b = op_badges(load_model(q), edited=[1], audit_ops=[2])
+    softmax = types.index("SOFTMAX")
+    assert "fixed" in b[softmax]  # int8 SOFTMAX: output fixed at 1/256, -128
+    assert b[1] == ("edited",) and b[2] == ("audit",)
+    assert not any("float" in v for v in b.values())  # a full-integer model: only QUANTIZE/DEQUANTIZE touch float
+    f, _ = example_pair()
+    assert op_badges(load_model(f)) == {}  # a float model: no op is "float inside a quantized model"

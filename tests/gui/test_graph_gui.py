@@ -154,3 +154,18 @@ def test_colours_that_arrive_while_the_items_are_being_added_are_applied(qtbot, 
         red = GraphStyle("sqnr", tuple(NodeStyle("#ff0000", "t") for _ in graph.nodes), style_graph(graph).legend)
         c.set_style(red)
     assert {it.style.fill for it in c.items_by_id} == {"#ff0000"}
+
+
+def test_the_graph_follows_the_chosen_signature(qtbot, sig_window, sig_pair):
+    from inspector.core.tflite.model import Model
+    from tests.helpers.gui_helpers import choose_signature
+
+    g = sig_window.graph
+    ref = Model(sig_pair[1])
+    for key in ("prefill", "decode"):
+        choose_signature(qtbot, sig_window, key)
+        sub = ref.for_signature(key).main
+        qtbot.waitUntil(lambda s=sub: g.graphs["B"] is not None and g.graphs["B"].subgraph == s.index
+                        and g.view.canvas["B"].graph is g.graphs["B"] and not g._pending, timeout=WAIT_MS)  # fmt: skip
+        assert sorted(g.view.canvas["B"].nodes) == list(range(len(sub.ops)))
+        assert [g.view.canvas["B"].nodes[i].node.label for i in range(len(sub.ops))] == [op.type for op in sub.ops]
