@@ -36,12 +36,16 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from inspector.core.graph.drawing import graph_svg
+    from inspector.core.keras.detect import is_keras_path
     from inspector.core.review.audit import audit_model
     from inspector.core.tflite.model import load_model
     from inspector.core.tflite.signatures import select_signature
     from inspector.core.writing import write_output
 
     sample_settings(args)  # bad sample flags: exit 2 before anything runs
+    if is_keras_path(args.float_model):
+        raise InputError("graph draws .tflite models: make the TFLite twins first (tflite-inspector convert MODEL --out-dir DIR)",
+                         args.float_model)  # fmt: skip
     if args.quant_model is None and (args.samples is not None or args.inputs is not None):
         raise InputError("--samples / --inputs need both FLOAT and QUANT models (one model is drawn without a comparison)")
     result, float_model, note = None, None, ""

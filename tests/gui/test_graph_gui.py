@@ -38,6 +38,8 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window):
     n_ops = len(window.controller.models["B"].main.ops)
     assert sorted(canvas.nodes) == list(range(n_ops))  # one item per op
     assert {it.style.fill for it in canvas.nodes.values()} == {NO_DATA}  # structure only
+    others = [window.tabs.widget(i) for i in range(window.tabs.count()) if window.tabs.widget(i) is not g.view]
+    assert g.view.minimumSizeHint().width() <= max(w.minimumSizeHint().width() for w in others)  # never widens the window
     result = _run(qtbot, window, count=4)
     fills = {op: it.style.fill for op, it in canvas.nodes.items()}
     compared = {lay.op_index for lay in result.layers}

@@ -41,6 +41,7 @@ class GraphController(QObject):
         self._search_hits: list[int] = []
         self._search_text = ""
         self._clicked: str | None = None  # the canvas a selection came from (not re-centred)
+        self._built_from: dict[str, Model] = {}  # slot -> the model its graph shows
         self._pending: dict[str, tuple[GraphLayout, float]] = {}  # slot -> graph being drawn (layout, start)
         for slot, canvas in self.view.canvas.items():
             canvas.shown.connect(lambda s=slot: self._shown(s))
@@ -82,6 +83,7 @@ class GraphController(QObject):
             old.cancel()
         if model is None:
             self.graphs[slot], self.workers[slot] = None, None
+            self._built_from.pop(slot, None)
             self.view.canvas[slot].clear()
             if slot == "B":
                 self.view.status.setText("Open model B to see its graph.")
@@ -89,15 +91,16 @@ class GraphController(QObject):
         self.view.status.setText(f"Laying out {len(model.main.ops)} ops of {model.path}…")
         w = Worker(build_graph, model)
         self.workers[slot] = w
-        w.finished.connect(guarded(self, lambda out, s=slot, wk=w: self._built(s, wk, *out)))
+        w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model: self._built(s, wk, m, *out)))
         w.failed.connect(guarded(self, lambda msg: self.view.status.setText(f"Graph not drawn: {msg}")))
-        return self.controller.run_task(w, f"Graph layout of {len(model.main.ops)} ops")
+        return w.start()  # (not a status-bar task: a second or less even for 5,000 ops; the tab says it)
 
-    def _built(self, slot: str, worker: Worker, graph: ModelGraph, layout: GraphLayout) -> None:
-        if worker is not self.workers[slot]:
+    def _built(self, slot: str, worker: Worker, model: Model, graph: ModelGraph, layout: GraphLayout) -> None:
+        if worker is not self.workers[slot] or self.controller.models[slot] is not model:
             return  # superseded
         self.workers[slot] = None
         self.graphs[slot] = graph
+        self._built_from[slot] = model
         style = self._style(slot)
         t0 = time.perf_counter()
         canvas = self.view.canvas[slot]
@@ -149,6 +152,9 @@ class GraphController(QObject):
 
     def restyle(self) -> None:
         for slot in ("B", "A"):
+            model = self.controller.models[slot]
+            if model is None or self._built_from.get(slot) is not model:
+                continue  # closed or replaced: its new graph is on the way (styled when it arrives)
             if self.graphs[slot] is not None and self.view.canvas[slot].graph is self.graphs[slot]:
                 self.view.canvas[slot].set_style(self._style(slot))
         self._mark_unmatched()

@@ -56,7 +56,11 @@ class GraphView(QWidget):
         self.search.setPlaceholderText("Find op: name or index (Enter: next)")
         self.search.setClearButtonEnabled(True)
         self.search.setMaximumWidth(280)
+        self.search.setMinimumWidth(90)
         self.metric = QComboBox()
+        self.metric.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.metric.setMinimumContentsLength(14)  # the tab must not widen the window (the widest tab sets its minimum)
+        self.metric.setToolTip("Colour the ops by this metric of the comparison, or by the diagnosed cause")
         for m in METRICS:
             self.metric.addItem(METRIC_LABELS[m], m)
         self.btn_fit = QPushButton("Fit")
@@ -65,9 +69,10 @@ class GraphView(QWidget):
             b.setFixedWidth(32)
         self.btn_worst = QPushButton("Go to worst")
         self.btn_worst.setToolTip("Select the op with the worst value of the chosen metric (or the worst diagnosed cause)")
-        self.show_a = QCheckBox("Show A beside B")
+        self.show_a = QCheckBox("A beside B")
         self.show_a.setToolTip("Model A's graph beside B's: the selected op's partner is outlined, A's ops without a partner in B dotted red")
         self.status = QLabel("Open a model to see its graph.")
+        self.status.setWordWrap(True)  # a long line must not widen the window
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.legend = LegendBar()
 
@@ -75,8 +80,7 @@ class GraphView(QWidget):
         bar.addWidget(self.search)
         for w in (self.btn_out, self.btn_in, self.btn_fit, self.btn_worst):
             bar.addWidget(w)
-        bar.addSpacing(12)
-        bar.addWidget(QLabel("Colour by:"))
+        bar.addSpacing(8)
         bar.addWidget(self.metric)
         bar.addWidget(self.show_a)
         bar.addStretch(1)
