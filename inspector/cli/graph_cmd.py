@@ -28,6 +28,8 @@ def add_parser(sub) -> None:
                         "clip rate, range use, or the diagnosed cause")  # fmt: skip
     add_sample_flags(p, exclusive=True)
     p.add_argument("--signature", metavar="KEY", help="draw (and compare) this signature's subgraph (default: subgraph 0)")
+    p.add_argument("--subgraph", type=int, metavar="N",
+                   help="one model: draw subgraph N (a control-flow body...) instead of the signature's")  # fmt: skip
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels")  # fmt: skip
     p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error (implied by --metric isolated)")
@@ -48,20 +50,25 @@ def run(args: argparse.Namespace) -> int:
                          args.float_model)  # fmt: skip
     if args.quant_model is None and (args.samples is not None or args.inputs is not None):
         raise InputError("--samples / --inputs need both FLOAT and QUANT models (one model is drawn without a comparison)")
+    if args.subgraph is not None and args.quant_model is not None:
+        raise InputError("--subgraph draws one model's structure; a pair is compared and drawn through --signature")
     result, float_model, note = None, None, ""
     if args.quant_model is None:
         target = select_signature(load_model(args.float_model), args.signature)
+        if args.subgraph is not None and not 0 <= args.subgraph < len(target.subgraphs):
+            raise InputError(f"--subgraph {args.subgraph}: the model has {len(target.subgraphs)} subgraph(s)", args.float_model)
     else:
         result, note = _compare(args)
         float_model = select_signature(load_model(args.float_model), result.signature)
         target = select_signature(load_model(args.quant_model), result.signature)
     findings = audit_model(target, result, float_model)
-    audit_ops = {f.op_index for f in findings if f.op_index is not None and f.subgraph == target.main.index}
-    svg = graph_svg(target, result, args.metric, audit_ops=audit_ops)
+    sub = target.main.index if args.subgraph is None else args.subgraph
+    audit_ops = {f.op_index for f in findings if f.op_index is not None and f.subgraph == sub}
+    svg = graph_svg(target, result, args.metric, audit_ops=audit_ops, subgraph=args.subgraph)
     write_output(args.svg, svg)
     if args.svg != "-":
         what = f"coloured by {args.metric}" if result is not None else "structure only"
-        print(f"wrote {args.svg}: {len(target.main.ops)} ops of subgraph {target.main.index}, {what}")
+        print(f"wrote {args.svg}: {len(target.subgraphs[sub].ops)} ops of subgraph {sub}, {what}")
     if note:
         print(note, file=sys.stderr)
     return 0

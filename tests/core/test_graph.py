@@ -237,3 +237,16 @@ def test_badges_fixed_output_float_edited_and_audit():
     assert not any("float" in v for v in b.values())  # a full-integer model: only QUANTIZE/DEQUANTIZE touch float
     f, _ = example_pair()
     assert op_badges(load_model(f)) == {}  # a float model: no op is "float inside a quantized model"
+
+
+def test_cli_draws_another_subgraph_of_one_model(tmp_path):
+    from tests.helpers.shape_fixtures import cache_path
+
+    path = cache_path(REPO / ".fixture-cache", "sig_int8")
+    m = tflite.Model.GetRootAsModel(bytearray(path.read_bytes()), 0)
+    assert m.SubgraphsLength() >= 2
+    for sub in range(m.SubgraphsLength()):
+        out = tmp_path / f"s{sub}.svg"
+        assert main(["graph", str(path), "--subgraph", str(sub), "--svg", str(out)]) == 0
+        assert sorted(_ops(out.read_text())) == list(range(m.Subgraphs(sub).OperatorsLength()))
+    assert main(["graph", str(path), "--subgraph", str(m.SubgraphsLength()), "--svg", str(tmp_path / "x.svg")]) == 2

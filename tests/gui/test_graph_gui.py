@@ -171,3 +171,26 @@ def test_the_graph_follows_the_chosen_signature(qtbot, sig_window, sig_pair):
                         and g.view.canvas["B"].graph is g.graphs["B"] and not g._pending, timeout=WAIT_MS)  # fmt: skip
         assert sorted(g.view.canvas["B"].nodes) == list(range(len(sub.ops)))
         assert [g.view.canvas["B"].nodes[i].node.label for i in range(len(sub.ops))] == [op.type for op in sub.ops]
+
+
+def test_another_subgraph_is_drawn_as_structure_and_back(qtbot, sig_window, sig_pair):
+    from inspector.core.tflite.model import Model
+
+    g = sig_window.graph
+    combo = g.view.subgraph
+    qtbot.waitUntil(lambda: g.graphs["B"] is not None and not g._pending, timeout=WAIT_MS)
+    main = sig_window.controller.models["B"].main.index
+    ref = Model(sig_pair[1])
+    others = [sg.index for sg in ref.subgraphs if sg.index != main]
+    assert not combo.isHidden() and [combo.itemData(i) for i in range(1, combo.count())] == others
+    with qtbot.waitSignal(g.laid_out, timeout=WAIT_MS):
+        g.show_subgraph(others[0])
+    other = ref.subgraphs[others[0]]
+    assert g.graphs["B"].subgraph == other.index
+    assert [g.view.canvas["B"].nodes[i].node.label for i in range(len(other.ops))] == [op.type for op in other.ops]
+    before = sig_window.controller.selection
+    g.click("B", 0)  # another subgraph's op: shown, not the app's selection (its indices are not the compared ones)
+    assert sig_window.controller.selection == before and g.view.canvas["B"].selected == 0
+    with qtbot.waitSignal(g.laid_out, timeout=WAIT_MS):
+        g.show_subgraph(None)
+    assert g.graphs["B"].subgraph == main

@@ -15,9 +15,11 @@ from inspector.core.tflite.model import Model
 
 def graph_svg(model: Model, result: ComparisonResult | None = None, metric: str = "sqnr", *,
               edited: Iterable[int] = (), audit_ops: Iterable[int] = (),
-              link: Callable[[int], str | None] | None = None) -> str:  # fmt: skip
+              link: Callable[[int], str | None] | None = None, subgraph: int | None = None) -> str:  # fmt: skip
     """The SVG of `model.main` (B seen through the compared signature), coloured by `metric` of
-    `result` when given, else its structure."""
-    graph = model_graph(model)
-    style = style_graph(graph, result, metric, op_badges(model, edited, audit_ops))
+    `result` when given, else its structure; `subgraph`: another subgraph's structure."""
+    graph = model_graph(model, subgraph)
+    other = subgraph is not None and subgraph != model.main.index
+    badges = {} if other else op_badges(model, edited, audit_ops)  # (badges and colours index the compared subgraph)
+    style = style_graph(graph, None if other else result, metric, badges)
     return render_svg(graph, layout_graph(graph), style, link)

@@ -58,9 +58,10 @@ def short_name(tensor_name: str) -> str:
     return "/".join(parts[1:-1][-2:]) if len(parts) > 2 else parts[0]
 
 
-def model_graph(model: Model) -> ModelGraph:
-    """The graph of `model.main` (the chosen signature's subgraph, else subgraph 0)."""
-    return subgraph_graph(model.main)
+def model_graph(model: Model, subgraph: int | None = None) -> ModelGraph:
+    """The graph of `model.main` (the chosen signature's subgraph, else subgraph 0), or of
+    subgraph `subgraph` (a control-flow body, another signature's)."""
+    return subgraph_graph(model.main if subgraph is None else model.subgraphs[subgraph])
 
 
 def subgraph_graph(sg: Subgraph) -> ModelGraph:

@@ -19,9 +19,9 @@ from inspector.gui.graph.view import GraphView
 from inspector.gui.workers import Worker, guarded
 
 
-def build_graph(model: Model) -> tuple[ModelGraph, GraphLayout]:
-    """Worker side: the graph of the model's chosen subgraph and its layout."""
-    graph = model_graph(model)
+def build_graph(model: Model, subgraph: int | None = None) -> tuple[ModelGraph, GraphLayout]:
+    """Worker side: the graph of the model's chosen subgraph (or of `subgraph`) and its layout."""
+    graph = model_graph(model, subgraph)
     return graph, layout_graph(graph)
 
 
@@ -41,6 +41,7 @@ class GraphController(QObject):
         self._search_hits: list[int] = []
         self._search_text = ""
         self._clicked: str | None = None  # the canvas a selection came from (not re-centred)
+        self.other_subgraph: int | None = None  # B: a subgraph other than the compared one, drawn as structure
         self._built_from: dict[str, Model] = {}  # slot -> the model its graph shows
         self._pending: dict[str, tuple[GraphLayout, float]] = {}  # slot -> graph being drawn (layout, start)
         for slot, canvas in self.view.canvas.items():
@@ -60,9 +61,13 @@ class GraphController(QObject):
         v.show_a_toggled.connect(self._show_a)
         v.search_requested.connect(self.search)
         v.worst_requested.connect(self.go_to_worst)
+        v.subgraph.activated.connect(lambda _i: self.show_subgraph(v.subgraph.currentData()))
 
     # ------------------------------------------------------------------ graphs
     def _model_changed(self, slot: str) -> None:
+        if slot == "B":
+            self.other_subgraph = None
+            self._fill_subgraphs()
         if slot == "B" or self.view.show_a.isChecked():
             self.rebuild(slot)
         else:
@@ -71,6 +76,8 @@ class GraphController(QObject):
             self.restyle()  # pairing changed: A's unmatched ops, the comparison may be gone
 
     def rebuild_all(self) -> None:
+        self.other_subgraph = None
+        self._fill_subgraphs()
         self.rebuild("B")
         if self.view.show_a.isChecked():
             self.rebuild("A")
@@ -89,7 +96,7 @@ class GraphController(QObject):
                 self.view.status.setText("Open model B to see its graph.")
             return None
         self.view.status.setText(f"Laying out {len(model.main.ops)} ops of {model.path}…")
-        w = Worker(build_graph, model)
+        w = Worker(build_graph, model, self.other_subgraph if slot == "B" else None)
         self.workers[slot] = w
         w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model: self._built(s, wk, m, *out)))
         w.failed.connect(guarded(self, lambda msg: self.view.status.setText(f"Graph not drawn: {msg}")))
@@ -129,11 +136,11 @@ class GraphController(QObject):
     def _style(self, slot: str) -> GraphStyle:
         graph, model = self.graphs[slot], self.controller.models[slot]
         assert graph is not None and model is not None
-        result = self._result()
+        result = self._result() if not (slot == "B" and self.other_subgraph is not None) else None
         if slot == "A" and result is not None:
             result = float_side(result)
         metric = self.view.current_metric()
-        badges = op_badges(model, *self._edited_and_audited()) if slot == "B" else {}
+        badges = op_badges(model, *self._edited_and_audited()) if slot == "B" and self.other_subgraph is None else {}
         style = style_graph(graph, result, metric, badges)
         self.styles[slot] = style
         if slot == "B":
@@ -171,6 +178,8 @@ class GraphController(QObject):
         if g is None or st is None:
             return
         colour = "structure only (run a comparison to colour the ops)" if st.metric is None else f"coloured by {st.legend.title}"
+        if self.other_subgraph is not None:
+            colour = "structure only: not the compared subgraph (its ops are not selected in the other views)"
         t = self.timings
         self.view.status.setText(f"{g.op_count} ops, {len(g.edges)} tensors, subgraph {g.subgraph}: {colour}. "
                                  f"Layout {t.get('layout_s', 0):.2f} s, drawn in {t.get('draw_s', 0):.2f} s. "
@@ -178,6 +187,9 @@ class GraphController(QObject):
 
     # ------------------------------------------------------------------ selection
     def click(self, slot: str, op: int) -> None:
+        if slot == "B" and self.other_subgraph is not None:
+            self.view.canvas["B"].select(op, centre=False)  # another subgraph's op: not the app's selection
+            return
         self._clicked = slot
         try:
             self.controller.select_op(slot, op)
@@ -186,11 +198,12 @@ class GraphController(QObject):
 
     def _selection_changed(self, sel) -> None:
         for slot, canvas in self.view.canvas.items():
-            canvas.select(sel.op(slot), centre=self._clicked != slot)
+            if not (slot == "B" and self.other_subgraph is not None):
+                canvas.select(sel.op(slot), centre=self._clicked != slot)
 
     def go_to_worst(self) -> int | None:
         st = self.styles["B"]
-        op = None if st is None else st.worst_op
+        op = None if st is None or self.other_subgraph is not None else st.worst_op
         if op is None:
             self.view.status.setText("No comparison yet: nothing to rank (run one, Ctrl+R).")
             return None
@@ -217,9 +230,31 @@ class GraphController(QObject):
             self.view.status.setText(f"No op matches '{text}'.")
             return None
         op = self._search_hits[0]
-        self.controller.select_op("B", op)
+        if self.other_subgraph is None:
+            self.controller.select_op("B", op)
         self.view.canvas["B"].select(op, centre=True)
         return op
+
+    # ------------------------------------------------------------------ subgraphs
+    def _fill_subgraphs(self) -> None:
+        """B's other subgraphs (control-flow bodies, other signatures') in the chooser."""
+        combo, b = self.view.subgraph, self.controller.models["B"]
+        combo.clear()
+        combo.addItem("compared subgraph", None)
+        for sg in b.subgraphs if b is not None else ():
+            if sg.index != b.main.index:  # type: ignore[union-attr]
+                combo.addItem(f"subgraph {sg.index} {sg.name} ({len(sg.ops)} ops)".replace("  ", " "), sg.index)
+        combo.setVisible(combo.count() > 1)
+
+    def show_subgraph(self, index: int | None) -> Worker | None:
+        """Draw B's subgraph `index` (structure only), or the compared one (None)."""
+        if index == self.other_subgraph:
+            return None
+        self.other_subgraph = index
+        i = self.view.subgraph.findData(index)
+        if i >= 0:
+            self.view.subgraph.setCurrentIndex(i)
+        return self.rebuild("B")
 
     def _show_a(self, on: bool) -> None:
         if on and self.graphs["A"] is None:

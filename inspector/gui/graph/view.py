@@ -42,6 +42,10 @@ class LegendBar(QLabel):
                      '<span style="background-color:#444">&nbsp;</span>&nbsp;has constant inputs (weights)')  # fmt: skip
 
 
+SHORT_LABELS = {"sqnr": "SQNR", "isolated": "own SQNR", "worst_channel": "worst channel",
+                "clip": "clip rate", "range_use": "range use", "cause": "cause"}  # fmt: skip
+
+
 class GraphView(QWidget):
     op_clicked = Signal(str, int)  # slot ("A" | "B"), op index in that model
     metric_changed = Signal(str)
@@ -59,16 +63,22 @@ class GraphView(QWidget):
         self.search.setMinimumWidth(90)
         self.metric = QComboBox()
         self.metric.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.metric.setMinimumContentsLength(14)  # the tab must not widen the window (the widest tab sets its minimum)
+        self.metric.setMinimumContentsLength(13)  # the tab must not widen the window (the widest tab sets its minimum)
         self.metric.setToolTip("Colour the ops by this metric of the comparison, or by the diagnosed cause")
         for m in METRICS:
-            self.metric.addItem(METRIC_LABELS[m], m)
+            self.metric.addItem(SHORT_LABELS[m], m)
+            self.metric.setItemData(self.metric.count() - 1, METRIC_LABELS[m], Qt.ItemDataRole.ToolTipRole)
         self.btn_fit = QPushButton("Fit")
         self.btn_in, self.btn_out = QPushButton("+"), QPushButton("−")
         for b in (self.btn_in, self.btn_out):
             b.setFixedWidth(32)
         self.btn_worst = QPushButton("Go to worst")
         self.btn_worst.setToolTip("Select the op with the worst value of the chosen metric (or the worst diagnosed cause)")
+        self.subgraph = QComboBox()  # B's other subgraphs (control flow, other signatures): structure only
+        self.subgraph.setToolTip("Draw another subgraph of B (a control-flow body, another signature's) as structure")
+        self.subgraph.setVisible(False)
+        self.subgraph.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.subgraph.setMinimumContentsLength(18)
         self.show_a = QCheckBox("A beside B")
         self.show_a.setToolTip("Model A's graph beside B's: the selected op's partner is outlined, A's ops without a partner in B dotted red")
         self.status = QLabel("Open a model to see its graph.")
@@ -90,7 +100,12 @@ class GraphView(QWidget):
             box = QWidget()
             v = QVBoxLayout(box)
             v.setContentsMargins(0, 0, 0, 0)
-            v.addWidget(self.titles[s])
+            head = QHBoxLayout()
+            head.addWidget(self.titles[s])
+            if s == "B":
+                head.addWidget(self.subgraph)
+            head.addStretch(1)
+            v.addLayout(head)
             v.addWidget(self.canvas[s], 1)
             self.split.addWidget(box)
         self.split.widget(0).setVisible(False)
