@@ -95,8 +95,8 @@ def render_svg(graph: ModelGraph, layout: GraphLayout, style: GraphStyle, link: 
         if node.kind != "op":
             out.append(f'<g class="{node.kind}" data-tensor="{node.tensor}" fill="{st.fill}">{title}'
                        f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.0f}" height="{h:.0f}" rx="{h / 2:.0f}" stroke="#222" stroke-width="2"/>'
-                       f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 4:.1f}" font-size="11" fill="#1a1a1a" text-anchor="middle">'
-                       f"{escape(node.kind)}: {escape(_fit(node.name, 19))}</text></g>")  # fmt: skip
+                       f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 4:.1f}" font-size="10" fill="#1a1a1a" text-anchor="middle">'
+                       f"{escape(node.kind)}: {escape(_fit(node.name, 17))}</text></g>")  # fmt: skip
             continue
         ink = text_colour(st.fill)
         body = (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.0f}" height="{h:.0f}" rx="4" stroke="#333" stroke-width="0.8"/>'
