@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QPoint, QRectF, Qt, QTimer
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, QTimer
 
 from inspector.core.graph.scales import NO_DATA
 from inspector.paths import example_pair
@@ -70,13 +70,14 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window):
     assert window.panes["B"].selected_op() == 12
 
     # an edge's tooltip: its tensor's name, dtype, shape, scale and zero point
-    from inspector.gui.graph.items import EdgeItem
-
-    edge = next(it for it in canvas.scene().items() if isinstance(it, EdgeItem) and it.tensor in (
-        window.controller.models["B"].main.ops[5].outputs))  # fmt: skip
-    t = window.controller.models["B"].main.tensors[edge.tensor]
-    canvas.centerOn(edge.path().pointAtPercent(0.5))
-    tip = canvas.tooltip_at(canvas.mapFromScene(edge.path().pointAtPercent(0.5)))
+    graph = g.graphs["B"]
+    b = window.controller.models["B"].main
+    k = next(k for k, e in enumerate(graph.edges) if e.tensor in b.ops[5].outputs)
+    t = b.tensors[graph.edges[k].tensor]
+    (x1, y1), (x2, y2) = canvas.layout.edges[k][:2]
+    mid = QPointF((x1 + x2) / 2, (y1 + y2) / 2)
+    canvas.centerOn(mid)
+    tip = canvas.tooltip_at(canvas.mapFromScene(mid))
     assert t.dtype in tip and str(list(t.shape)) in tip
     assert f"scale {t.quantization.scales[0]:.6g}, zero point {t.quantization.zero_points[0]}" in tip
     assert canvas.tooltip_at(canvas.mapFromScene(canvas.nodes[5].sceneBoundingRect().center())).startswith("op 5 ")

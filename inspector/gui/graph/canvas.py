@@ -15,10 +15,11 @@ from inspector.core.graph.layout import GraphLayout
 from inspector.core.graph.structure import ModelGraph
 from inspector.core.graph.style import GraphStyle
 from inspector.core.graph.svg import tensor_title
-from inspector.gui.graph.items import EdgeItem, NodeItem
+from inspector.gui.graph.items import EdgeBatch, NodeItem
 
 MIN_SCALE, MAX_SCALE = 0.001, 4.0
 CHUNK_S = 0.04  # items added per slice of the event loop (seconds)
+EDGE_BATCH = 48  # edges drawn as one path item
 
 
 class GraphCanvas(QGraphicsView):
@@ -37,6 +38,7 @@ class GraphCanvas(QGraphicsView):
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
         self.setBackgroundBrush(Qt.GlobalColor.white)
         self.graph: ModelGraph | None = None
+        self.layout: GraphLayout | None = None
         self.nodes: dict[int, NodeItem] = {}  # op index -> item
         self.items_by_id: list[NodeItem] = []
         self.selected: int | None = None
@@ -53,7 +55,7 @@ class GraphCanvas(QGraphicsView):
         scene = QGraphicsScene(self)
         scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
-        self.graph, self.selected, self.nodes, self.items_by_id = graph, None, {}, []
+        self.graph, self.layout, self.selected, self.nodes, self.items_by_id = graph, layout, None, {}, []
         self._late_style = None
         work = self._items(graph, layout, style)
         if not incremental:
@@ -76,8 +78,9 @@ class GraphCanvas(QGraphicsView):
         step()
 
     def _items(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle):
-        for e, pts in zip(graph.edges, layout.edges, strict=True):
-            yield EdgeItem(pts, e.tensor)
+        edges = [(e.tensor, pts) for e, pts in zip(graph.edges, layout.edges, strict=True)]
+        for k in range(0, len(edges), EDGE_BATCH):  # edges come in execution order: a batch stays local
+            yield EdgeBatch(edges[k : k + EDGE_BATCH])
         for node, st in zip(graph.nodes, style.nodes, strict=True):
             item = NodeItem(node, layout.box(node.id), st)
             item.setZValue(1)
@@ -112,12 +115,19 @@ class GraphCanvas(QGraphicsView):
         return super().viewportEvent(e)
 
     def tooltip_at(self, pos: QPoint) -> str:
-        for item in self.items(pos):
+        items = self.items(pos)
+        for item in items:
             if isinstance(item, NodeItem):
                 return item.style.title
-            if isinstance(item, EdgeItem) and self.graph is not None:
-                return tensor_title(self.graph, item.tensor)
-        return ""
+        t = self.tensor_at(pos)
+        return "" if t is None or self.graph is None else tensor_title(self.graph, t)
+
+    def tensor_at(self, pos: QPoint) -> int | None:
+        """The tensor (edge) drawn within a few pixels of view position `pos`."""
+        p = self.mapToScene(pos)
+        tol = 4.0 / max(self.zoom_level(), 1e-6)
+        hits = [it.tensor_near(p.x(), p.y(), tol) for it in self.items(pos) if isinstance(it, EdgeBatch)]
+        return next((h for h in hits if h is not None), None)
 
     def set_style(self, style: GraphStyle) -> None:
         """New colours (kept until the items exist when the graph is still being built)."""
@@ -132,7 +142,7 @@ class GraphCanvas(QGraphicsView):
         old = self.scene()
         self.setScene(QGraphicsScene(self))
         old.deleteLater()
-        self.graph, self.nodes, self.items_by_id, self.selected = None, {}, [], None
+        self.graph, self.layout, self.nodes, self.items_by_id, self.selected = None, None, {}, [], None
 
     # ------------------------------------------------------------------ selection and navigation
     def select(self, op: int | None, centre: bool = True) -> None:

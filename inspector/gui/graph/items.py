@@ -1,5 +1,5 @@
 """The graphics items of the graph view: one `NodeItem` per node (painted box; labels and badges
-only when zoomed in far enough to read them) and one `EdgeItem` per tensor. Tooltips (the node's
+only when zoomed in far enough to read them) and `EdgeBatch`es of tensors (one path per batch). Tooltips (the node's
 title; the tensor's name, shape, dtype, scale, zero point) are made by the canvas when asked for. Positions and colours come from `core.graph`."""
 
 from __future__ import annotations
@@ -98,24 +98,51 @@ class NodeItem(QGraphicsItem):
         painter.drawText(QRectF(0, 19, r.width(), 15), Qt.AlignmentFlag.AlignCenter, _fit(f"#{self.node.op_index} {self.node.name}", 24))
 
 
-class EdgeItem(QGraphicsPathItem):
+class EdgeBatch(QGraphicsPathItem):
+    """Up to BATCH edges (tensors) drawn as one path: a 5,000-op graph has 6,500 edges, and as
+    items of their own their long bounding boxes made the scene's index slow to build. Which
+    tensor is under the cursor is found from the polylines (`tensor_near`)."""
+
     PEN = QPen(QColor("#8a8a8a"), 1.2)
 
-    def __init__(self, points: tuple[tuple[float, float], ...], tensor: int) -> None:
-        path = QPainterPath(QPointF(*points[0]))
-        for p in points[1:]:
-            path.lineTo(QPointF(*p))
-        (x1, y1), (x2, y2) = points[-2], points[-1]  # an arrow head at the reader
-        d = max(((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5, 1e-6)
-        ux, uy = (x2 - x1) / d, (y2 - y1) / d
-        for side in (1, -1):
-            path.moveTo(QPointF(x2, y2))
-            path.lineTo(QPointF(x2 - 7 * ux + side * 3.5 * uy, y2 - 7 * uy - side * 3.5 * ux))
+    def __init__(self, edges: list[tuple[int, tuple[tuple[float, float], ...]]]) -> None:
+        path = QPainterPath()
+        for _tensor, points in edges:
+            path.moveTo(QPointF(*points[0]))
+            for p in points[1:]:
+                path.lineTo(QPointF(*p))
+            (x1, y1), (x2, y2) = points[-2], points[-1]  # an arrow head at the reader
+            d = max(((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5, 1e-6)
+            ux, uy = (x2 - x1) / d, (y2 - y1) / d
+            for side in (1, -1):
+                path.moveTo(QPointF(x2, y2))
+                path.lineTo(QPointF(x2 - 7 * ux + side * 3.5 * uy, y2 - 7 * uy - side * 3.5 * ux))
         super().__init__(path)
+        self._bounds = path.controlPointRect().adjusted(-2, -2, 2, 2)
+        self.edges = edges
         self.setPen(self.PEN)
         self.setAcceptHoverEvents(False)
-        self.tensor = tensor  # its tooltip is made when asked for (`GraphCanvas.viewportEvent`)
         self.setZValue(0)
+
+    def boundingRect(self) -> QRectF:
+        return self._bounds
+
+    def shape(self) -> QPainterPath:  # hit tests by bounding box (cheap); `tensor_near` finds the line
+        p = QPainterPath()
+        p.addRect(self._bounds)
+        return p
+
+    def tensor_near(self, x: float, y: float, tol: float) -> int | None:
+        """The tensor whose line passes within `tol` of (x, y), the nearest; None if none does."""
+        best, best_d = None, tol
+        for tensor, pts in self.edges:
+            for (ax, ay), (bx, by) in zip(pts, pts[1:], strict=False):
+                dx, dy = bx - ax, by - ay
+                t = max(0.0, min(1.0, ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy or 1.0)))
+                d = ((ax + t * dx - x) ** 2 + (ay + t * dy - y) ** 2) ** 0.5
+                if d <= best_d:
+                    best, best_d = tensor, d
+        return best
 
     def paint(self, painter, option, widget=None) -> None:
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= EDGE_LOD:  # below: sub-pixel smudges
