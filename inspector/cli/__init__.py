@@ -1,4 +1,4 @@
-"""Command line front end: `tflite-inspector [gui|info|compare|compare-runtimes|requantize|suggest|report|extract] ...`.
+"""Command line front end: `tflite-inspector [gui|info|compare|compare-runtimes|requantize|suggest|report|extract|convert|graph] ...`.
 
 Exit codes for every subcommand: 0 success, 2 bad input (one line on stderr naming the file
 and the problem), 1 a threshold was crossed (gates for CI pipelines).
@@ -19,7 +19,7 @@ EXIT_THRESHOLD = 1
 EXIT_BAD_INPUT = 2
 
 # Each subcommand module exposes `add_parser(subparsers)` and `run(args) -> int`.
-_SUBCOMMANDS = ("gui", "info", "compare", "compare-runtimes", "requantize", "suggest", "report", "extract", "convert")
+_SUBCOMMANDS = ("gui", "info", "compare", "compare-runtimes", "requantize", "suggest", "report", "extract", "convert", "graph")
 
 
 class _Parser(argparse.ArgumentParser):

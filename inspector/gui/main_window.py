@@ -31,6 +31,7 @@ from inspector.gui.compare_features import install_compare
 from inspector.gui.controller import SLOTS, Controller, Selection
 from inspector.gui.diagnosis_features import install_diagnosis
 from inspector.gui.example_autorun import install_example_autorun
+from inspector.gui.graph import install_graph
 from inspector.gui.keras_features import install_keras
 from inspector.gui.pair_features import install_pair
 from inspector.gui.parity_features import install_parity
@@ -123,6 +124,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         install_parity(self)  # window.parity: "Runtime parity" tab (model B on two runtimes / thread counts)
         install_keras(self)  # window.keras: Keras / SavedModel / QAT models as A, "Keras / QAT" tab, Make TFLite twins
         install_diagnosis(self)  # Apply fix / Extract as repro on layers (after compare and requantize)
+        install_graph(self)  # window.graph: the "Graph" tab, B's ops coloured by the comparison, linked to the selection
         self.tabs.tabBar().moveTab(requantize_tab, self.tabs.count() - 1)  # Requantize stays the last tab
         self._restore_state()
 

@@ -1,6 +1,7 @@
 """The layers of inspector.core: subpackages import only from layers below them, and no cycles.
 
-tflite <- quantmath <- {samples, runtime, stats} <- compare <- {requantize, keras} <- review <- {viewdata, state}.
+tflite <- quantmath <- {samples, runtime, stats} <- compare <- {requantize, keras, graph} <- review <- {viewdata, state}.
+`graph` (the model graph, its layout and SVG) sits there too: it uses `compare` and below.
 `keras` (Keras / SavedModel / QAT models, TensorFlow imported lazily in the worker) sits beside
 `requantize`: it uses `compare` and below, and neither may import the other.
 The top-level modules (errors, progress, writing) sit below everything and import no subpackage.
@@ -25,6 +26,7 @@ RANK = {
     "compare": 4,
     "requantize": 5,
     "keras": 5,
+    "graph": 5,
     "review": 6,
     "viewdata": 7,
     "state": 7,

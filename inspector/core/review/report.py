@@ -176,7 +176,9 @@ def write_report(report: dict, comparison: ComparisonResult | None = None, *, ht
         raise InputError("--csv and --model-explorer need a comparison (give both FLOAT and QUANT models)")
     written = []
     if html:
-        atomic_write_text(html, render_html(report))
+        from inspector.core.review.report_graph import report_graph_svg
+
+        atomic_write_text(html, render_html(report, graph_svg=report_graph_svg(report, comparison)))
         written.append(html)
     if json_path:
         write_json_output(report, json_path)

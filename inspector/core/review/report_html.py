@@ -1,7 +1,7 @@
 """One self-contained HTML file from a `build_report` dict: inline CSS and SVG, no scripts,
 no external references, so it opens anywhere without network and can be attached to a review.
 
-Sections (element ids): models, layer-error, task, worst-layers, audit, op-math. Every number shown
+Sections (element ids): models, layer-error, graph (the model graph, when given), task, worst-layers, audit, op-math. Every number shown
 in a table cell carries its exact JSON value in a `data-value` attribute.
 """
 
@@ -37,6 +37,7 @@ th.num{white-space:nowrap} .banner{padding:6px 10px;border-radius:4px;margin:8px
 .badge{display:inline-block;padding:1px 8px;border-radius:9px;margin-right:6px;font-size:12px}
 .cards{display:flex;flex-wrap:wrap;gap:16px} .card{border:1px solid #ddd;border-radius:6px;padding:8px 12px}
 ul.expl li{margin:3px 0} svg{background:#fff} td code{word-break:break-all}
+.graph-scroll{max-height:900px;overflow:auto;border:1px solid #ddd}
 """
 
 
@@ -459,13 +460,21 @@ def _op_math(report: dict) -> str:
     return "".join(parts)
 
 
-def render_html(report: dict) -> str:
-    """The report as one self-contained HTML document."""
+def _graph(svg: str) -> str:
+    return ('<p class="muted">The reviewed subgraph of the quantized model, top to bottom in execution order; each op '
+            "is coloured by its accumulated SQNR (legend above the graph), hover for its tensor, value and cause, click "
+            f'an op that has a section below to go there.</p><div class="graph-scroll">{svg}</div>')
+
+
+def render_html(report: dict, graph_svg: str | None = None) -> str:
+    """The report as one self-contained HTML document; `graph_svg`: the model graph (section "graph")."""
     models = report.get("models", {})
     names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
-    sections = SECTIONS + ((QAT_SECTION,) if report.get("keras_info") else ())  # a Keras model A: its QAT section
+    sections = SECTIONS if graph_svg is None else (*SECTIONS[:2], ("graph", "Model graph"), *SECTIONS[2:])
+    sections = sections + ((QAT_SECTION,) if report.get("keras_info") else ())  # a Keras model A: its QAT section
     nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in sections)
-    render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math}
+    render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math,
+              "graph": lambda _r: _graph(graph_svg or "")}
     render[QAT_SECTION[0]] = qat_section_html
     body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in sections)
     return (

@@ -1,0 +1,212 @@
+"""One model's graph on a QGraphicsView: wheel zoom about the cursor, drag to pan, click an op
+to choose it, centre on an op, fit. Items come from `items.py`; the scene is rebuilt only when
+the graph changes, restyled in place when the colours change."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip
+from shiboken6 import isValid
+
+from inspector.core.graph.layout import GraphLayout
+from inspector.core.graph.structure import ModelGraph
+from inspector.core.graph.style import GraphStyle
+from inspector.core.graph.svg import tensor_title
+from inspector.gui.graph.items import EdgeBatch, NodeItem
+
+MIN_SCALE, MAX_SCALE = 0.001, 4.0
+CHUNK_S = 0.04  # items added per slice of the event loop (seconds)
+EDGE_BATCH = 48  # edges drawn as one path item
+
+
+class GraphCanvas(QGraphicsView):
+    op_clicked = Signal(int)  # the op index (of this canvas' model)
+    shown = Signal()  # all items of the last `show_graph` are in the scene
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setScene(QGraphicsScene(self))
+        self.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.SmartViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
+        self.setBackgroundBrush(Qt.GlobalColor.white)
+        self.graph: ModelGraph | None = None
+        self.layout: GraphLayout | None = None
+        self.nodes: dict[int, NodeItem] = {}  # op index -> item
+        self.items_by_id: list[NodeItem] = []
+        self.selected: int | None = None
+        self._press: QPoint | None = None
+        self._building = 0  # token of the graph being built (a newer one stops an older)
+        self._late_style: GraphStyle | None = None  # colours that arrived while the items were being built
+
+    # ------------------------------------------------------------------ content
+    def show_graph(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle, incremental: bool = True) -> None:
+        """Build the items (`incremental`: in slices of CHUNK_S between events, so a 5,000-op
+        graph never holds the window) and show them; `shown` is emitted when all are in."""
+        self._building += 1
+        token = self._building
+        scene = QGraphicsScene(self)
+        scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
+        self.graph, self.layout, self.selected, self.nodes, self.items_by_id = graph, layout, None, {}, []
+        self._late_style = None
+        work = self._items(graph, layout, style)
+        if not incremental:
+            for item in work:
+                scene.addItem(item)
+            self._done(token, scene)
+            return
+
+        def step() -> None:
+            if token != self._building or not isValid(self):
+                return  # another graph replaced this one
+            t0 = time.perf_counter()
+            for item in work:
+                scene.addItem(item)
+                if time.perf_counter() - t0 > CHUNK_S:
+                    QTimer.singleShot(0, step)
+                    return
+            self._done(token, scene)
+
+        step()
+
+    def _items(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle):
+        edges = [(e.tensor, pts) for e, pts in zip(graph.edges, layout.edges, strict=True)]
+        for k in range(0, len(edges), EDGE_BATCH):  # edges come in execution order: a batch stays local
+            yield EdgeBatch(edges[k : k + EDGE_BATCH])
+        for node, st in zip(graph.nodes, style.nodes, strict=True):
+            item = NodeItem(node, layout.box(node.id), st)
+            item.setZValue(1)
+            self.items_by_id.append(item)
+            if node.op_index is not None:
+                self.nodes[node.op_index] = item
+            yield item
+
+    def _done(self, token: int, scene: QGraphicsScene) -> None:
+        """Show the finished scene (shown only once complete: its index is built once, at the
+        first paint, instead of again and again while it grows)."""
+        if token != self._building:
+            scene.deleteLater()
+            return
+        old = self.scene()
+        self.setScene(scene)
+        old.deleteLater()
+        late, self._late_style = self._late_style, None
+        if late is not None and len(late.nodes) == len(self.items_by_id):
+            self.set_style(late)
+        self.shown.emit()
+
+    def viewportEvent(self, e) -> bool:
+        """Tooltips made when asked for: the node's title, or the tensor of an edge."""
+        if e.type() == QEvent.Type.ToolTip and self.graph is not None:
+            text = self.tooltip_at(e.pos())
+            if text:
+                QToolTip.showText(e.globalPos(), text, self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(e)
+
+    def tooltip_at(self, pos: QPoint) -> str:
+        items = self.items(pos)
+        for item in items:
+            if isinstance(item, NodeItem):
+                return item.style.title
+        t = self.tensor_at(pos)
+        return "" if t is None or self.graph is None else tensor_title(self.graph, t)
+
+    def tensor_at(self, pos: QPoint) -> int | None:
+        """The tensor (edge) drawn within a few pixels of view position `pos`."""
+        p = self.mapToScene(pos)
+        tol = 4.0 / max(self.zoom_level(), 1e-6)
+        hits = [it.tensor_near(p.x(), p.y(), tol) for it in self.items(pos) if isinstance(it, EdgeBatch)]
+        return next((h for h in hits if h is not None), None)
+
+    def set_style(self, style: GraphStyle) -> None:
+        """New colours (kept until the items exist when the graph is still being built)."""
+        if self._late_style is not None or len(self.items_by_id) != len(style.nodes):
+            self._late_style = style
+            return
+        for item, st in zip(self.items_by_id, style.nodes, strict=True):
+            item.set_style(st)
+
+    def clear(self) -> None:
+        self._building += 1
+        old = self.scene()
+        self.setScene(QGraphicsScene(self))
+        old.deleteLater()
+        self.graph, self.layout, self.nodes, self.items_by_id, self.selected = None, None, {}, [], None
+
+    # ------------------------------------------------------------------ selection and navigation
+    def select(self, op: int | None, centre: bool = True) -> None:
+        if self.selected in self.nodes:
+            self.nodes[self.selected].set_selected(False)
+        self.selected = op if op in self.nodes else None
+        if self.selected is not None:
+            item = self.nodes[self.selected]
+            item.set_selected(True)
+            if centre:
+                self.centerOn(item)
+
+    def zoom(self, factor: float) -> None:
+        s = self.transform().m11()
+        factor = max(MIN_SCALE / s, min(MAX_SCALE / s, factor))
+        self.scale(factor, factor)
+
+    def zoom_level(self) -> float:
+        return self.transform().m11()
+
+    def set_zoom(self, level: float) -> None:
+        self.zoom(level / self.zoom_level())
+
+    def fit(self) -> None:
+        rect = self.scene().sceneRect()
+        if not rect.isEmpty():
+            self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+
+    def show_top(self) -> None:
+        """Readable zoom (labels drawn), the inputs in view; a small graph is fitted whole."""
+        rect = self.scene().sceneRect()
+        if rect.isEmpty():
+            return
+        self.resetTransform()
+        vp = self.viewport().size()
+        if rect.height() * 0.9 <= vp.height() and rect.width() <= vp.width() * 1.5:
+            self.fit()
+            self.set_zoom(min(self.zoom_level(), 1.2))
+            return
+        self.set_zoom(max(min(vp.width() / rect.width(), 0.9), 0.6))
+        first = self.items_by_id[0] if self.items_by_id else None
+        if first is not None:
+            self.centerOn(first.sceneBoundingRect().center().x(), first.y() + vp.height() / 2 / self.zoom_level() - 20)
+
+    # ------------------------------------------------------------------ mouse
+    def wheelEvent(self, e) -> None:
+        if e.angleDelta().y():
+            self.zoom(1.0015 ** e.angleDelta().y())
+        e.accept()
+
+    def mousePressEvent(self, e) -> None:
+        self._press = e.position().toPoint()
+        super().mousePressEvent(e)
+
+    def mouseReleaseEvent(self, e) -> None:
+        super().mouseReleaseEvent(e)
+        if self._press is not None and (e.position().toPoint() - self._press).manhattanLength() <= 4:
+            op = self.op_at(self._press)
+            if op is not None:
+                self.op_clicked.emit(op)
+        self._press = None
+
+    def op_at(self, pos: QPoint) -> int | None:
+        for item in self.items(pos):
+            if isinstance(item, NodeItem) and item.node.op_index is not None:
+                return item.node.op_index
+        return None

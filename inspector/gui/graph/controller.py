@@ -1,0 +1,277 @@
+"""The graph tab's controller: lays out the open models' chosen subgraphs off the GUI thread
+(`Worker`: igraph runs there, so a 5,000-op graph never freezes the window), colours B's ops by
+the current comparison (structure only before one), badges edited ops (the current version of
+B) and audit findings, and keeps the graph and the app's selection in step both ways: a click
+selects the op everywhere (`Controller.select_op`), a selection anywhere centres its node."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QObject, Signal
+from shiboken6 import isValid
+
+from inspector.core.graph.layout import GraphLayout, layout_graph
+from inspector.core.graph.structure import ModelGraph, model_graph
+from inspector.core.graph.style import GraphStyle, float_side, op_badges, style_graph
+from inspector.core.tflite.model import Model
+from inspector.gui.graph.view import GraphView
+from inspector.gui.workers import Worker, guarded
+
+
+def build_graph(model: Model, subgraph: int | None = None) -> tuple[ModelGraph, GraphLayout]:
+    """Worker side: the graph of the model's chosen subgraph (or of `subgraph`) and its layout."""
+    graph = model_graph(model, subgraph)
+    return graph, layout_graph(graph)
+
+
+class GraphController(QObject):
+    laid_out = Signal(str)  # slot: its graph is drawn (tests, screenshots)
+
+    def __init__(self, window, view: GraphView | None = None) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = c = window.controller
+        self.state = c.state
+        self.view = view or GraphView()
+        self.graphs: dict[str, ModelGraph | None] = {"A": None, "B": None}
+        self.styles: dict[str, GraphStyle | None] = {"A": None, "B": None}
+        self.workers: dict[str, Worker | None] = {"A": None, "B": None}
+        self.timings: dict[str, float] = {}  # layout_s, draw_s of B's last graph
+        self._search_hits: list[int] = []
+        self._search_text = ""
+        self._clicked: str | None = None  # the canvas a selection came from (not re-centred)
+        self.other_subgraph: int | None = None  # B: a subgraph other than the compared one, drawn as structure
+        self._built_from: dict[str, Model] = {}  # slot -> the model its graph shows
+        self._pending: dict[str, tuple[GraphLayout, float]] = {}  # slot -> graph being drawn (layout, start)
+        for slot, canvas in self.view.canvas.items():
+            canvas.shown.connect(lambda s=slot: self._shown(s))
+
+        c.model_changed.connect(self._model_changed)
+        c.signature_changed.connect(lambda _k: self.rebuild_all())
+        c.selection_changed.connect(self._selection_changed)
+        window.compare.result_changed.connect(lambda _r: self.restyle())
+        self.state.versions_changed.connect(lambda: isValid(self) and self.restyle())
+        review = getattr(window, "review", None)
+        if review is not None:
+            review.audit_updated.connect(lambda _f: self.restyle())
+        v = self.view
+        v.op_clicked.connect(self.click)
+        v.metric_changed.connect(lambda _m: self.restyle())
+        v.show_a_toggled.connect(self._show_a)
+        v.search_requested.connect(self.search)
+        v.worst_requested.connect(self.go_to_worst)
+        v.subgraph.activated.connect(lambda _i: self.show_subgraph(v.subgraph.currentData()))
+
+    # ------------------------------------------------------------------ graphs
+    def _model_changed(self, slot: str) -> None:
+        if slot == "B":
+            self.other_subgraph = None
+            self._fill_subgraphs()
+        if slot == "B" or self.view.show_a.isChecked():
+            self.rebuild(slot)
+        else:
+            self.graphs["A"] = None
+        if slot == "A" and self.graphs["B"] is not None:
+            self.restyle()  # pairing changed: A's unmatched ops, the comparison may be gone
+
+    def rebuild_all(self) -> None:
+        self.other_subgraph = None
+        self._fill_subgraphs()
+        self.rebuild("B")
+        if self.view.show_a.isChecked():
+            self.rebuild("A")
+
+    def rebuild(self, slot: str) -> Worker | None:
+        """Lay the model in `slot` out in a worker thread; drawn when done."""
+        model = self.controller.models[slot]
+        old = self.workers[slot]
+        if old is not None:
+            old.cancel()
+        if model is None:
+            self.graphs[slot], self.workers[slot] = None, None
+            self._built_from.pop(slot, None)
+            self.view.canvas[slot].clear()
+            if slot == "B":
+                self.view.status.setText("Open model B to see its graph.")
+            return None
+        self.view.status.setText(f"Laying out {len(model.main.ops)} ops of {model.path}…")
+        w = Worker(build_graph, model, self.other_subgraph if slot == "B" else None)
+        self.workers[slot] = w
+        w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model: self._built(s, wk, m, *out)))
+        w.failed.connect(guarded(self, lambda msg: self.view.status.setText(f"Graph not drawn: {msg}")))
+        return w.start()  # (not a status-bar task: a second or less even for 5,000 ops; the tab says it)
+
+    def _built(self, slot: str, worker: Worker, model: Model, graph: ModelGraph, layout: GraphLayout) -> None:
+        if worker is not self.workers[slot] or self.controller.models[slot] is not model:
+            return  # superseded
+        self.workers[slot] = None
+        self.graphs[slot] = graph
+        self._built_from[slot] = model
+        style = self._style(slot)
+        t0 = time.perf_counter()
+        canvas = self.view.canvas[slot]
+        self._pending[slot] = (layout, t0)
+        canvas.show_graph(graph, layout, style)
+
+    def _shown(self, slot: str) -> None:
+        canvas = self.view.canvas[slot]
+        if slot not in self._pending:
+            return
+        layout, t0 = self._pending.pop(slot)
+        self._mark_unmatched()
+        canvas.show_top()
+        canvas.viewport().repaint()
+        if slot == "B":
+            self.timings = {"layout_s": layout.seconds, "draw_s": time.perf_counter() - t0}
+        self._status()
+        sel = self.controller.selection
+        canvas.select(sel.op(slot), centre=sel.op(slot) is not None)
+        self.laid_out.emit(slot)
+
+    # ------------------------------------------------------------------ colours
+    def _result(self):
+        return self.state.current_comparison()
+
+    def _style(self, slot: str) -> GraphStyle:
+        graph, model = self.graphs[slot], self.controller.models[slot]
+        assert graph is not None and model is not None
+        result = self._result() if not (slot == "B" and self.other_subgraph is not None) else None
+        if slot == "A" and result is not None:
+            result = float_side(result)
+        metric = self.view.current_metric()
+        badges = op_badges(model, *self._edited_and_audited()) if slot == "B" and self.other_subgraph is None else {}
+        style = style_graph(graph, result, metric, badges)
+        self.styles[slot] = style
+        if slot == "B":
+            self.view.legend.set_legend(style.legend)
+        return style
+
+    def _edited_and_audited(self) -> tuple[set[int], set[int]]:
+        v = self.state.version(self.state.current)
+        edited = set(v.edited_ops) if v is not None and v.kind == "edited" else set()
+        review = getattr(self.window, "review", None)
+        b = self.controller.models["B"]
+        findings = getattr(review, "findings", None) or []
+        sub = b.main.index if b is not None else 0
+        audited = {f.op_index for f in findings if f.op_index is not None and f.subgraph == sub}
+        return edited, audited
+
+    def restyle(self) -> None:
+        for slot in ("B", "A"):
+            model = self.controller.models[slot]
+            if model is None or self._built_from.get(slot) is not model:
+                continue  # closed or replaced: its new graph is on the way (styled when it arrives)
+            if self.graphs[slot] is not None and self.view.canvas[slot].graph is self.graphs[slot]:
+                self.view.canvas[slot].set_style(self._style(slot))
+        self._mark_unmatched()
+        self._status()
+
+    def _mark_unmatched(self) -> None:
+        canvas = self.view.canvas["A"]
+        for op, item in canvas.nodes.items():
+            item.unmatched = self.controller.models["B"] is not None and self.controller.counterpart_op("A", op) is None
+            item.update()
+
+    def _status(self) -> None:
+        g, st = self.graphs["B"], self.styles["B"]
+        if g is None or st is None:
+            return
+        colour = "structure only (run a comparison to colour the ops)" if st.metric is None else f"coloured by {st.legend.title}"
+        if self.other_subgraph is not None:
+            colour = "structure only: not the compared subgraph (its ops are not selected in the other views)"
+        t = self.timings
+        self.view.status.setText(f"{g.op_count} ops, {len(g.edges)} tensors, subgraph {g.subgraph}: {colour}. "
+                                 f"Layout {t.get('layout_s', 0):.2f} s, drawn in {t.get('draw_s', 0):.2f} s. "
+                                 "Wheel: zoom · drag: pan · click: select.")  # fmt: skip
+
+    # ------------------------------------------------------------------ selection
+    def click(self, slot: str, op: int) -> None:
+        if slot == "B" and self.other_subgraph is not None:
+            self.view.canvas["B"].select(op, centre=False)  # another subgraph's op: not the app's selection
+            return
+        self._clicked = slot
+        try:
+            self.controller.select_op(slot, op)
+        finally:
+            self._clicked = None
+
+    def _selection_changed(self, sel) -> None:
+        for slot, canvas in self.view.canvas.items():
+            if not (slot == "B" and self.other_subgraph is not None):
+                canvas.select(sel.op(slot), centre=self._clicked != slot)
+
+    def go_to_worst(self) -> int | None:
+        st = self.styles["B"]
+        op = None if st is None or self.other_subgraph is not None else st.worst_op
+        if op is None:
+            self.view.status.setText("No comparison yet: nothing to rank (run one, Ctrl+R).")
+            return None
+        self.controller.select_op("B", op)
+        return op
+
+    def search(self, text: str) -> int | None:
+        """Select the op named `text` (an index, or part of its type or tensor name); Enter again: the next."""
+        g = self.graphs["B"]
+        text = text.strip()
+        if g is None or not text:
+            return None
+        if text != self._search_text:
+            self._search_text = text
+            if text.lstrip("#").isdigit():
+                hits = [int(text.lstrip("#"))]
+            else:
+                low = text.lower()
+                hits = [n.op_index for n in g.nodes if n.op_index is not None and _matches(g, n, low)]
+            self._search_hits = [h for h in hits if h in self.view.canvas["B"].nodes]
+        elif self._search_hits:
+            self._search_hits = self._search_hits[1:] + self._search_hits[:1]
+        if not self._search_hits:
+            self.view.status.setText(f"No op matches '{text}'.")
+            return None
+        op = self._search_hits[0]
+        if self.other_subgraph is None:
+            self.controller.select_op("B", op)
+        self.view.canvas["B"].select(op, centre=True)
+        return op
+
+    # ------------------------------------------------------------------ subgraphs
+    def _fill_subgraphs(self) -> None:
+        """B's other subgraphs (control-flow bodies, other signatures') in the chooser."""
+        combo, b = self.view.subgraph, self.controller.models["B"]
+        combo.clear()
+        combo.addItem("compared subgraph", None)
+        for sg in b.subgraphs if b is not None else ():
+            if sg.index != b.main.index:  # type: ignore[union-attr]
+                combo.addItem(f"subgraph {sg.index} {sg.name} ({len(sg.ops)} ops)".replace("  ", " "), sg.index)
+        combo.setVisible(combo.count() > 1)
+
+    def show_subgraph(self, index: int | None) -> Worker | None:
+        """Draw B's subgraph `index` (structure only), or the compared one (None)."""
+        if index == self.other_subgraph:
+            return None
+        self.other_subgraph = index
+        i = self.view.subgraph.findData(index)
+        if i >= 0:
+            self.view.subgraph.setCurrentIndex(i)
+        return self.rebuild("B")
+
+    def _show_a(self, on: bool) -> None:
+        if on and self.graphs["A"] is None:
+            self.rebuild("A")
+        elif not on:
+            self.view.canvas["A"].clear()
+            self.graphs["A"] = None
+
+
+def _matches(g: ModelGraph, node, low: str) -> bool:
+    full = g.tensors[node.tensor].name.lower() if node.tensor is not None else ""
+    return low in node.name.lower() or low in node.label.lower() or low in full
+
+
+def install_graph(window) -> GraphController:
+    """The "Graph" tab (window.graph): B's ops coloured by the comparison, linked to the selection."""
+    ctl = GraphController(window)
+    window.ui.add_tab("Graph", ctl.view)
+    window.graph = ctl
+    return ctl
