@@ -304,10 +304,14 @@ def _task(report: dict) -> str:
 
 
 def _counted(t: dict) -> str:
-    """' (5 of 8)' when argmax ties left samples out of the agreement, so the share reads right
-    beside an accuracy counted over all samples."""
-    n, k = t.get("num_samples"), t.get("agreement_samples")
-    return f" ({k} of {n})" if t.get("top1_agreement") is not None and k is not None and n and k < n else ""
+    """' (5 of 8)' when ties of the float argmax left samples out of the agreement, so the share
+    reads right beside an accuracy counted over all samples; '3 tied in B: lost' when the
+    quantized argmax tied where the float one decided (counted as disagreements)."""
+    n, k, lost = t.get("num_samples"), t.get("agreement_samples"), t.get("lost_decisions") or 0
+    if t.get("top1_agreement") is None or k is None or not n:
+        return ""
+    parts = ([f"{k} of {n}"] if k < n else []) + ([f"{lost} tied in B: lost"] if lost else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _pred(w: dict, side: str) -> str:
