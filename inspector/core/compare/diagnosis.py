@@ -237,7 +237,8 @@ def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict]:
 
 def with_parity(result, fm: Model, qm: Model, parity):
     """The comparison with its layers re-diagnosed using a runtime-parity result of the same
-    model B (the `kernel` cause needs it; the caller checks that it is the same file)."""
-    if parity is None or result is None:
+    model B (the `kernel` cause needs it; the caller checks that it is the same file). Parity
+    of another signature's subgraph is not used: its op indices name other ops."""
+    if parity is None or result is None or getattr(parity, "signature", None) != getattr(result, "signature", None):
         return result
     return replace(result, layers=with_diagnoses(fm, qm, result.layers, parity))
