@@ -11,6 +11,7 @@ import json
 import math
 from html import escape
 
+from inspector.core.review.report_provenance import provenance_html
 from inspector.core.review.svg_plot import PALETTE, Series, line_plot, step_histogram
 from inspector.core.stats.sqnr_scale import (
     EXACT_LINE_LABEL,
@@ -82,7 +83,7 @@ def _models(report: dict) -> str:
             for _, c in cards)  # fmt: skip
         body.append(f"<tr><th>{label}</th>{cells}</tr>")
     paths = "".join(f'<p class="muted">{k}: <code>{escape(c["path"])}</code></p>' for k, c in cards)
-    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}"
+    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}{provenance_html(report.get('provenance'))}"
 
 
 def _layer_error(report: dict) -> str:
@@ -439,6 +440,8 @@ def render_html(report: dict) -> str:
     """The report as one self-contained HTML document."""
     models = report.get("models", {})
     names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
+    if report.get("provenance"):
+        names += f" ({escape(str(report['provenance'].get('version')))})"
     nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in SECTIONS)
     render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math}
     body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in SECTIONS)
