@@ -140,10 +140,10 @@ class TaskResult:
             qt = sum(o.quant_tied for o in self.outcomes)
             if ft or qt:
                 lost = self.lost_decisions
-                out.append(f"argmax tied in {sum(o.tied for o in self.outcomes)} of {self.num_samples} samples (float {ft}, "
-                           f"quantized {qt}): {ft} tied in float left out of agreement"
-                           + (f", {lost} tied in quantized only counted as lost decisions (disagreements, wrong for accuracy)"
-                              if lost else ""))  # fmt: skip
+                said = ([f"{ft} tied in float left out of agreement"] if ft else []) + (
+                    [f"{lost} tied in quantized only: lost decisions (disagreements, wrong for accuracy)"] if lost else [])
+                out.append(f"argmax tied in {sum(o.tied for o in self.outcomes)} of {self.num_samples} samples "
+                           f"(float {ft}, quantized {qt}): {'; '.join(said) or 'tied in both'}")  # fmt: skip
         return out
 
     def worst(self, n: int = 10) -> list[SampleOutcome]:
