@@ -3,7 +3,7 @@ causes, the healthy twins, the transformer, the saturating classifier), the fixe
 comparison and of every layer pushed past each alarm (saturating, coarse), turned into a plan by
 `diagnosis_fix.fix_plan` as Apply fix does and applied by the surgical requantize, give a model
 LiteRT runs. The diagnosis proposed a16w8 for SOFTMAX/LOGISTIC/TANH/MEAN from a list of its own
-while the edit accepts op facts' `A16W8_OPS`: Apply fix failed there.
+while the edit accepted only op facts' `A16W8_OPS` (without them): Apply fix failed there.
 
 Independent check: the edited bytes are run by a fresh LiteRT interpreter on one sample.
 """
