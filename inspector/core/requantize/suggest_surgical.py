@@ -206,10 +206,10 @@ def suggest_surgical(
         plan = SurgicalPlan((*chosen, *edits), opts.samples, signature=sig)
         try:
             res = apply_plan(float_path, quant_path, plan, samples, runtime=opts.runtime)
+            v = objective.sqnr(res.model_bytes)  # an int16 run may swallow the objective's int8 tensor
         except InspectorError as e:
             notes.append(f"{edits[0].kind} on {len(edits)} op(s) not possible: {e.message}")
             return None
-        v = objective.sqnr(res.model_bytes)
         if not best_tried or (v, -res.size_bytes) > (best_tried[0][0], -best_tried[0][1].size_bytes):
             best_tried[:] = [(v, res)]
         names = tuple(f"{e.kind} op:{e.ops[0]}" for e in plan.edits)
