@@ -23,6 +23,8 @@ def add_parser(sub) -> None:
                         "or one runtime for both sides when --threads gives two counts)")
     p.add_argument("--threads", metavar="N[,M]", help="threads per side (default 1; two counts compare thread counts)")
     add_sample_flags(p)
+    p.add_argument("--signature", metavar="KEY",
+                   help="run this signature's subgraph (its inputs, ops and outputs; default: subgraph 0)")
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")
 
 
@@ -56,7 +58,7 @@ def parity_options(args: argparse.Namespace):
     runtimes, threads = runtimes * (3 - len(runtimes)), threads * (3 - len(threads))  # one value serves both sides
     return ParityOptions(
         runtimes=(runtimes[0], runtimes[1]), threads=(threads[0], threads[1]),
-        samples=sample_settings(args),
+        samples=sample_settings(args), signature=getattr(args, "signature", None),
     )  # fmt: skip
 
 

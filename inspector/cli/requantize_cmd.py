@@ -176,6 +176,10 @@ def run(args: argparse.Namespace) -> int:
         algorithm=args.algorithm,
     )
     samples = _samples(args.model, settings) if args.inputs else None
+    from inspector.core.requantize.calibration_source import (
+        calibration_json,
+        random_calibration_warning,
+    )
     from inspector.core.requantize.jobs import requantize_cli_job
     from inspector.core.runtime.worker import run_isolated
 
@@ -185,11 +189,15 @@ def run(args: argparse.Namespace) -> int:
         step="requantizing (calibrating and validating the new model)",
         models=(args.model, *([args.calibrate_from] if args.calibrate_from else ())),
     )  # fmt: skip
+    # the quantizer route always calibrates; said once it ran (a refused request stays one line)
+    warning = random_calibration_warning(settings, "requantize")
+    if warning:
+        print(warning, file=sys.stderr)
     save_model(result, args.out, protect=protect)
     if args.save_recipe:
         save_recipe(result, args.save_recipe, protect=protect)
     if args.json:
-        write_json_output(result.to_json(), args.json)
+        write_json_output({**result.to_json(), "calibration": calibration_json(settings)}, args.json)
     out = sys.stderr if args.json == "-" else sys.stdout
     float_size = Path(args.model).stat().st_size
     print(

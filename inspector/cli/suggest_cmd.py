@@ -87,6 +87,21 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _warn_random(samples) -> None:
+    """Suggest re-calibrates and measures on the samples: say so before acting when they are random."""
+    from inspector.core.requantize.calibration_source import random_calibration_warning
+
+    line = random_calibration_warning(samples, "suggest")
+    if line:
+        print(line, file=sys.stderr)
+
+
+def _with_calibration(d: dict, samples) -> dict:
+    from inspector.core.requantize.calibration_source import calibration_json
+
+    return {**d, "calibration": calibration_json(samples)}
+
+
 def _run(args: argparse.Namespace) -> int:
     from inspector.core.viewdata.suggest_view import suggest_lines, suggest_view
     from inspector.core.writing import write_json_output
@@ -118,12 +133,13 @@ def _run(args: argparse.Namespace) -> int:
     from inspector.core.requantize.jobs import suggest_cli_job
     from inspector.core.runtime.worker import run_isolated
 
+    _warn_random(samples)
     result = run_isolated(
         suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
         step="suggesting (requantizing and comparing candidates)", models=(args.float_model, args.quant_model),
     )  # fmt: skip
     if args.json:
-        write_json_output(result.to_json(), args.json)
+        write_json_output(_with_calibration(result.to_json(), samples), args.json)
     out = sys.stderr if args.json == "-" else sys.stdout
     for line in suggest_lines(suggest_view(result)):
         print(line, file=out)
@@ -158,12 +174,13 @@ def _run_surgical(args: argparse.Namespace) -> int:
         max_steps=args.max_float_layers, max_evaluations=args.max_evaluations, objective=args.objective,
         signature=args.signature,
     )  # fmt: skip
+    _warn_random(opts.samples)
     result = run_isolated(
         surgical_suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
         step="suggesting (editing QUANT and comparing candidates)", models=(args.float_model, args.quant_model),
     )  # fmt: skip
     if args.json:
-        write_json_output(result.to_json(), args.json)
+        write_json_output(_with_calibration(result.to_json(), sample_settings(args)), args.json)
     if args.out and result.best is not None:
         atomic_write_bytes(args.out, result.best.model_bytes)
     if args.save_plan and result.plan is not None:

@@ -80,15 +80,24 @@ def run_surgical(args: argparse.Namespace) -> int:
     if Path(args.out).is_dir():
         raise InputError("the output path is a folder", args.out)
     plan = _with_signature(_plan(args), args.quant, args.signature)
+    from inspector.core.requantize.calibration_source import (
+        calibration_json,
+        random_calibration_warning,
+    )
+
     result = run_isolated(
         surgical_job, args.model, args.quant, plan, None,
         step="editing the quantized model (measuring, validating in LiteRT)", models=(args.model, args.quant),
     )  # fmt: skip
+    # said once the plan is known to apply (a refused request stays one line), before the result
+    warning = random_calibration_warning(plan.samples, "requantize") if plan.needs_samples() else None
+    if warning:
+        print(warning, file=sys.stderr)
     atomic_write_bytes(args.out, result.model_bytes)
     if args.save_plan:
         write_json_output(result.plan.to_json(), args.save_plan)
     if args.json:
-        write_json_output(result.to_json(), args.json)
+        write_json_output({**result.to_json(), "calibration": calibration_json(plan.samples, plan.needs_samples())}, args.json)
     out = sys.stderr if args.json == "-" else sys.stdout
     q_size = Path(args.quant).stat().st_size
     ops = ", ".join(str(i) for i in result.edited_ops)

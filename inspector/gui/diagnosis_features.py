@@ -98,7 +98,7 @@ class DiagnosisFeatures(QObject):
             return r
         parity = self.parity.result
         if parity is None or not same_file(parity.model, r.quant_path):  # parity of another model B: not this one's
-            return r
+            return r  # (with_parity also drops a parity of another signature's subgraph)
         return with_parity(r, a, b, parity)
 
     def refresh_causes(self) -> None:

@@ -31,6 +31,8 @@ from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.review.report import build_report, write_report
+from inspector.core.state.app_state import same_file
+from inspector.core.state.provenance import version_provenance
 from inspector.gui.recent import in_resources
 from inspector.gui.workers import Worker, guarded
 
@@ -51,11 +53,12 @@ def export_paths(folder: str | Path, base: str, kinds) -> dict[str, str]:
 
 
 def export_job(float_path: str, quant_path: str | None, comparison: ComparisonResult | None, paths: dict[str, str],
-               task: TaskState | None = None) -> list[str]:  # fmt: skip
-    """Build the report and write the requested files (runs in a worker thread)."""
+               task: TaskState | None = None, provenance: dict | None = None) -> list[str]:  # fmt: skip
+    """Build the report and write the requested files (runs in a worker thread); `provenance`:
+    where model B comes from when it is a version made here."""
     task = as_task(task)
     task.report(0.05, "Building the report (audit, histograms, op math)")
-    report = build_report(float_path, quant_path, comparison)
+    report = build_report(float_path, quant_path, comparison, provenance=provenance)
     task.report(0.7, "Writing report files")
     return write_report(report, comparison, html=paths.get("html"), json_path=paths.get("json"), csv=paths.get("csv"),
                         model_explorer=paths.get("model_explorer"))  # fmt: skip
@@ -79,6 +82,14 @@ class ReportExporter(QObject):
     def models(self) -> tuple[str | None, str | None]:
         m = self.window.controller.models
         return (m["A"].path if m["A"] else None), (m["B"].path if m["B"] else None)
+
+    def provenance(self, quant_path: str | None) -> dict | None:
+        """The provenance of model B when it is the current version made here (not the opened one)."""
+        st = self.window.controller.state
+        v = st.version(st.current)
+        if quant_path is None or v is None or not same_file(v.path, quant_path):
+            return None
+        return version_provenance(st.versions, st.current)
 
     def default_folder(self) -> str:
         last = str(self.window.settings.value(SETTINGS_DIR, "") or "")
@@ -104,7 +115,7 @@ class ReportExporter(QObject):
             raise InputError("choose at least one file to export")
         self.window.settings.setValue(SETTINGS_DIR, str(Path(folder)))
         paths = export_paths(folder, base, kinds)
-        w = Worker(export_job, first, second, comparison, paths, wants_progress=True)
+        w = Worker(export_job, first, second, comparison, paths, wants_progress=True, provenance=self.provenance(second))
         w.finished.connect(guarded(self, self._done))
         w.failed.connect(guarded(self, self._failed))
         self.worker = w

@@ -48,8 +48,10 @@ class ParityController(QObject):
         return self.worker is not None and not self.worker.is_done
 
     def parity_options(self, runtimes: tuple[str, str], threads: tuple[int, int]) -> ParityOptions:
-        """Both sides on the samples of the inputs panel (the state's SampleSettings)."""
-        return ParityOptions(runtimes=runtimes, threads=threads, samples=self.controller.state.samples)
+        """Both sides on the samples of the inputs panel (the state's SampleSettings), on the
+        chosen signature's subgraph (the one the comparison and the op indices address)."""
+        st = self.controller.state
+        return ParityOptions(runtimes=runtimes, threads=threads, samples=st.samples, signature=st.options.signature)
 
     def run(self, options: ParityOptions) -> Worker | None:
         model = self.controller.models["B"]

@@ -39,7 +39,8 @@ class ParityFeatures(QObject):
     def _result_changed(self, result: RuntimeParityResult | None) -> None:
         self.view.set_result(result)
         if result is not None:
-            self.view.run_row.status.setText(f"Done: {len(result.layers)} layers compared, {result.inputs}.")
+            where = f" of signature '{result.signature}' (subgraph {result.subgraph})" if result.signature else ""
+            self.view.run_row.status.setText(f"Done: {len(result.layers)} layers{where} compared, {result.inputs}.")
         else:
             self.view.run_row.status.setText("")
 

@@ -21,9 +21,11 @@ import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QMessageBox
 from shiboken6 import isValid
 
 from inspector.core.compare.comparison import CompareOptions
+from inspector.core.requantize.calibration_source import random_calibration_note
 from inspector.core.requantize.choices import (
     describe_surgical,
     edit_marks,
@@ -221,8 +223,11 @@ class RequantizeController(VersionFiles, QObject):
         if isinstance(plan, SurgicalPlan) and not plan.edits:
             self._fail("The plan has no layer: add the layers of model B to edit first.")
             return None
-        self._adopt_shown(v)
         opts = self.comparison_options()
+        calibrates = not isinstance(plan, SurgicalPlan) or plan.needs_samples()  # the quantizer route always calibrates
+        if calibrates and not self.calibration_confirmed(opts, "This edit"):
+            return None
+        self._adopt_shown(v)
         n = len(self.versions)
         if isinstance(plan, SurgicalPlan):
             name = f"v{n} {describe_surgical(plan, self.controller.models['B'])}"
@@ -315,6 +320,8 @@ class RequantizeController(VersionFiles, QObject):
             self._fail(f"The quantizer route's Suggest ranks the layers of subgraph 0; signature '{opts.signature}' is "
                        f"subgraph {a.main.index}. Use the surgical route, or choose the layers yourself.")  # fmt: skip
             return None
+        if not self.calibration_confirmed(opts, "Suggest"):
+            return None
         self.suggestion_source = self.versions.index(v)
         self.suggestion_objective = objective if surgical else None
         out = self.folder / file_name(f"v{len(self.versions)} suggested {treatment}")
@@ -327,6 +334,35 @@ class RequantizeController(VersionFiles, QObject):
             w = Worker(suggest_thread, a.path, v.path, target_sqnr_db, qopts, opts, str(out), self._protected(opts), wants_progress=True)
         w.finished.connect(guarded(self, lambda r: self._suggested(r, str(out))))
         return self._start(w, f"Suggesting {'edits of ' + Path(v.path).name if surgical else 'layers for ' + Path(a.path).name}")
+
+    def ask_random_calibration(self, text: str) -> str:
+        """The user's answer to calibrating on random samples: "choose" | "random" | "cancel"."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Calibrate on random samples?", text, parent=self.window)
+        choose = box.addButton("Choose inputs…", QMessageBox.ButtonRole.AcceptRole)
+        rand = box.addButton("Use random samples", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(choose)
+        box.exec()
+        clicked = box.clickedButton()
+        return "choose" if clicked is choose else "random" if clicked is rand else "cancel"
+
+    def calibration_confirmed(self, opts: CompareOptions, what: str) -> bool:
+        """True when the run may go: inputs were chosen, or the user accepts random samples. "Choose
+        inputs…" opens the inputs panel's file chooser; the user runs again with the inputs."""
+        note = random_calibration_note(opts.samples)
+        if note is None:
+            return True
+        answer = self.ask_random_calibration(f"{what} re-calibrates and measures on {note}.\n\n"
+                                             "Choose inputs (an .npy/.npz file or an image folder of real data)?")  # fmt: skip
+        if answer == "choose":
+            panel = self.window.compare_features.inputs
+            panel.source.setCurrentIndex(panel.source.findData("file"))
+            panel.choose_path()
+            self.window.ui.status("Inputs chosen: run the comparison, then the edit or Suggest again.", 10000)
+            return False
+        if answer != "random":
+            self.window.ui.status("Not run: no inputs were chosen.", 8000)
+        return answer == "random"
 
     def _suggested(self, result, path: str) -> None:
         if not self.versions:  # the pair was closed meanwhile: stale

@@ -36,10 +36,10 @@ def test_example_compare_has_accuracy_and_per_class_drop():
     t = result.task()
     task = t.to_json()
     assert task["float_accuracy"] == 1.0
-    # Labels are the float predictions: agreement is the quantized accuracy over the samples whose
-    # argmax is not tied (a tied int8 output, e.g. two classes at the same step, names no class).
-    untied = [o for o in t.outcomes if not o.tied]
-    assert task["top1_agreement"] == np.mean([o.quant_pred == o.label for o in untied])
-    assert task["quant_accuracy"] == np.mean([o.quant_pred == o.label for o in t.outcomes])
-    assert task["tied_samples"] == len(t.outcomes) - len(untied)
+    # Labels are the float predictions: agreement is the quantized accuracy, both counting a tied
+    # int8 output (e.g. two classes at the same step: no class named) as a lost decision.
+    decided = [not o.quant_tied and o.quant_pred == o.label for o in t.outcomes]
+    assert task["top1_agreement"] == task["quant_accuracy"] == np.mean(decided)
+    assert task["tied_samples"] == sum(o.float_tied for o in t.outcomes) == 0
+    assert task["lost_decisions"] == sum(o.quant_tied for o in t.outcomes)
     assert task["per_class"] and sum(c["count"] for c in task["per_class"]) == 8

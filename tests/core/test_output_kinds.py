@@ -113,7 +113,7 @@ def test_constant_softmax_is_flagged_and_ties_give_no_agreement(kinds):
 
 
 def test_ties_left_out_of_agreement():
-    """Some tied samples: agreement counts the others only (independent loop)."""
+    """Samples tied in A are left out; a sample tied in B only is a disagreement (independent loop)."""
     from inspector.core.compare.task import task_metrics
 
     rng = np.random.default_rng(4)
@@ -123,11 +123,11 @@ def test_ties_left_out_of_agreement():
         f[i] = np.full((1, 5), 0.2)
     q[11] = np.zeros((1, 5))
     r = task_metrics(f, q, kind="classification")
-    keep = [i for i in range(20) if i not in (0, 3, 7, 11)]
-    agree = np.mean([np.argmax(f[i]) == np.argmax(q[i]) for i in keep])
-    assert r.tied_samples == 4 and r.agreement_samples == 16
+    keep = [i for i in range(20) if i not in (0, 3, 7)]
+    agree = np.mean([i != 11 and np.argmax(f[i]) == np.argmax(q[i]) for i in keep])
+    assert r.tied_samples == 3 and r.agreement_samples == 17 and r.lost_decisions == 1
     assert r.top1_agreement == pytest.approx(agree)
-    assert not r.float_constant and "4 of 20" in r.agreement_note
+    assert not r.float_constant and "3 of 20" in r.agreement_note
 
 
 def test_cli_table_and_json_say_regression(kinds, tmp_path):

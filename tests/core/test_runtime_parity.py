@@ -156,7 +156,7 @@ def test_cli_json_contract(example_pair):
     assert proc.returncode == 0, proc.stderr
     d = json.loads(proc.stdout)
     contract = ["model", "runtimes", "threads", "samples", "layers", "outputs"]  # issue 14; extended, never renamed
-    assert list(d)[: len(contract)] == contract and list(d)[len(contract) :] == ["labels", "samples_are_random", "inputs"]
+    assert list(d)[: len(contract)] == contract and list(d)[len(contract) :] == ["labels", "samples_are_random", "inputs", "signature", "subgraph"]
     assert d["runtimes"] == ["reference", "optimized"] and d["threads"] == [1, 1] and d["samples"] == 2
     assert set(d["layers"][0]) == {"op_index", "op_type", "tensor_name", "differ_share", "max_lsb",
                                    "first_divergence", "spec_mismatch", "tensor_index"}  # fmt: skip

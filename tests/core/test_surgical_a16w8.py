@@ -90,6 +90,12 @@ def test_a16w8_raises_the_accumulated_sqnr_of_the_run(edited):
     assert out_a >= out_b - 0.05
 
 
-def test_ops_without_16x8_kernels_are_refused(fixture_path):
-    with pytest.raises(InputError, match="no 16x8 kernel for SOFTMAX"):
-        apply_plan(str(fixture_path("float")), str(fixture_path("int8")), SurgicalPlan((Edit("a16w8", "op:13"),)))
+def test_ops_without_16x8_kernels_are_refused(tmp_path):
+    """MEAN is not offered (its int16 kernel runs, but the edit cost output SQNR: test_a16w8_fixed_ops)."""
+    from tests.helpers import verdict_fixtures as vf
+    from tests.helpers.paths import REPO
+
+    ops = vf.int16_ops(REPO / ".fixture-cache")
+    mean = next(o.index for o in load_model(ops["ops_int8"]).main.ops if o.type == "MEAN")
+    with pytest.raises(InputError, match="not offered for MEAN"):
+        apply_plan(str(ops["ops_float"]), str(ops["ops_int8"]), SurgicalPlan((Edit("a16w8", f"op:{mean}"),)))

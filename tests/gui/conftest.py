@@ -41,6 +41,24 @@ def versions_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setattr(rc, "new_versions_folder", lambda: Path(tempfile.mkdtemp(prefix="tqi-versions-", dir=tmp_path)))
 
 
+@pytest.fixture(autouse=True)
+def random_calibration_asks(monkeypatch):
+    """Runs that calibrate on random samples ask first (a modal box); tests answer `.answer`
+    ("random" unless a test sets "choose" or "cancel") and read what was asked in `.texts`."""
+    from types import SimpleNamespace
+
+    import inspector.gui.requantize_controller as rc
+
+    asks = SimpleNamespace(texts=[], answer="random")
+
+    def answer(self, text: str) -> str:
+        asks.texts.append(text)
+        return asks.answer
+
+    monkeypatch.setattr(rc.RequantizeController, "ask_random_calibration", answer)
+    return asks
+
+
 @pytest.fixture(scope="module")
 def sig_pair():
     """The two-signature (prefill / decode) float and int8 fixtures."""

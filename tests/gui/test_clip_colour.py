@@ -39,3 +39,18 @@ def test_activation_title_colours_only_real_clipping(qtbot, fixture_path):
 @pytest.mark.parametrize("rate", [0.0, 0.004])
 def test_small_clip_rates_are_plain(rate):
     assert not clipping_matters(rate)
+
+
+def test_a_fixed_output_grid_is_never_coloured_as_clipping(qtbot, fixture_path):
+    """SOFTMAX's int8 grid (1/256, -128) is the kernel's: values past its end are not a
+    calibration range that is too narrow (issue 26 §6), whatever their share."""
+    fp, qp = fixture_path("float"), fixture_path("int8")
+    r0 = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
+    soft = next(la for la in r0.layers if la.op_type == "SOFTMAX")
+    r = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1, keep_values=frozenset({soft.quant_tensor})))
+    soft = next(la for la in r.layers if la.op_type == "SOFTMAX")
+    h = activation_histogram(soft, r.kept[soft.quant_tensor])
+    loud = dataclasses.replace(soft, metrics=dataclasses.replace(soft.metrics, clip_rate=0.05))
+    title = ActivationView._title(loud, h, 0)
+    assert COLOR_CLIP not in title and "fixed output grid" in title
+    assert not clipping_matters(0.05, "SOFTMAX") and clipping_matters(0.05, "CONV_2D")

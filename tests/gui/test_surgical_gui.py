@@ -281,6 +281,6 @@ def test_editor_offers_only_the_edits_that_apply(qtbot, window, example_pair):
         return {combo.itemData(i) for i in range(combo.count()) if combo.model().item(i).isEnabled()}
 
     assert enabled(0) == {"keep_float", "a16w8", "recal_minmax", "recal_mse", "recal_p9999"}  # ADD
-    assert enabled(1) == {"keep_float"}  # SOFTMAX: fixed output parameters, no 16x8 kernel here
+    assert enabled(1) == {"keep_float", "a16w8"}  # SOFTMAX: fixed output parameters; its int16 kernel (1/32768 grid)
     ed.set_route("quantizer")  # every treatment of the quantizer route stays available
     assert len(enabled(0)) == ed.table.cellWidget(0, 3).count()

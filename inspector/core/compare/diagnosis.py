@@ -29,11 +29,11 @@ Each compared layer gets one cause, checked in this order (the first that holds 
 "Own" error is the isolated one when it was computed, else the accumulated one; without the
 isolated error, bias_shift, the excess-only weight_rounding and inherited are not decided (the
 accumulated error mixes in what comes from upstream), and `none` says so. Recalibration is
-refused for ops with fixed output parameters (SOFTMAX, LOGISTIC, TANH): there keep-float is
-proposed only when the float result is B's final float output (the op's only reader is a
-DEQUANTIZE), else a16w8; keep-float is never proposed where its float result would be quantized
-back into the same clipping or coarse tensor. All thresholds are in `THRESHOLDS`, each measured
-in `tests/core/test_diagnosis.py`.
+never a verdict on ops with fixed output parameters (SOFTMAX, LOGISTIC, TANH...): their output
+grid is the kernel's, not a calibration range, so values past its last step are the grid's own
+rounding (`none`, the evidence says so; the audit makes it an info). Every fix proposed is one
+the surgical edits apply (`tests/core/test_diagnosis_fixes_apply.py`). All thresholds are in
+`THRESHOLDS`, each measured in `tests/core/test_diagnosis.py`.
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ from inspector.core.tflite.model import Model
 CAUSES = ("kernel", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
           "weight_rounding", "inherited", "none")
 EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate", "equalize")
-A16W8_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "SOFTMAX", "LOGISTIC", "TANH", "MEAN"})
 
 
 @dataclass(frozen=True)
@@ -101,21 +100,8 @@ def _fixed(qm: Model, op: int) -> bool:
     return fixed_output_params(qm.main.ops[op], qm.main) is not None
 
 
-def _only_dequantized(qm: Model, op: int) -> bool:
-    sg = qm.main
-    out = sg.ops[op].outputs[0]
-    readers = sg.consumers().get(out, [])
-    return out not in sg.outputs and len(readers) == 1 and readers[0].type == "DEQUANTIZE"
-
-
-def _range_fix(qm: Model, layer: LayerResult) -> Fix | None:
-    """recalibrate, or for fixed-output ops keep-float only where the float result is the final
-    output (no requantization into the same tensor), else a16w8."""
-    if not _fixed(qm, layer.op_index):
-        return Fix("recalibrate", (layer.op_index,))
-    if _only_dequantized(qm, layer.op_index):
-        return Fix("keep_float", (layer.op_index,))
-    return Fix("a16w8", (layer.op_index,)) if layer.op_type in A16W8_OPS else None
+def _range_fix(layer: LayerResult) -> Fix:
+    return Fix("recalibrate", (layer.op_index,))
 
 
 def _own(layer: LayerResult) -> tuple[Metrics, str]:
@@ -149,15 +135,20 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity=None, t: Thr
     big = excess is not None and excess >= t.own_excess
     bound = clip_error_bound(layer)
     clips = bound is None or own.mse <= 0 or bound / own.mse >= t.clip_share
+    fixed = _fixed(qm, layer.op_index)
+    if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips and fixed:
+        return Diagnosis("none", f"{100 * m.clip_rate:.2f}% of the float values lie past the last step of "
+                                 f"{layer.op_type}'s fixed output grid (the kernel's, not a calibration range); "
+                                 f"{which} RMSE {excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB")  # fmt: skip
     if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips:
         return Diagnosis("clipping", f"{100 * m.clip_rate:.2f}% of the float values lie beyond B's range; {which} RMSE "
-                                     f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(qm, layer))
+                                     f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(layer))
     mixed = mixed_ranges(qm, layer, t)
     if mixed is not None:
         return mixed
-    if m.range_use is not None and m.range_use < t.range_use and own.sqnr_db < t.good_db and not _fixed(qm, layer.op_index):
+    if m.range_use is not None and m.range_use < t.range_use and own.sqnr_db < t.good_db and not fixed:
         return Diagnosis("resolution", f"the float values use {100 * m.range_use:.1f}% of B's range (about "
-                                       f"{255 * m.range_use:.0f} steps); SQNR {_db(m.sqnr_db)} dB", _range_fix(qm, layer))
+                                       f"{255 * m.range_use:.0f} steps); SQNR {_db(m.sqnr_db)} dB", _range_fix(layer))
     imbalance = channel_imbalance(qm, layer, t)
     if imbalance is not None:
         return imbalance
@@ -270,7 +261,8 @@ def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict]:
 
 def with_parity(result, fm: Model, qm: Model, parity):
     """The comparison with its layers re-diagnosed using a runtime-parity result of the same
-    model B (the `kernel` cause needs it; the caller checks that it is the same file)."""
-    if parity is None or result is None:
+    model B (the `kernel` cause needs it; the caller checks that it is the same file). Parity
+    of another signature's subgraph is not used: its op indices name other ops."""
+    if parity is None or result is None or getattr(parity, "signature", None) != getattr(result, "signature", None):
         return result
     return replace(result, layers=with_diagnoses(fm, qm, result.layers, parity))

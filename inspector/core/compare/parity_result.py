@@ -20,6 +20,7 @@ class ParityOptions:
     runtimes: tuple[str, str] = ("reference", "optimized")
     threads: tuple[int, int] = (1, 1)
     samples: SampleSettings = field(default_factory=SampleSettings)
+    signature: str | None = None  # run this signature's subgraph (None: subgraph 0)
 
     def labels(self) -> tuple[str, str]:
         """How each side is named: its runtime, with the thread count when that is what differs."""
@@ -107,6 +108,8 @@ class RuntimeParityResult:
     labels: tuple[str, str] = ("a", "b")
     samples_are_random: bool = False
     inputs: str = ""
+    signature: str | None = None  # the signature whose subgraph ran (None: subgraph 0)
+    subgraph: int = 0  # the subgraph the op indices address
 
     @property
     def first_divergence(self) -> LayerParity | None:
@@ -123,6 +126,8 @@ class RuntimeParityResult:
             "labels": list(self.labels),
             "samples_are_random": self.samples_are_random,
             "inputs": self.inputs,
+            "signature": self.signature,
+            "subgraph": self.subgraph,
         }
 
     @classmethod
@@ -142,6 +147,8 @@ class RuntimeParityResult:
             labels=labels,  # type: ignore[arg-type]
             samples_are_random=bool(d.get("samples_are_random", False)),
             inputs=str(d.get("inputs") or ""),
+            signature=None if d.get("signature") is None else str(d["signature"]),
+            subgraph=int(d.get("subgraph") or 0),
         )
 
 
@@ -153,7 +160,8 @@ def parity_table(result: RuntimeParityResult) -> str:
     """The text table `compare-runtimes` prints."""
     a, b = result.labels
     lines = [
-        f"{result.model}: {a} vs {b}, {result.samples} samples{' (random)' if result.samples_are_random else ''}",
+        f"{result.model}{f' signature {result.signature!r} (subgraph {result.subgraph})' if result.signature else ''}: "
+        f"{a} vs {b}, {result.samples} samples{' (random)' if result.samples_are_random else ''}",
         f"{'op':>4}  {'type':<20} {'differ':>8} {'max LSB':>8}  spec mismatch ({a} / {b})",
     ]
     for layer in result.layers:

@@ -246,7 +246,8 @@ class ComparisonResult:
                 row.update({key: v for key, v in t.regression.to_json().items() if key != "name"})
             else:
                 row.update({"top1_agreement": t.top1_agreement, "top5_agreement": t.top5_agreement,
-                            "tied_samples": t.tied_samples, "agreement_note": t.agreement_note})  # fmt: skip
+                            "tied_samples": t.tied_samples, "lost_decisions": t.lost_decisions,
+                            "agreement_note": t.agreement_note})  # fmt: skip
             rows.append(row)
         return rows
 

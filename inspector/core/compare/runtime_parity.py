@@ -100,8 +100,14 @@ def compare_runtimes(
     if any(t < 1 for t in opts.threads):
         raise InputError(f"thread counts must be at least 1, got {list(opts.threads)}")
     model = load_model(str(quant_path))
+    if opts.signature is not None:
+        try:
+            model = model.for_signature(opts.signature)
+        except KeyError:
+            keys = ", ".join(s.key for s in model.signatures) or "none"
+            raise InputError(f"no signature '{opts.signature}' (signatures: {keys})", str(quant_path)) from None
     sg = model.main
-    content, exposed = expose_intermediates(model.path)
+    content, exposed = expose_intermediates(model.path, sg.index)
     runners = [ModelRunner(model, rt, th, content=content, exposed=exposed)
                for rt, th in zip(opts.runtimes, opts.threads, strict=True)]  # fmt: skip
     labels = opts.labels()
@@ -165,6 +171,7 @@ def _result(model: Model, opts: ParityOptions, labels: tuple[str, str], done: in
         model=model.path, runtimes=opts.runtimes, threads=opts.threads, samples=done,
         layers=tuple(out_layers), outputs=outs, labels=labels,
         samples_are_random=opts.samples.source is None, inputs=inputs,
+        signature=opts.signature, subgraph=sg.index,
     )  # fmt: skip
 
 
@@ -173,7 +180,8 @@ def _pair(d: Difference) -> tuple[float, float | None]:
 
 
 def _output_names(model: Model) -> dict[int, str]:
+    key = model.signature_key
     for s in model.signatures:
-        if s.subgraph == 0:
+        if (s.key == key) if key is not None else s.subgraph == model.main.index:
             return {t: name for name, t in s.outputs.items()}
     return {}

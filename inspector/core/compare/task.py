@@ -7,15 +7,20 @@ outputs get MAE, RMSE and max error (`regression.py`); both get per-sample SQNR 
 
 Definitions (one place, used by CLI, GUI and reports):
 - tied: a sample whose largest score occurs more than once in a model's output (argmax is then
-  an arbitrary pick); constant: a model's output is the same for every sample (>= 2 samples).
-- top1_agreement: share of untied samples (tied in neither model) where both models predict the
-  same class (argmax); None, with `agreement_note`, when every sample is tied.
-- top5_agreement: share of untied samples where the float model's top-1 class is among the
-  quantized model's top-5 classes (top-k with k = min(5, number of classes)).
-- accuracy: share of samples whose argmax equals the label; drop = float - quantized accuracy,
-  in percentage points.
-- worst samples: classification: flipped predictions first (float top-1 != quantized top-1,
-  untied), then by lowest per-sample output SQNR; regression: by largest per-sample RMSE.
+  an arbitrary pick: the model did not decide); constant: a model's output is the same for every
+  sample (>= 2 samples).
+- top1_agreement: share of the samples the float model decides (not tied in A) where the
+  quantized model decides the same class; a sample tied in B where A decides is a disagreement
+  (B lost the decision). Only samples tied in A are left out; None, with `agreement_note`, when
+  A is tied in every sample.
+- top5_agreement: share of the same samples where the float model's class is among the
+  quantized model's top-k whatever the order of ties (at most k classes score >= it), k =
+  min(5, number of classes).
+- accuracy: share of samples the model decides (not tied) with the label's class; a tied sample
+  counts as wrong, as it counts as a disagreement; drop = float - quantized accuracy, in
+  percentage points.
+- worst samples: classification: flipped predictions first (A decides and B decides another
+  class or is tied), then by lowest per-sample output SQNR; regression: by largest RMSE.
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ class SampleOutcome:
 
     @property
     def flipped(self) -> bool:
-        return self.float_pred is not None and not self.tied and self.float_pred != self.quant_pred
+        """A decides and B does not decide the same: another class, or a tie (a lost decision)."""
+        return self.float_pred is not None and not self.float_tied and (self.quant_tied or self.float_pred != self.quant_pred)
 
     def to_json(self, class_names: Sequence[str] | None = None) -> dict:
         d = {
@@ -105,16 +111,22 @@ class TaskResult:
 
     @property
     def tied_samples(self) -> int:
-        return sum(o.tied for o in self.outcomes) if self.kind == "classification" else 0
+        """Samples left out of agreement: tied in A (A did not decide)."""
+        return sum(o.float_tied for o in self.outcomes) if self.kind == "classification" else 0
+
+    @property
+    def lost_decisions(self) -> int:
+        """Samples A decides and B is tied in (counted as disagreements)."""
+        return sum(o.quant_tied and not o.float_tied for o in self.outcomes) if self.kind == "classification" else 0
 
     @property
     def agreement_samples(self) -> int:
-        """Samples the agreement counts (tied in neither model)."""
+        """Samples the agreement counts (A decides)."""
         return self.num_samples - self.tied_samples if self.kind == "classification" else 0
 
     @property
     def agreeing_samples(self) -> int:
-        """Untied samples where both models predict the same class (the top-1 numerator)."""
+        """Samples both models decide, for the same class (the top-1 numerator)."""
         return sum(not o.tied and o.float_pred == o.quant_pred for o in self.outcomes) if self.kind == "classification" else 0
 
     @property
@@ -128,8 +140,11 @@ class TaskResult:
             ft = sum(o.float_tied for o in self.outcomes)
             qt = sum(o.quant_tied for o in self.outcomes)
             if ft or qt:
-                out.append(f"argmax tied in {self.tied_samples} of {self.num_samples} samples (float {ft}, quantized {qt}): "
-                           "left out of top-1/top-5 agreement")  # fmt: skip
+                lost = self.lost_decisions
+                said = ([f"{ft} tied in float left out of agreement"] if ft else []) + (
+                    [f"{lost} tied in quantized only: lost decisions (disagreements, wrong for accuracy)"] if lost else [])
+                out.append(f"argmax tied in {sum(o.tied for o in self.outcomes)} of {self.num_samples} samples "
+                           f"(float {ft}, quantized {qt}): {'; '.join(said) or 'tied in both'}")  # fmt: skip
         out += [s.warning() for s in self.slices if s.collapsed]
         return out
 
@@ -151,6 +166,7 @@ class TaskResult:
             "top5_agreement": self.top5_agreement,
             "agreement_samples": self.agreement_samples,
             "tied_samples": self.tied_samples,
+            "lost_decisions": self.lost_decisions,
             "agreement_note": self.agreement_note,
             "float_constant": self.float_constant,
             "quant_constant": self.quant_constant,
@@ -247,8 +263,9 @@ def task_metrics(
     per_class: dict[int, dict] = {}
     if has_labels:
         lab = np.array([int(v) for v in labels], np.int64)  # type: ignore[union-attr]
-        fpred = np.array([o.float_pred for o in outcomes])
-        qpred = np.array([o.quant_pred for o in outcomes])
+        # a tied argmax is no decision: never the label's class (-1)
+        fpred = np.array([-1 if o.float_tied else o.float_pred for o in outcomes])
+        qpred = np.array([-1 if o.quant_tied else o.quant_pred for o in outcomes])
         fa, qa = float(np.mean(fpred == lab)), float(np.mean(qpred == lab))
         for c in np.unique(lab):
             m = lab == c
@@ -277,15 +294,20 @@ def task_metrics(
 
 
 def _agreement(float_outputs, quant_outputs, outcomes: list[SampleOutcome]) -> tuple[float | None, float | None, str | None]:
-    """Top-1 and top-5 agreement over the samples tied in neither model."""
-    counted = [o for o in outcomes if not o.tied]
+    """Top-1 and top-5 agreement over the samples the float model decides (B tied: a disagreement)."""
+    counted = [o for o in outcomes if not o.float_tied]
     tied = len(outcomes) - len(counted)
     if not counted:
-        return None, None, f"argmax tied in all {tied} samples: no predicted class to compare"
+        return None, None, f"argmax tied in all {tied} samples of the float model: no predicted class to compare"
     a1 = a5 = 0
     for o in counted:
         y = np.asarray(quant_outputs[o.index], np.float64).ravel()
-        a1 += o.float_pred == o.quant_pred
-        a5 += o.float_pred in np.argsort(-y, kind="stable")[: min(5, y.size)]
-    note = f"{tied} of {len(outcomes)} samples left out: argmax tied" if tied else None
-    return a1 / len(counted), a5 / len(counted), note
+        a1 += not o.quant_tied and o.float_pred == o.quant_pred
+        a5 += int(np.count_nonzero(y >= y[o.float_pred])) <= min(5, y.size)
+    notes = []
+    if tied:
+        notes.append(f"{tied} of {len(outcomes)} samples left out: the float argmax is tied")
+    lost = sum(o.quant_tied for o in counted)
+    if lost:
+        notes.append(f"{lost} of {len(counted)} counted samples tied in the quantized model: disagreements (lost decisions)")
+    return a1 / len(counted), a5 / len(counted), "; ".join(notes) or None

@@ -20,7 +20,9 @@ def task_summary(task: TaskResult, worst: int = 5) -> str:
         if task.top1_agreement is None:
             lines.append(f"  top-1/top-5 agreement not reported: {task.agreement_note}")
         else:
-            counted = f" (over {task.agreement_samples} untied samples)" if task.tied_samples else ""
+            parts = [f"{task.tied_samples} tied in float left out"] if task.tied_samples else []
+            parts += [f"{task.lost_decisions} tied in quantized counted as lost"] if task.lost_decisions else []
+            counted = f" (over {task.agreement_samples} samples: {', '.join(parts)})" if parts else ""
             lines.append(f"  top-1 agreement {pct(task.top1_agreement)}  top-5 agreement {pct(task.top5_agreement)}{counted}")
     elif task.regression is not None:
         lines.append(f"  {task.regression.summary()}")
@@ -32,7 +34,8 @@ def task_summary(task: TaskResult, worst: int = 5) -> str:
         if task.kind == "regression":
             lines.append(f"  worst #{o.index} {o.source}: RMSE {o.rmse:.4g}  MAE {o.mae:.4g}  max error {o.max_abs:.4g}  output SQNR {s} dB")
             continue
-        flip = f" FLIPPED {o.float_pred}->{o.quant_pred}" if o.flipped else ""
+        flip = (f" FLIPPED {o.float_pred}->tied (lost decision)" if o.flipped and o.quant_tied else
+                f" FLIPPED {o.float_pred}->{o.quant_pred}" if o.flipped else "")  # fmt: skip
         label = "" if o.label is None else f" label {o.label}"
         lines.append(f"  worst #{o.index} {o.source}{label}: output SQNR {s} dB{flip}")
     return "\n".join(lines)

@@ -6,7 +6,9 @@ scale and zero-point take their input's). Inputs from outside get a QUANTIZE int
 (at the int8 tensor's representable range, so nothing clips); outputs read outside get a
 QUANTIZE int16 -> int8 back into B's original tensor, so consumers are untouched. Weights stay
 B's symmetric int8 weights; the bias becomes int64 = round(b_float / (S_in16 * S_w[c])) from
-A's float bias. Only ops with LiteRT 16x8 kernels are accepted (A16W8_OPS).
+A's float bias. Only ops with LiteRT 16x8 kernels are accepted (A16W8_OPS). Ops whose int16
+output the kernel fixes (LOGISTIC, TANH, SOFTMAX: 1/32768, 0) get that grid; constant operands
+that are not int8 data (MEAN's axis) stay as they are.
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from inspector.core.requantize import measure
 from inspector.core.requantize.surgery import Surgery, quant_t
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite import edit as fe
-from inspector.core.tflite.op_facts import A16W8_OPS, SAME_SCALE_OPS, SURGICAL_WEIGHT_OPS
+from inspector.core.tflite.op_facts import (
+    A16W8_OPS,
+    SAME_SCALE_OPS,
+    SURGICAL_WEIGHT_OPS,
+    fixed_output,
+)
 
 INT16 = schema.TensorType.INT16
 INT8 = schema.TensorType.INT8
@@ -38,7 +45,7 @@ def to_a16w8(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample], runtim
         op = sg.ops[i]
         if op.type not in A16W8_OPS:
             raise InputError(
-                f"{s.describe(i)}: LiteRT has no 16x8 kernel for {op.type} here "
+                f"{s.describe(i)}: 16-bit activations are not offered for {op.type} "
                 f"(16-bit activations work for {', '.join(sorted(A16W8_OPS))})", s.qm.path)  # fmt: skip
         for t in [*op.inputs[:1], *op.outputs] if op.type in SURGICAL_WEIGHT_OPS else [*op.inputs, *op.outputs]:
             if t >= 0 and not sg.tensors[t].is_constant and sg.tensors[t].dtype != "int8":
@@ -55,7 +62,8 @@ def to_a16w8(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample], runtim
         pre: list = []
         post: list = []
         inputs = [int(v) for v in b_op.inputs]
-        data_positions = [0] if op.type in SURGICAL_WEIGHT_OPS else [p for p, t in enumerate(op.inputs) if t >= 0]
+        data_positions = [0] if op.type in SURGICAL_WEIGHT_OPS else [
+            p for p, t in enumerate(op.inputs) if t >= 0 and (not sg.tensors[t].is_constant or sg.tensors[t].dtype == "int8")]
         if op.type == "RESHAPE":
             data_positions = [0]
         for pos in data_positions:
@@ -81,7 +89,10 @@ def to_a16w8(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample], runtim
         outputs = []
         for o in op.outputs:
             ot = sg.tensors[o]
-            if op.type in SAME_SCALE_OPS:
+            fixed = fixed_output(op.type, "int16", "int16")
+            if fixed is not None:
+                sc = fixed[0]  # the kernel's grid (zero point 0)
+            elif op.type in SAME_SCALE_OPS:
                 sc = in_scale
             else:
                 sc = _max_abs_scale(observed[o].lo, observed[o].hi)

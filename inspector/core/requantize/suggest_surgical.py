@@ -13,6 +13,10 @@ on the held-out samples: edits calibrate on the first 2/3, gains are measured on
 (`samples.holdout`; in-sample, and said so, with fewer than 24 samples). Each chosen step reports its size and XNNPACK latency. The final model's
 first output's SQNR is measured on the same held-out samples.
 
+The plan offered is the one whose figures are printed: the cheapest plan found that meets the
+target, else the best plan evaluated (highest objective SQNR, then smallest), even when the
+group search found it short of the target (`_offer_best`).
+
 The objective is the worst SQNR over B's graph outputs, or over the outputs of the ops a
 pattern selects (e.g. the logits before a softmax, whose output is flat for random weights).
 """
@@ -192,6 +196,7 @@ def suggest_surgical(
     notes.append(f"gains: {split.note}")
     chosen: list[Edit] = []
     current = baseline
+    best_tried: list[tuple[float, SurgicalResult]] = []  # the best evaluated plan: (objective SQNR, result)
 
     def met(v: float) -> bool:
         return target_sqnr_db is not None and v >= target_sqnr_db
@@ -204,10 +209,12 @@ def suggest_surgical(
         plan = SurgicalPlan((*chosen, *edits), opts.samples, signature=sig)
         try:
             res = apply_plan(float_path, quant_path, plan, samples, runtime=opts.runtime)
+            v = objective.sqnr(res.model_bytes)  # an int16 run may swallow the objective's int8 tensor
         except InspectorError as e:
             notes.append(f"{edits[0].kind} on {len(edits)} op(s) not possible: {e.message}")
             return None
-        v = objective.sqnr(res.model_bytes)
+        if not best_tried or (v, -res.size_bytes) > (best_tried[0][0], -best_tried[0][1].size_bytes):
+            best_tried[:] = [(v, res)]
         names = tuple(f"{e.kind} op:{e.ops[0]}" for e in plan.edits)
         result.points.append(TradeoffPoint(_point_label(names), tuple(op for e in plan.edits for op in e.ops), res.size_bytes, v, names))
         return res, v
@@ -250,6 +257,8 @@ def suggest_surgical(
         current = best_v
     if not met(current) and target_sqnr_db is not None and len(result.steps) < budget:
         current = _prefix_search(qm, ranked_all, chosen, current, met, evaluate, opts, result, samples, report)
+    if target_sqnr_db is not None and not met(current) and best_tried and best_tried[0][0] > current:
+        current = _offer_best(qm, chosen, best_tried[0], result, baseline, samples[0], sig)
     result.best_sqnr_db = current
     result.met = target_sqnr_db is None or met(current)
     if result.best is not None:
@@ -257,9 +266,42 @@ def suggest_surgical(
         report(0.97, "re-measuring the suggested model's output")
         result.output_sqnr_db_after = outputs.sqnr(result.best.model_bytes) if qm.main.outputs else None
     if target_sqnr_db is not None and not result.met:
-        notes.append(f"target {target_sqnr_db:.1f} dB not reached: best {current:.2f} dB with {len(result.steps)} edit(s)")
+        layers = sum(len(st.ops) for st in result.steps)
+        notes.append(f"target {target_sqnr_db:.1f} dB not reached: best {current:.2f} dB with {len(result.steps)} step(s) "
+                     f"on {layers} layer(s), the plan offered")  # fmt: skip
     report(1.0, "done")
     return result
+
+
+def _offer_best(qm: Model, chosen: list[Edit], tried: tuple[float, SurgicalResult], result: SurgicalSuggestResult,
+                baseline: float, sample: Sample, sig: str | None) -> float:  # fmt: skip
+    """Make the best evaluated plan the one offered (target not met): keep the steps it shares
+    with the greedy choice, describe the rest as one step, and return its objective SQNR."""
+    v, res = tried
+    edits = list(res.plan.edits)
+    kept, i = [], 0
+    for st in result.steps:
+        n = len(st.ops)
+        if [(e.kind, e.ops) for e in edits[i : i + n]] != [(e.kind, e.ops) for e in chosen[i : i + n]]:
+            break
+        kept.append(st)
+        i += n
+    rest = edits[i:]
+    before = kept[-1].objective_sqnr_db if kept else baseline
+    if rest:
+        kinds = {e.kind for e in rest}
+        ops = tuple(e.ops[0] for e in rest)
+        if len(rest) == 1:
+            q = qm.main.ops[ops[0]]
+            what, tensor = q.type, qm.main.tensors[q.outputs[0]].name
+        else:
+            what, tensor = "group", f"the {len(rest)} layers " + ", ".join(str(op) for op in ops)
+        kind = rest[0].kind if len(kinds) == 1 else "+".join(sorted(kinds))
+        kept.append(Step(ops, what, tensor, kind, v - before, v, res.size_bytes, latency_ms(res.model_bytes, qm, sample, signature=sig)))
+    result.steps[:] = kept
+    chosen[:] = edits
+    result.best = res
+    return v
 
 
 def _finite(v: float) -> float | None:

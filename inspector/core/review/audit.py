@@ -175,7 +175,14 @@ def _comparison(model: Model, comparison: ComparisonResult) -> list[Finding]:
                 "is never used, so the effective resolution is a few bits. Calibrate on representative data, or "
                 "check for outliers that stretched the range.",
                 observed=ru, expected=f">= {LOW_RANGE_USE:g}", subgraph=sg.index))  # fmt: skip
-        if cr is not None and cr > HIGH_CLIP_RATE:
+        if fixed is not None and cr is not None and cr > HIGH_CLIP_RATE:
+            out.append(Finding(
+                "info", "fixed-grid", *common,
+                f"{cr:.2%} of the float values lie beyond the last step of {layer.op_type}'s fixed output grid "
+                f"(scale {fixed[0]:g}, zero-point {fixed[1]}, set by the kernel): the grid's own rounding at its end, "
+                "not a calibration range; calibration cannot change it.",
+                observed=cr, expected="fixed by the kernel", subgraph=sg.index))  # fmt: skip
+        elif cr is not None and cr > HIGH_CLIP_RATE:
             out.append(Finding(
                 "warning", "clipping", *common,
                 f"{cr:.2%} of the float values fall outside the representable range and are clipped: the calibration "

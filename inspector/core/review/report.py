@@ -116,10 +116,13 @@ def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: i
 
 
 def build_report(float_path: str, quant_path: str | None = None, comparison: ComparisonResult | None = None,
-                 *, worst_n: int = 5, comparison_error: str | None = None, signature: str | None = None) -> dict:  # fmt: skip
+                 *, worst_n: int = 5, comparison_error: str | None = None, signature: str | None = None,
+                 provenance: dict | None = None) -> dict:  # fmt: skip
     """The report content. With one model, it is audited alone (no comparison, no histograms).
     `comparison_error`: why the comparison could not run (e.g. the runtime refused the model).
-    `signature`: the signature reviewed when there is no comparison (else the comparison's)."""
+    `signature`: the signature reviewed when there is no comparison (else the comparison's).
+    `provenance`: where model B comes from when it is a version made here
+    (`state.provenance.version_provenance`): written as the report's "provenance"."""
     key = comparison.signature if comparison is not None else signature  # op indices of a signature's comparison are its subgraph's
     fm = select_signature(load_model(float_path), key)
     qm = select_signature(load_model(quant_path), key) if quant_path else None
@@ -155,6 +158,7 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: Com
         "inside": [] if comparison is None else inside_lines(comparison),  # channels / slices far below their tensor
         "audit": {"counts": counts(findings), "findings": [f.to_json() for f in findings]},
         "op_math": op_maths,
+        "provenance": provenance,
     }
 
 

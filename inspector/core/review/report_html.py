@@ -12,6 +12,7 @@ import math
 from html import escape
 
 from inspector.core.review.report_keras import QAT_SECTION, qat_section_html, twin_note_html
+from inspector.core.review.report_provenance import provenance_html
 from inspector.core.review.svg_plot import PALETTE, Series, line_plot, step_histogram
 from inspector.core.stats.sqnr_scale import (
     EXACT_LINE_LABEL,
@@ -85,7 +86,7 @@ def _models(report: dict) -> str:
         body.append(f"<tr><th>{label}</th>{cells}</tr>")
     paths = "".join(f'<p class="muted">{k}: <code>{escape(c["path"])}</code></p>' for k, c in cards)
     twin = twin_note_html(report["models"].get("float") or {})
-    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}{twin}"
+    return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}{twin}{provenance_html(report.get('provenance'))}"
 
 
 def _layer_error(report: dict) -> str:
@@ -318,10 +319,14 @@ def _task(report: dict) -> str:
 
 
 def _counted(t: dict) -> str:
-    """' (5 of 8)' when argmax ties left samples out of the agreement, so the share reads right
-    beside an accuracy counted over all samples."""
-    n, k = t.get("num_samples"), t.get("agreement_samples")
-    return f" ({k} of {n})" if t.get("top1_agreement") is not None and k is not None and n and k < n else ""
+    """' (5 of 8)' when ties of the float argmax left samples out of the agreement, so the share
+    reads right beside an accuracy counted over all samples; '3 tied in B: lost' when the
+    quantized argmax tied where the float one decided (counted as disagreements)."""
+    n, k, lost = t.get("num_samples"), t.get("agreement_samples"), t.get("lost_decisions") or 0
+    if t.get("top1_agreement") is None or k is None or not n:
+        return ""
+    parts = ([f"{k} of {n}"] if k < n else []) + ([f"{lost} tied in B: lost"] if lost else [])
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _pred(w: dict, side: str) -> str:
@@ -470,6 +475,8 @@ def render_html(report: dict, graph_svg: str | None = None) -> str:
     """The report as one self-contained HTML document; `graph_svg`: the model graph (section "graph")."""
     models = report.get("models", {})
     names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
+    if report.get("provenance"):
+        names += f" ({escape(str(report['provenance'].get('version')))})"
     sections = SECTIONS if graph_svg is None else (*SECTIONS[:2], ("graph", "Model graph"), *SECTIONS[2:])
     sections = sections + ((QAT_SECTION,) if report.get("keras_info") else ())  # a Keras model A: its QAT section
     nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in sections)

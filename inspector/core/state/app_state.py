@@ -229,6 +229,8 @@ class AppState:
             self._view_models()
             self.selection, self.channel = Selection(origin=self.selection.origin), None
             self._drop_stale_comparison()
+            if self.parity is not None and self.parity.signature != options.signature:
+                self.set_parity(None)  # a result for another subgraph's ops
         self.options_changed.emit(options)
         if changed:
             self._signature_moved(options.signature)

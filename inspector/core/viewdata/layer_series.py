@@ -25,6 +25,7 @@ from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, exact_line
 from inspector.core.stats.sqnr_scale import (
     SQNR_EXACT_DB as SQNR_EXACT_DB,  # re-exported for the views
 )
+from inspector.core.tflite.op_facts import facts
 
 
 @dataclass(frozen=True)
@@ -239,9 +240,12 @@ def cause_cell(layer: LayerResult | None) -> tuple[str, str]:
     return text, f"{d.cause}: {d.evidence}" + (f"\nfix: {fix_label(layer)}" if d.fix else "")
 
 
-def clipping_matters(rate: float | None) -> bool:
+def clipping_matters(rate: float | None, op_type: str | None = None) -> bool:
     """Whether a clip rate deserves the warning colour: the audit's one threshold
-    (`HIGH_CLIP_RATE`), so "clipped 0.00 %" is never shown as a problem."""
+    (`HIGH_CLIP_RATE`), so "clipped 0.00 %" is never shown as a problem; never on an op whose
+    output grid the kernel fixes (SOFTMAX, LOGISTIC, TANH...: the grid's end, not a range)."""
+    if op_type is not None and facts(op_type).fixed_outputs:
+        return False
     return rate is not None and math.isfinite(rate) and rate > HIGH_CLIP_RATE
 
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.compare.result import LayerResult
+from inspector.core.tflite.op_facts import facts
 from inspector.core.viewdata.activations import ActivationHistogram
 from inspector.core.viewdata.layer_series import clipping_matters, format_value
 from inspector.gui.views.plot_style import (
@@ -181,7 +182,9 @@ class ActivationView(QWidget):
             clip = m.clip_rate
             text = (f"clipped {100 * h.clipped:.2f} % of shown values"
                     + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else ""))  # fmt: skip
-            warn = clipping_matters(clip if clip is not None else h.clipped)  # colour only past the audit threshold
+            warn = clipping_matters(clip if clip is not None else h.clipped, layer.op_type)  # colour only past the audit threshold
+            if facts(layer.op_type).fixed_outputs:
+                text += " (past the end of the kernel's fixed output grid)"
             parts.append(f"<span style='color:{COLOR_CLIP}'>{text}</span>" if warn else text)
             if m.range_use is not None:
                 parts.append(f"range use {100 * m.range_use:.3g} %")

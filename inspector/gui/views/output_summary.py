@@ -40,7 +40,8 @@ def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
         if task.top1_agreement is None:
             parts.append(f"<b style='color:#d62728'>top-1 agreement not reported</b>: {task.agreement_note}")
         else:
-            tied = f", {task.tied_samples} tied left out" if task.tied_samples else ""
+            tied = f", {task.tied_samples} tied in A left out" if task.tied_samples else ""
+            tied += f", {task.lost_decisions} tied in B counted as lost" if task.lost_decisions else ""
             parts.append(f"top-1 agreement <b>{_pct(task.top1_agreement)}</b> ({task.agreeing_samples}/{n}{tied}), top-5 {_pct(task.top5_agreement)}")
         if task.float_accuracy is not None:
             drop = task.accuracy_drop_pct or 0.0
