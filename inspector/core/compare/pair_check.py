@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from inspector.core.compare.equalized import reference_source
 from inspector.core.compare.pair_io import io_mismatches
 from inspector.core.compare.pairing import Pairing, compute_ops, pair_models
 from inspector.core.compare.weights import WeightSource, weight_tensor_of
@@ -306,7 +307,7 @@ def _weight_errors(fm: Model, fsg: Subgraph, qm: Model, qsg: Subgraph, pairing: 
             continue
         try:
             b = WeightSource.from_tensor(qm, qsg.tensors[ti_q])
-            a = WeightSource.from_tensor(fm, fsg.tensors[ti_f])
+            a = reference_source(qm, ti_q, WeightSource.from_tensor(fm, fsg.tensors[ti_f]))  # equalized: A's ÷/× s
         except Exception:  # noqa: BLE001 - an unreadable weight (exotic encoding) is just not measured
             continue
         if a is None or b is None or a.is_quantized or a.blockwise is not None or a.values.shape != b.values.shape:
