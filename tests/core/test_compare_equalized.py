@@ -218,3 +218,34 @@ def test_cli_compare_reads_the_record_from_the_file(eq, tmp_path):
     assert c["isolated"]["sqnr_db"] == pytest.approx(_layer(eq.equalized, C).isolated.sqnr_db, abs=1e-6)
     assert p["diagnosis"]["cause"] != "clipping" and "(equalized" in p["diagnosis"]["evidence"]
     assert d["pair_check"]["reasons"] == [] and d["pair_check"]["disagreeing_ops"] == []
+
+
+# ---- edits of an equalized B start from what B's equalization left ------------------------------
+def _output_sqnr(eq, data: bytes) -> float:
+    from tests.helpers.reference import output_rows
+
+    return sqnr_db(output_rows(Path(eq.f).read_bytes(), eq.images), output_rows(data, eq.images))
+
+
+@pytest.mark.parametrize("kind", ["weight_mse", "per_channel", "keep_float"])
+def test_an_edit_of_the_equalized_consumer_keeps_the_function(eq, kind):
+    """C's float weights come × s (its input is B's equalized P output): taken from A as they are,
+    C's channel 3 would read its input 60× too small and the output would fall apart."""
+    base = _output_sqnr(eq, eq.e.read_bytes())
+    r = apply_plan(str(eq.f), str(eq.e), SurgicalPlan((Edit(kind, f"op:{C}"),), samples=SampleSettings(count=N, source=str(eq.npz))))
+    assert _output_sqnr(eq, r.model_bytes) > base - 1.0 > 25.0
+
+
+def test_equalizing_an_equalized_pair_again_changes_nothing(eq, tmp_path):
+    r = apply_plan(str(eq.f), str(eq.e), SurgicalPlan((Edit("equalize", f"op:{P}"),), samples=SampleSettings(count=N, source=str(eq.npz))))
+    again = tmp_path / "again.tflite"
+    again.write_bytes(r.model_bytes)
+    first, second = load_model(eq.e), load_model(again)
+    for op in (P, C):
+        for pos in (1, 2):
+            a, b = (m.main.tensors[m.main.ops[op].inputs[pos]] for m in (first, second))
+            assert np.abs(first.tensor_data(a).astype(np.int64) - second.tensor_data(b).astype(np.int64)).max() <= 1
+            np.testing.assert_allclose(a.quantization.scales, b.quantization.scales, rtol=1e-5)
+    rec1, rec2 = (json.loads(_metadata(p)[METADATA_NAME])["pairs"] for p in (eq.e, again))
+    assert [(r["producer"], r["consumer"]) for r in rec2] == [(P, C)]
+    np.testing.assert_allclose(rec2[0]["scales"], rec1[0]["scales"], rtol=1e-5)

@@ -17,7 +17,9 @@ record in `Surgery.equalized` (the result's JSON `equalized`): the ops, s per ch
 channel-range ratio (largest ÷ median) before and after, its scale and zero point before and after.
 The written model carries what a comparison needs to take A's reference like for like (P's output
 ÷ s, P's weights ÷ s, C's weights × s) in its metadata entry `tflite_inspector.equalize`
-(`compare/equalized.py`), so a later `compare` of A with it is honest; nothing else changes.
+(`compare/equalized.py`), so a later `compare` of A with it is honest; nothing else changes. On a B
+equalized before, the float weights and P's output values start from that record (`Surgery.
+float_constant`, `measure`), and the factors of a pair equalized again compose in the record.
 """
 
 from __future__ import annotations
@@ -179,6 +181,9 @@ def _record(s: Surgery, done: Sequence[tuple[int, int, int, np.ndarray]]) -> Non
              "tensor": t, "tensor_name": qm.main.tensors[t].name, "scales": sc} for p, c, t, sc in done]  # fmt: skip
     earlier = equalization_of(qm)
     redone = {p for p, *_ in done}
+    before = {e.producer: e.scales for e in (earlier.pairs if earlier is not None else ())}
+    for r in rows:  # B equalized before: this edit started from its weights, so the factors compose
+        r["scales"] = np.asarray(r["scales"], np.float64) * before.get(r["producer"], 1.0)
     kept = [{"producer": e.producer, "consumer": e.consumer, "producer_type": e.producer_type, "consumer_type": e.consumer_type,
              "tensor": e.tensor, "tensor_name": e.tensor_name, "scales": e.scales}
             for e in (earlier.pairs if earlier is not None else ()) if e.producer not in redone]  # fmt: skip
