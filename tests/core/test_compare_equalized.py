@@ -249,3 +249,17 @@ def test_equalizing_an_equalized_pair_again_changes_nothing(eq, tmp_path):
     rec1, rec2 = (json.loads(_metadata(p)[METADATA_NAME])["pairs"] for p in (eq.e, again))
     assert [(r["producer"], r["consumer"]) for r in rec2] == [(P, C)]
     np.testing.assert_allclose(rec2[0]["scales"], rec1[0]["scales"], rtol=1e-5)
+
+
+def test_seeded_ranges_leave_out_the_equalized_output(eq):
+    """--calibrate-from B: B's range of P's output stands for A's ÷ s, so it seeds nothing (A's
+    own range there is up to s times larger); the unequalized B seeds it."""
+    from inspector.core.requantize.seeded_ranges import seeds_from
+
+    fm, em, qm = load_model(eq.f), load_model(eq.e), load_model(eq.q)
+    name = fm.main.tensors[pair_models(fm, em).float_for_quant(em.main.ops[P].outputs[0])].name
+    assert name in seeds_from(fm, qm).ranges
+    seeds = seeds_from(fm, em)
+    assert name not in seeds.ranges and name in seeds.unpaired
+    others = set(seeds_from(fm, qm).ranges) - {name}
+    assert others <= set(seeds.ranges)
