@@ -206,7 +206,7 @@ def test_a_plain_comparison_is_unchanged(eq):
 
 
 # ---- a standalone compare of A with the written file --------------------------------------------
-def test_cli_compare_reads_the_record_from_the_file(eq, tmp_path):
+def test_cli_compare_reads_the_record_from_the_file(eq, tmp_path, capsys):
     out = tmp_path / "r.json"
     argv = ["compare", str(eq.f), str(eq.e), "--inputs", str(eq.npz), "--samples", str(COUNT), "--runtime", "reference",
             "--isolated", "--json", str(out)]  # fmt: skip
@@ -218,6 +218,10 @@ def test_cli_compare_reads_the_record_from_the_file(eq, tmp_path):
     assert c["isolated"]["sqnr_db"] == pytest.approx(_layer(eq.equalized, C).isolated.sqnr_db, abs=1e-6)
     assert p["diagnosis"]["cause"] != "clipping" and "(equalized" in p["diagnosis"]["evidence"]
     assert d["pair_check"]["reasons"] == [] and d["pair_check"]["disagreeing_ops"] == []
+    text = capsys.readouterr().out
+    assert f"note: B records an equalization of op {P} with op {C}" in text
+    assert main(["compare", str(eq.f), str(eq.q), "--inputs", str(eq.npz), "--samples", "2"]) == 0
+    assert "equalization" not in capsys.readouterr().out
 
 
 # ---- edits of an equalized B start from what B's equalization left ------------------------------

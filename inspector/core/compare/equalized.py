@@ -285,3 +285,20 @@ def annotated(qm: Model | None, layers: tuple[Any, ...]) -> tuple[Any, ...]:
             lay = replace(lay, diagnosis=replace(d, evidence=f"{d.evidence}; {note}"))
         out.append(lay)
     return tuple(out)
+
+
+def reference_lines(quant_path: str, signature: str | None = None) -> tuple[str, ...]:
+    """One line per equalized pair B records, for the command line's text output (none without)."""
+    from inspector.core.tflite.model import load_model
+    from inspector.core.tflite.signatures import select_signature
+
+    try:
+        eq = equalization_of(select_signature(load_model(quant_path), signature))
+    except Exception:  # noqa: BLE001 - the comparison itself reported any problem with the file
+        return ()
+    return tuple(
+        f"note: B records an equalization of op {p.producer} with op {p.consumer} ({p.span}, metadata '{METADATA_NAME}'): "
+        f"op {p.producer}'s output is compared with A's ÷ s per channel, the weights of ops {p.producer} and {p.consumer} "
+        f"with A's ÷ s per output channel and × s per input channel"
+        for p in (eq.pairs if eq is not None else ())
+    )
