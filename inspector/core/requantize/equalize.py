@@ -165,8 +165,8 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
         s.notes.append(
             f"equalized {s.describe(p)} with {s.describe(c)}: s from {sc.min():.3g} to {sc.max():.3g}; its output's channel "
             f"ranges (largest ÷ median) {_spread(lo_c, hi_c):.1f} → {_spread(lo_c / sc, hi_c / sc):.1f}; output scale "
-            f"{float(old.scale[0]):.4g} → {scale:.4g}, zero-point {zp}; op {p}'s output now differs from the float "
-            f"model's by these factors per channel (by design): compare from op {c} on"
+            f"{float(old.scale[0]):.4g} → {scale:.4g}, zero-point {zp}; op {p}'s output is the float model's ÷ s per "
+            f"channel (by design), recorded in the model's metadata '{METADATA_NAME}', so comparisons take that as its reference"
         )
     for i in sorted(floats):
         _write_op(s, i, floats[i])
