@@ -269,7 +269,8 @@ def reference_source(qm: Model | None, tensor: Tensor | int | None, a: Any, note
         return a
     if notes is not None:
         notes.append(got[1])
-    return replace(a, values=got[0].reshape(a.values.shape), label=(a.label + " ×/÷ s (equalized)").strip())
+    how = "÷ s" if "÷ s" in got[1] else "× s"
+    return replace(a, values=got[0].reshape(a.values.shape), label=f"{a.label} {how} (equalized)".strip())
 
 
 def annotated(qm: Model | None, layers: tuple[Any, ...]) -> tuple[Any, ...]:
