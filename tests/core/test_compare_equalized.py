@@ -267,3 +267,27 @@ def test_seeded_ranges_leave_out_the_equalized_output(eq):
     assert name not in seeds.ranges and name in seeds.unpaired
     others = set(seeds_from(fm, qm).ranges) - {name}
     assert others <= set(seeds.ranges)
+
+
+def test_chained_pairs_with_a_depthwise_op_compare_like_for_like(eq, tmp_path):
+    """conv2 -> conv3 -> depthwise -> conv4 equalized in a chain (op 3 is C of one pair and P of the
+    next, the depthwise op too): every producer's output against A's ÷ its own s (numpy), and the
+    pair check sees rounding only."""
+    pairs = [(2, 3), (3, 4), (4, 5)]
+    plan = SurgicalPlan(tuple(Edit("equalize", f"op:{p}") for p, _ in pairs), samples=SampleSettings(count=N, source=str(eq.npz)))
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(apply_plan(str(eq.f), str(eq.q), plan).model_bytes)
+    rec = json.loads(_metadata(path)[METADATA_NAME])["pairs"]
+    assert [(r["producer"], r["consumer"]) for r in rec] == pairs
+    res = compare_models(str(eq.f), str(path), eq.opts)
+    fm, cm = load_model(eq.f), load_model(path)
+    pairing = pair_models(fm, cm)
+    for r in rec:
+        t_b = cm.main.ops[r["producer"]].outputs[0]
+        t_a = pairing.float_for_quant(t_b)
+        x = _run(Path(eq.f), eq.images, [t_a])[t_a] / np.asarray(r["scales"])
+        lay = _layer(res, r["producer"])
+        assert lay.metrics.sqnr_db == pytest.approx(sqnr_db(x, _run(path, eq.images, [t_b])[t_b]), abs=0.01)
+        assert lay.metrics.sqnr_db > 30 and lay.isolated.sqnr_db > 30 and lay.diagnosis.cause != "clipping"
+    assert _layer(res, 5).isolated.sqnr_db > 30
+    assert res.pair_check.reasons == () and res.pair_check.max_step_error <= 0.51
