@@ -291,3 +291,28 @@ def test_chained_pairs_with_a_depthwise_op_compare_like_for_like(eq, tmp_path):
         assert lay.metrics.sqnr_db > 30 and lay.isolated.sqnr_db > 30 and lay.diagnosis.cause != "clipping"
     assert _layer(res, 5).isolated.sqnr_db > 30
     assert res.pair_check.reasons == () and res.pair_check.max_step_error <= 0.51
+
+
+def test_fully_connected_pair(tmp_path):
+    """The Dense plant (FULLY_CONNECTED -> FULLY_CONNECTED: C's input channel is its weights'
+    dimension 1): P's output against A's ÷ s (numpy) and C's own error sane."""
+    from tests.helpers.equalize_fixtures import fc_vectors
+
+    root = REPO / ".fixture-cache"
+    paths = cache_paths(root)
+    npz = samples_npz(root, "fc", N, SEED)
+    f, q = paths["eq_fc_float"], paths["eq_fc_int8"]
+    e = tmp_path / "fc_equalized.tflite"
+    e.write_bytes(apply_plan(str(f), str(q), SurgicalPlan((Edit("equalize", f"op:{P}"),), samples=SampleSettings(count=N, source=str(npz)))).model_bytes)
+    opts = CompareOptions(samples=SampleSettings(count=COUNT, source=str(npz)), isolated=True, runtime="reference")
+    res = compare_models(str(f), str(e), opts)
+    fm, em = load_model(f), load_model(e)
+    pairing = pair_models(fm, em)
+    s = np.asarray(json.loads(_metadata(e)[METADATA_NAME])["pairs"][0]["scales"])
+    t_b = em.main.ops[P].outputs[0]
+    t_a = pairing.float_for_quant(t_b)
+    x = fc_vectors(N, SEED)[:COUNT]
+    ref = _run(Path(f), x, [t_a])[t_a] / s
+    lay = _layer(res, P)
+    assert lay.metrics.sqnr_db == pytest.approx(sqnr_db(ref, _run(e, x, [t_b])[t_b]), abs=0.01) and lay.metrics.sqnr_db > 30
+    assert _layer(res, C).isolated.sqnr_db > 30 and res.pair_check.reasons == ()
