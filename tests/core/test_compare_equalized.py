@@ -146,6 +146,8 @@ def test_producer_sqnr_is_against_a_rescaled_by_s(eq):
     assert eq.equalized.samples == COUNT
     assert lay.metrics.sqnr_db == pytest.approx(sqnr_db(x, y), abs=0.01)
     assert lay.metrics.sqnr_db > 35  # was 0.4 dB against A's values as they are
+    per = [sqnr_db(x[..., c], y[..., c]) for c in range(x.shape[-1])]  # the per-channel view, channel by channel
+    np.testing.assert_allclose(lay.metrics.per_channel_sqnr_db, per, atol=0.01)
     assert lay.metrics.clip_rate < 1e-4 and lay.diagnosis.cause != "clipping"
     assert f"reference rescaled: A's op {P} output ÷ s per channel" in lay.diagnosis.evidence
     # the output (after C, where the factors cancel) is compared as before
