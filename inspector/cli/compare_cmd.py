@@ -79,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
     float_path, quant_path, check, result = _checked_comparison(args, opts, guarded_pair, compare_in_worker, started)
     if check.swapped:
         result = dataclasses.replace(result, swapped=True, pair_check=check)
-    code = _emit(args, result, result.to_json(), (f"reference: {result.reference}",) if result.reference else ())
+    from inspector.core.compare.equalized import reference_lines
+
+    lines = ((f"reference: {result.reference}",) if result.reference else ()) + tuple(reference_lines(quant_path, args.signature))
+    code = _emit(args, result, result.to_json(), lines)
     if note:
         print(note, file=sys.stderr)
     return code

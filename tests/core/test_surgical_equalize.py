@@ -12,6 +12,7 @@ byte-identical through an independent `tflite` parse.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -60,10 +61,35 @@ def _run(eqp, kind: str, *edits: Edit):
 
 
 def _changed(before: bytes, after: bytes) -> tuple[set[str], bool]:
-    """(names of the tensors whose type, shape, quantization or bytes differ; are all ops equal)."""
+    """(names of the tensors whose type, shape, quantization or bytes differ; are all ops equal).
+    Beyond the graph, the one difference allowed is B's metadata entry recording the equalization."""
     a, b = describe(before), describe(after)
     assert set(a["tensors"]) == set(b["tensors"]) and a["inputs"] == b["inputs"] and a["outputs"] == b["outputs"]
+    ma, mb = _model_level(before), _model_level(after)
+    assert set(mb["metadata"]) - set(ma["metadata"]) == {EQ_RECORD}
+    assert {k: mb["metadata"][k] for k in ma["metadata"]} == ma["metadata"]
+    assert {k: v for k, v in mb.items() if k != "metadata"} == {k: v for k, v in ma.items() if k != "metadata"}
     return {n for n, rec in a["tensors"].items() if b["tensors"][n] != rec}, a["ops"] == b["ops"]
+
+
+EQ_RECORD = "tflite_inspector.equalize"
+
+
+def _model_level(data: bytes) -> dict:
+    """Version, description, subgraph and signature counts, operator codes and metadata (name ->
+    bytes) of a model, read with the `tflite` package."""
+    import tflite
+
+    m = tflite.Model.GetRootAsModel(data, 0)
+    codes = [(m.OperatorCodes(i).BuiltinCode(), m.OperatorCodes(i).DeprecatedBuiltinCode(), m.OperatorCodes(i).Version())
+             for i in range(m.OperatorCodesLength())]  # fmt: skip
+    meta = {m.Metadata(i).Name().decode(): m.Buffers(m.Metadata(i).Buffer()).DataAsNumpy().tobytes() for i in range(m.MetadataLength())}
+    return {"version": m.Version(), "description": m.Description(), "subgraphs": m.SubgraphsLength(),
+            "signatures": m.SignatureDefsLength(), "codes": codes, "metadata": meta}  # fmt: skip
+
+
+def _record_pairs(data: bytes) -> list[tuple[int, int]]:
+    return [(r["producer"], r["consumer"]) for r in json.loads(_model_level(data)["metadata"][EQ_RECORD])["pairs"]]
 
 
 def _const(model, op: int, pos: int) -> tuple[np.ndarray, object]:
@@ -210,6 +236,7 @@ def test_equalize_repairs_the_planted_outlier_channel(eqp, kind, producer, consu
     expected = {names(producer, 1), names(producer, 2), names(consumer, 1), names(consumer, 2), qm.main.tensors[qm.main.ops[producer].outputs[0]].name}
     changed, ops_equal = _changed(q.read_bytes(), r.model_bytes)
     assert changed == expected and ops_equal
+    assert _record_pairs(r.model_bytes) == [(producer, consumer)]
 
 
 def test_chained_pairs_with_depthwise_consumer_and_producer(eqp, tmp_path):
@@ -232,6 +259,7 @@ def test_chained_pairs_with_depthwise_consumer_and_producer(eqp, tmp_path):
     touched = {qm.main.tensors[qm.main.ops[i].inputs[k]].name for i in range(2, 6) for k in (1, 2)}
     touched |= {qm.main.tensors[qm.main.ops[p].outputs[0]].name for p, _ in pairs}
     assert changed == touched and ops_equal
+    assert _record_pairs(r.model_bytes) == pairs
     assert r.gain.gain_db >= 6.0
 
 

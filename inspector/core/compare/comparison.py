@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from inspector.core.compare.diagnosis import with_diagnoses
+from inspector.core.compare.equalized import divided, float_divisors
 from inspector.core.compare.inside import channel_stats, slice_stats
 from inspector.core.compare.isolated import build_isolated_plan
 from inspector.core.compare.options import CompareOptions
@@ -86,6 +87,7 @@ def compare_models(
     check_correspondence(fm, qm)
     pairing = pair_models(fm, qm)
     plan = plan_layers(fm, qm, pairing)
+    equalized = float_divisors(qm, pairing)  # A's values of an equalized P's output ÷ s (`equalized.py`)
     source = open_source(fm, qm, opts.samples)
     if source.count - opts.samples_from <= 0:
         raise InputError("no samples to run", opts.samples.source)
@@ -123,6 +125,7 @@ def compare_models(
             task.check()
             slot = slots[k % 2] if double else slots[0]
             fv, qv = slot.values(running)
+            fv = divided(fv, equalized)
             del running
             nxt = next(samples, None)
             if nxt is not None and double:

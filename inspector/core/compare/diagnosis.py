@@ -55,6 +55,7 @@ from inspector.core.compare.diagnosis_inside import (
     point_at_inside_causes,
 )
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
+from inspector.core.compare.equalized import annotated
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
@@ -234,7 +235,7 @@ def diagnose(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity=None,
 def with_diagnoses(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity=None) -> tuple[LayerResult, ...]:
     """The layers with their `diagnosis` filled in."""
     found = diagnose(fm, qm, layers, parity)
-    return tuple(replace(lay, diagnosis=found.get(lay.op_index)) for lay in layers)
+    return annotated(qm, tuple(replace(lay, diagnosis=found.get(lay.op_index)) for lay in layers))  # equalized: the reference named
 
 
 def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict]:

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from inspector.core.compare.equalized import reference_weights
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.quant import dequantize
 from inspector.core.stats.metrics import Metrics
@@ -68,7 +69,7 @@ def weight_sqnr_db(fm: Model, qm: Model, layer: LayerResult) -> float | None:
     qt, ft = qm.main.tensors[qop.inputs[1]], fm.main.tensors[fop.inputs[1]]
     if qt.quantization is None or qt.quantization.blockwise is not None or qt.dtype != "int8":
         return None
-    wq, w = qm.tensor_data(qt), fm.tensor_data(ft)
+    wq, w = qm.tensor_data(qt), reference_weights(qm, qt, fm.tensor_data(ft))  # equalized: A's ÷/× s
     if wq is None or w is None or wq.shape != w.shape or not np.issubdtype(w.dtype, np.floating):
         return None
     q = qt.quantization

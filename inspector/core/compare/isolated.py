@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from inspector.core.compare.equalized import rescale_float_weights
 from inspector.core.compare.pairing import Pairing
 from inspector.core.quantmath.quant import dequantize
 from inspector.core.tflite.fake_quant import fake_quant_after, fake_quantized_constant
@@ -98,6 +99,7 @@ def _build(fm: Model, qm: Model, pairing: Pairing) -> IsolatedPlan:
         else:
             notes[p.quant_op] = reason
     m = read_object(fm.path)
+    rescale_float_weights(m, fm, qm, pairing)  # an equalized P and C: A's weights as B's equalization left them
     sg = m.subgraphs[fm.main.index]
     feeds: list[IsoFeed] = []
     new_ops = []

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from inspector.core.compare.equalized import reference_source
 from inspector.core.compare.pair_io import io_mismatches
 from inspector.core.compare.pairing import Pairing, compute_ops, pair_models
 from inspector.core.compare.weights import (
@@ -315,6 +316,7 @@ def _weight_errors(fm: Model, fsg: Subgraph, qm: Model, qsg: Subgraph, pairing: 
             fq = weight_fake_quant(fsg, fsg.ops[pair.float_op])
             if a is not None and fq is not None and (fq_q := fq.quantization(fsg)) is not None:
                 a = fake_quantized(a, fq_q, fsg.tensors[fq.quantized].dtype)  # what A's op reads (QAT twin)
+            a = reference_source(qm, ti_q, a)  # equalized: A's ÷/× s
         except Exception:  # noqa: BLE001 - an unreadable weight (exotic encoding) is just not measured
             continue
         if a is None or b is None or a.is_quantized or a.blockwise is not None or a.values.shape != b.values.shape:

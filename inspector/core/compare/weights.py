@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from inspector.core.compare.equalized import reference_source
 from inspector.core.quantmath.blockwise import (
     BlockwiseError,
     BlockwiseParams,
@@ -214,6 +215,7 @@ def analyze_tensors(
             return None
 
     a, b = source(model_a, tensor_a, "A"), source(model_b, tensor_b, "B")
+    a = reference_source(model_b, tensor_b, a, problems)  # B equalized: A's weights ÷/× s, said in the notes
     if a is None and b is None:
         return None
     out = analyze_weights(a, b, channel=channel, max_elements=max_elements)

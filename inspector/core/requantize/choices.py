@@ -213,7 +213,8 @@ def describe_surgical(plan, quant_model: Model | None) -> str:
 
 def edit_marks(plan) -> dict[int, str]:
     """B op index -> the edit label, for `delta.version_delta(edits=...)`. An equalized producer's
-    output is scaled per channel against A's by design, which its label says (its SQNR drops)."""
+    output is scaled per channel against A's by design, which its label says (the comparison takes
+    A's output ÷ s as its reference: `compare/equalized.py`)."""
     out: dict[int, str] = {}
     for e in plan.edits:
         for k, i in enumerate(e.ops):

@@ -15,6 +15,11 @@ else changes. Pairs apply in plan order; a later pair starts from the float weig
 left (an op may be the consumer of one pair and the producer of the next). Each pair leaves a
 record in `Surgery.equalized` (the result's JSON `equalized`): the ops, s per channel, P's output
 channel-range ratio (largest ÷ median) before and after, its scale and zero point before and after.
+The written model carries what a comparison needs to take A's reference like for like (P's output
+÷ s, P's weights ÷ s, C's weights × s) in its metadata entry `tflite_inspector.equalize`
+(`compare/equalized.py`), so a later `compare` of A with it is honest; nothing else changes. On a B
+equalized before, the float weights and P's output values start from that record (`Surgery.
+float_constant`, `measure`), and the factors of a pair equalized again compose in the record.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
+from inspector.core.compare.equalized import METADATA_NAME, equalization_of, record
 from inspector.core.errors import InputError
 from inspector.core.requantize import measure
 from inspector.core.requantize.bias_correction import add_zero_bias
@@ -159,11 +165,29 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
         s.notes.append(
             f"equalized {s.describe(p)} with {s.describe(c)}: s from {sc.min():.3g} to {sc.max():.3g}; its output's channel "
             f"ranges (largest ÷ median) {_spread(lo_c, hi_c):.1f} → {_spread(lo_c / sc, hi_c / sc):.1f}; output scale "
-            f"{float(old.scale[0]):.4g} → {scale:.4g}, zero-point {zp}; op {p}'s output now differs from the float "
-            f"model's by these factors per channel (by design): compare from op {c} on"
+            f"{float(old.scale[0]):.4g} → {scale:.4g}, zero-point {zp}; op {p}'s output is the float model's ÷ s per "
+            f"channel (by design), recorded in the model's metadata '{METADATA_NAME}', so comparisons take that as its reference"
         )
     for i in sorted(floats):
         _write_op(s, i, floats[i])
+    _record(s, [(p, c, outs[p], scales[p]) for p, c in pairs])
+
+
+def _record(s: Surgery, done: Sequence[tuple[int, int, int, np.ndarray]]) -> None:
+    """B's metadata entry `tflite_inspector.equalize`: the pairs equalized here, and those an
+    earlier equalization of B recorded for other producers."""
+    qm = s.qm
+    rows = [{"producer": p, "consumer": c, "producer_type": qm.main.ops[p].type, "consumer_type": qm.main.ops[c].type,
+             "tensor": t, "tensor_name": qm.main.tensors[t].name, "scales": sc} for p, c, t, sc in done]  # fmt: skip
+    earlier = equalization_of(qm)
+    redone = {p for p, *_ in done}
+    before = {e.producer: e.scales for e in (earlier.pairs if earlier is not None else ())}
+    for r in rows:  # B equalized before: this edit started from its weights, so the factors compose
+        r["scales"] = np.asarray(r["scales"], np.float64) * before.get(r["producer"], 1.0)
+    kept = [{"producer": e.producer, "consumer": e.consumer, "producer_type": e.producer_type, "consumer_type": e.consumer_type,
+             "tensor": e.tensor, "tensor_name": e.tensor_name, "scales": e.scales}
+            for e in (earlier.pairs if earlier is not None else ()) if e.producer not in redone]  # fmt: skip
+    fe.set_metadata(s.bm, METADATA_NAME, record(qm.main.index, kept + rows))
 
 
 def _float_bias(s: Surgery, i: int) -> np.ndarray | None:

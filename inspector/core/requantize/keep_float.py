@@ -42,7 +42,7 @@ def keep_float(s: Surgery, ops: tuple[int, ...]) -> None:
                 inputs.append(-1)
                 continue
             if s.fm.main.tensors[a_in].is_constant:
-                inputs.append(s.copy_a_constant(a_in))
+                inputs.append(s.copy_a_constant(a_in, i, pos))
                 continue
             if pos >= len(b_op.inputs) or b_op.inputs[pos] < 0:
                 raise InputError(f"{s.describe(i)} has no input {pos}, which the float op reads", s.qm.path)

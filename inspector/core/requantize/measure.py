@@ -5,6 +5,7 @@ rest can measure the gain honestly.
 - `float_values`: values of A's tensors (paired with B tensors) over the samples, subsampled to
   at most MAX_VALUES per tensor (min and max are exact over all values).
 - `channel_ranges`: per channel (last axis) min and max of A's tensors (paired with B tensors).
+Both take an equalized P's output as B's equalization left it: A's values ÷ s (`compare/equalized.py`).
 - `isolated_mean_error`: per output channel (last axis), the mean of dequantized(B output) minus
   the isolated float output (A's op fed the dequantized inputs B's op saw, `compare/isolated.py`),
   over the elements whose float value lies inside the output's representable range: saturation
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.compare.equalized import divided, float_divisors
 from inspector.core.compare.isolated import build_isolated_plan
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
@@ -51,8 +53,9 @@ def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int],
     hi = dict.fromkeys(tensors, -np.inf)
     per_sample = max(1, MAX_VALUES // max(len(samples), 1))
     rng = np.random.default_rng(0)
+    equalized = float_divisors(qm, pairing)  # B equalized: A's values of P's output ÷ s
     for sample in samples:
-        values = runner.run(feed(fm, sample))
+        values = divided(runner.run(feed(fm, sample)), equalized)
         for t, f in pairs.items():
             v = np.asarray(values[f], np.float64).reshape(-1)
             lo[t] = min(lo[t], float(v.min()))
@@ -75,8 +78,9 @@ def channel_ranges(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int
         pairs[t] = f
     runner = ModelRunner(fm, runtime)
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    equalized = float_divisors(qm, pairing)  # B equalized: A's values of P's output ÷ s
     for sample in samples:
-        values = runner.run(feed(fm, sample))
+        values = divided(runner.run(feed(fm, sample)), equalized)
         for t, f in pairs.items():
             v = np.asarray(values[f], np.float64)
             v = v.reshape(-1, v.shape[-1])

@@ -5,7 +5,8 @@ int8/int16 tensor of B, the quantizer is handed B's representable range S*(qmin-
 as that tensor's min/max. litert-quantizer turns min/max back into scale and zero point
 (asymmetric int8: S = (max-min)/255, Z = qmin - min/S; symmetric int16: S = max|.|/32767), so an
 unchanged layer gets exactly B's parameters, and only what the plan changes (and what B has no
-counterpart for) keeps the statistics measured on the samples.
+counterpart for) keeps the statistics measured on the samples. The output of a producer B
+equalized (`compare/equalized.py`) is not seeded: B's range there stands for A's values ÷ s.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from inspector.core.compare.equalized import float_divisors
 from inspector.core.compare.pairing import check_correspondence, pair_models
 from inspector.core.errors import InputError
 from inspector.core.tflite.model import Model, Tensor
@@ -75,9 +77,10 @@ def seeds_from(float_model: Model, quant_model: Model) -> Seeds:
     fsg, qsg = float_model.main, quant_model.main
     producers = qsg.producers()
     best: dict[int, tuple[tuple[int, int], int]] = {}
+    equalized = set(float_divisors(quant_model, pairing))  # B's range there stands for A's ÷ s: not A's
     for tp in pairing.tensors:
         ft, qt = fsg.tensors[tp.float_tensor], qsg.tensors[tp.quant_tensor]
-        if ft.is_constant or ft.dtype != "float32" or not _quantized_activation(qt):
+        if ft.is_constant or ft.dtype != "float32" or not _quantized_activation(qt) or tp.float_tensor in equalized:
             continue
         if ft.num_elements != qt.num_elements:
             continue

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
+from inspector.core.compare.equalized import reference_weights
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
 from inspector.core.tflite import edit as fe
@@ -69,7 +70,13 @@ class Surgery:
             return None
         if t.dtype != "float32":
             raise InputError(f"{self.describe(op_index)}: the float model's input {position} is {t.dtype}, not float32", self.fm.path)
-        return np.asarray(data, np.float32).reshape(t.shape)
+        return self._as_equalized(op_index, position, np.asarray(data, np.float32).reshape(t.shape))
+
+    def _as_equalized(self, op_index: int, position: int, values: np.ndarray) -> np.ndarray:
+        """A's constant as an earlier equalization of B left it (`compare/equalized.py`): an edit
+        of an equalized P or C starts from the weights B's function is built on."""
+        ins = self.qm.main.ops[op_index].inputs
+        return reference_weights(self.qm, ins[position] if position < len(ins) and ins[position] >= 0 else None, values)
 
     # -- graph building -------------------------------------------------------------------
     def opcode(self, code: int, version: int) -> int:
@@ -119,7 +126,9 @@ class Surgery:
         self.bsg.tensors.append(t)
         return len(self.bsg.tensors) - 1
 
-    def copy_a_constant(self, a_tensor_index: int) -> int:
+    def copy_a_constant(self, a_tensor_index: int, b_op: int | None = None, position: int = 0) -> int:
+        """A's constant as a new constant of B (`b_op`, `position`: the B op and input it feeds,
+        so an equalized P's or C's weights come as B's equalization left them)."""
         at = self.asg.tensors[a_tensor_index]
         data = fe.constant_data(self.am, at)
         if data is None:
@@ -127,7 +136,10 @@ class Surgery:
         name = fe.tensor_name(at)
         if any(fe.tensor_name(t) == name for t in self.bsg.tensors):
             name += "/from_float_model"  # B may use the name for another (untouched) tensor
-        return self.add_constant(at, name, at.type, np.asarray(data).reshape(list(at.shape) or ()), copy.deepcopy(at.quantization))
+        values = np.asarray(data).reshape(list(at.shape) or ())
+        if b_op is not None:
+            values = self._as_equalized(b_op, position, values)
+        return self.add_constant(at, name, at.type, values, copy.deepcopy(at.quantization))
 
     def new_op(self, opcode_index: int, inputs: list[int], outputs: list[int], like: Any = None) -> Any:
         op = copy.deepcopy(like) if like is not None else schema.OperatorT()

@@ -70,6 +70,23 @@ def repair_references(model: ModelT) -> list[str]:
     return notes
 
 
+def set_metadata(model: ModelT, name: str, data: bytes) -> None:
+    """Add the metadata entry `name` holding `data` in a new buffer at the end (every other buffer
+    keeps its index), or replace the data of the entry of that name."""
+    raw = np.frombuffer(bytes(data), dtype=np.uint8).copy()
+    for md in model.metadata or []:
+        if tensor_name(md) == name and 0 <= int(md.buffer) < len(model.buffers) and buffer_users(model, int(md.buffer)) == 0:
+            model.buffers[int(md.buffer)].data = raw
+            return
+    buf = schema.BufferT()
+    buf.data = raw
+    model.buffers.append(buf)
+    md = schema.MetadataT()
+    md.name = name.encode()
+    md.buffer = len(model.buffers) - 1
+    model.metadata = [m for m in (model.metadata or []) if tensor_name(m) != name] + [md]
+
+
 def op_code(model: ModelT, op: Any) -> int:
     oc = model.operatorCodes[op.opcodeIndex]
     return max(int(oc.builtinCode), int(oc.deprecatedBuiltinCode))
