@@ -37,7 +37,7 @@ def example_hint() -> str:
     package), and the command that opens it."""
     f, q = example_pair()
     return "\n".join([
-        f"The bundled example pair (float and int8, with 8 labelled inputs) is in {f.parent}:",
+        f"The bundled example pair (a digits classifier, float and int8, with 192 labelled inputs) is in {f.parent}:",
         f"  tflite-inspector {f} {q}",
         f"  tflite-inspector compare {f} {q}   (uses {example_inputs().name} from there)",
         "or File > Open the example pair in the app.",

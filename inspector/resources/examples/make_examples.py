@@ -68,19 +68,19 @@ def build_model(tf, batch: int | None = None):
     """The network; `batch=1` for conversion (static shapes: the reshape stays one RESHAPE op)."""
     layers = tf.keras.layers
 
-    def block(h, conv, name: str):
+    def block(h, conv, name: str):  # conv, batch norm, ReLU6: one op once converted, named `name`
         h = conv(h)
         h = layers.BatchNormalization(name=f"{name}_bn")(h)
-        return layers.ReLU(6.0, name=f"{name}_relu")(h)
+        return layers.ReLU(6.0, name=name)(h)
 
     inp = tf.keras.Input((64,), batch_size=batch, name="image")
     h = layers.Reshape((8, 8, 1), name="to_8x8")(inp)
-    h = block(h, layers.Conv2D(16, 3, padding="same", use_bias=False, name="conv1"), "conv1")
-    h = block(h, layers.DepthwiseConv2D(3, padding="same", use_bias=False, name="dw1"), "dw1")
-    h = block(h, layers.Conv2D(32, 1, use_bias=False, name="pw1"), "pw1")
+    h = block(h, layers.Conv2D(16, 3, padding="same", use_bias=False, name="conv1_conv"), "conv1")
+    h = block(h, layers.DepthwiseConv2D(3, padding="same", use_bias=False, name="dw1_conv"), "dw1")
+    h = block(h, layers.Conv2D(32, 1, use_bias=False, name="pw1_conv"), "pw1")
     h = layers.MaxPooling2D(name="pool")(h)
-    h = block(h, layers.DepthwiseConv2D(3, padding="same", use_bias=False, name="dw2"), "dw2")
-    h = block(h, layers.Conv2D(32, 1, use_bias=False, name="pw2"), "pw2")
+    h = block(h, layers.DepthwiseConv2D(3, padding="same", use_bias=False, name="dw2_conv"), "dw2")
+    h = block(h, layers.Conv2D(32, 1, use_bias=False, name="pw2_conv"), "pw2")
     h = layers.GlobalAveragePooling2D(name="gap")(h)
     h = layers.Dense(10, name="logits")(h)
     return tf.keras.Model(inp, layers.Softmax(name="probabilities")(h), name="digits")
