@@ -31,6 +31,8 @@ OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair", "SQNR", "Cause")
 ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip) per op
 CAUSE_COLUMN = 6  # the diagnosis after a comparison: (text, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
+EXAMPLE_HINT = ("New here? File › Open the example pair: a digits classifier and its int8 twin, compared at once "
+                "on labelled digits (or drop both files on the window).")
 
 
 class OpListModel(QAbstractTableModel):
@@ -152,6 +154,7 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.placeholder = QLabel(
             f"No model in {slot}.\n\nDrop a .tflite file (or a .litertlm bundle) here, or use File › "
             + ("Open float… (Ctrl+O)" if slot == "A" else "Open quantized… (Ctrl+Shift+O)")
+            + f".\n\n{EXAMPLE_HINT}"
         )
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
