@@ -3,19 +3,22 @@
 A small CNN is trained on scikit-learn's handwritten digits (1,797 8x8 images shipped inside the
 package: no download), then converted by TensorFlow's converter:
 
-example_float.tflite  the trained float32 model: input "image" (1, 8, 8, 1), pixels 0..16 scaled to
-                      0..1; a zero padding, conv, depthwise and 1x1 conv blocks (batch norm folded),
-                      global average pool, dense, softmax over the 10 digits
+example_float.tflite  the trained float32 model: input "image" (1, 64), the 64 pixels of a digit
+                      (0..16 scaled to 0..1) as scikit-learn gives them; a reshape to 8x8, conv,
+                      depthwise and 1x1 conv blocks (batch norm folded, ReLU6; each op named by
+                      its block: conv1, dw1, pw1, dw2, pw2), global average pool, dense `logits`,
+                      softmax over the 10 digits
 example_int8.tflite   its full-int8 twin (float I/O) with a realistic mistake: the representative
                       dataset is a handful of training images taken from an input pipeline that
-                      still dims them (the contrast augmentation left on), so no calibration image
-                      reaches full ink. The input's int8 range stops short of 1.0, bright strokes
+                      still dims them (a contrast augmentation left on), so no calibration image
+                      reaches full ink. The input's int8 range stops at about 0.69, bright strokes
                       clip, and accuracy drops by several points. The app diagnoses `clipping` at
-                      the first layer (the padding, which keeps the input's range) and proposes
-                      `recalibrate`, which re-derives the range from the comparison's samples.
-example_inputs.npz    BUNDLED labelled digits that neither training nor the int8 calibration saw:
-                      "image" (the model input's name), float32 (N, 8, 8, 1), and "labels" (N,)
-                      int64, the true digit of each image
+                      op 1 (the reshape, which keeps the input's range) and proposes `recalibrate`,
+                      which re-derives the range from the comparison's samples (calibrating on the
+                      first 2/3 of the bundled inputs, measuring on the held-out rest).
+example_inputs.npz    BUNDLED digits that neither training nor the int8 calibration saw: "image"
+                      (the model input's name), float32 (N, 64), and "labels" (N,) int64, the
+                      true digit of each image
 
 The build is deterministic (fixed seeds, one thread, TensorFlow's deterministic ops): running it
 twice writes the same bytes (`--check` rebuilds into a temporary folder and compares).
@@ -135,16 +138,19 @@ def build(folder: Path) -> None:
     model = train(tf, xt, yt)
     float_bytes = convert(tf, model, None)
     int8_bytes = convert(tf, model, calibration_images(xt))
-    (folder / NAMES[0]).write_bytes(float_bytes)
-    (folder / NAMES[1]).write_bytes(int8_bytes)
+    from inspector.core.writing import atomic_write_bytes
+
+    atomic_write_bytes(folder / NAMES[0], float_bytes)
+    atomic_write_bytes(folder / NAMES[1], int8_bytes)
     buf = io.BytesIO()
     np.savez_compressed(buf, image=xb, labels=yb)
-    (folder / NAMES[2]).write_bytes(buf.getvalue())
+    atomic_write_bytes(folder / NAMES[2], buf.getvalue())
     fa, qa = accuracy(float_bytes, xb, yb), accuracy(int8_bytes, xb, yb)
     print(f"accuracy on the {len(yb)} bundled inputs: float {100 * fa:.2f} %, int8 {100 * qa:.2f} %")
 
 
 def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(HERE.parents[2]))  # the repository's `inspector`, however this is run
     if "--check" in argv:  # rebuild elsewhere: the same bytes?
         with tempfile.TemporaryDirectory() as tmp:
             build(Path(tmp))
