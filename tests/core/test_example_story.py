@@ -107,3 +107,15 @@ def test_the_proposed_fix_recovers_most_of_the_drop_on_held_out_samples(story):
     assert fa - qa > 0.02  # the drop shows on the held-out samples too
     assert fa - xa <= (fa - qa) / 2  # the fix at least halves it
     assert run.result.gain is not None and run.result.gain.after_db > run.result.gain.before_db + 10
+
+
+def test_the_cli_applies_the_same_fix_to_the_same_bytes(story, tmp_path):
+    """`requantize FLOAT QUANT --recalibrate op:N --inputs example_inputs.npz` (the CLI's route to
+    the diagnosis' fix) writes the model the GUI's Apply fix wrote."""
+    from inspector.cli import main
+
+    f, q, _before, worst, _layer, fixed, _run = story
+    out = tmp_path / "cli.tflite"
+    assert main(["requantize", f, q, "--recalibrate", f"op:{worst['op_index']}", "--inputs", str(example_inputs()),
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert out.read_bytes() == open(fixed, "rb").read()
