@@ -7,6 +7,8 @@ where `__file__` points) all find them next to this file.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import sys
 from pathlib import Path
 
@@ -25,22 +27,36 @@ def example_inputs() -> Path:
 
 
 def is_example_pair(float_path: str | Path, quant_path: str | Path) -> bool:
-    """Whether the two files are the bundled example pair (as installed, wherever that is)."""
+    """Whether the two files are the bundled example pair: the installed files, or copies of them
+    anywhere (same bytes), so a copy opened from another folder runs on the bundled inputs too."""
+    return all(same_bytes(p, e) for p, e in zip((float_path, quant_path), example_pair(), strict=True))
+
+
+def same_bytes(path: str | Path, reference: Path) -> bool:
+    """Same size, then the same SHA-256 (cached per file version): cheap for any other file."""
     try:
-        return all(Path(p).resolve() == e.resolve() for p, e in zip((float_path, quant_path), example_pair(), strict=True))
+        a, b = Path(path).stat(), reference.stat()
+        if a.st_size != b.st_size:
+            return False
+        return _sha256(str(Path(path).resolve()), a.st_mtime_ns, a.st_size) == _sha256(str(reference.resolve()), b.st_mtime_ns, b.st_size)
     except OSError:
         return False
 
 
+@functools.lru_cache(maxsize=32)
+def _sha256(path: str, _mtime_ns: int, _size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def example_hint() -> str:
     """Where the bundled example pair and its inputs are (a pip install puts them inside the
-    package), and the command that opens it."""
+    package), and how to open it: the command, or File > Open the example pair in the app."""
     f, q = example_pair()
     return "\n".join([
-        f"The bundled example pair (float and int8, with 8 labelled inputs) is in {f.parent}:",
+        f"The bundled example pair (a digits classifier, float and int8, with 192 labelled inputs) is in {f.parent}:",
         f"  tflite-inspector {f} {q}",
         f"  tflite-inspector compare {f} {q}   (uses {example_inputs().name} from there)",
-        "or File > Open the example pair in the app.",
+        "or in the app: File > Open the example pair, or drop the two .tflite files on the window.",
     ])
 
 

@@ -83,7 +83,7 @@ def _requantize() -> str:
     from inspector.core.samples.settings import SampleSettings
 
     f, _ = example_pair()
-    plan = Plan(base="int8", overrides=(Override("op:12", "keep_float"),))
+    plan = Plan(base="int8", overrides=(Override("op:8", "keep_float"),))  # the logits
     res = requantize(str(f), plan, sample_settings=SampleSettings(2, seed=0))
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "requantized.tflite"

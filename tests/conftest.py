@@ -32,6 +32,14 @@ def example_pair() -> tuple[Path, Path]:
     return EXAMPLES / "example_float.tflite", EXAMPLES / "example_int8.tflite"
 
 
+@pytest.fixture(scope="session")
+def cnn_pair(fixtures) -> tuple[Path, Path]:
+    """The fixture CNN and its int8 twin: 32x32x3 input, conv, depthwise, residual add, pool, a
+    flatten that computes its shape (SHAPE, STRIDED_SLICE, PACK), dense, softmax; the structure of
+    the first bundled example, for tests that read it (the trained digits example has none of it)."""
+    return fixtures.path("float"), fixtures.path("int8")
+
+
 
 @pytest.fixture(scope="session")
 def keras_models() -> Path:

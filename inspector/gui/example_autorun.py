@@ -3,12 +3,14 @@ without a comparison says "Run" instead of "open models A and B".
 
 When both open models are the bundled example (`inputs_memory.is_example_pair`) and its
 bundled inputs are the chosen samples, the comparison starts at once, in the worker with its
-progress and Cancel (the compare controller's own run), on the Layer error tab. Once per opening of the pair; the QSettings
+progress and Cancel (the compare controller's own run), on the Layer error tab, with the isolated
+error per layer (the diagnosis needs each layer's own error to name the worst layer's cause). Once per opening of the pair; the QSettings
 key `AUTORUN_KEY` (default on) turns it off. Installed by one line in MainWindow.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
@@ -59,6 +61,8 @@ class ExampleAutorun(QObject):
         if not self.should_run():
             return
         self._done_for = self.compare.paths()
+        if not self.compare.options.isolated:
+            self.compare.set_options(dataclasses.replace(self.compare.options, isolated=True))
         self.compare.run()
         self._show_layer_error()
         self._hint()

@@ -4,21 +4,26 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from inspector.cli import main
+from inspector.core.samples.holdout import split_samples
 from inspector.paths import example_inputs
 
-LOGITS_OP = 12
+LOGITS_OP = 9  # FULLY_CONNECTED logits of the bundled int8 model
 
 
 def test_cli_suggest_uses_the_examples_inputs(example_pair, capsys):
     """As compare and report: the bundled pair without --inputs runs on its bundled inputs (it
-    ran on 8 random samples, whose clipping made op 12 and op 11 the 'clipping' candidates)."""
+    ran on 8 random samples)."""
     f, q = (str(p) for p in example_pair)
     main(["suggest", f, q, "--objective", f"op:{LOGITS_OP}", "--target-sqnr", "40", "--max-float-layers", "1"])
     captured = capsys.readouterr()
     assert "suggest: the bundled example pair: used its inputs and labels" in captured.err
-    reproduce = next(li for li in captured.out.splitlines() if li.startswith("reproduce:"))
-    assert f"--inputs {example_inputs()}" in reproduce and "--samples" not in reproduce
+    # every bundled input was read: the calibration / held-out split is that of all of them (the
+    # example's suggest finds no edit of the logits, so there is no reproduce line to read)
+    split = split_samples(len(np.load(example_inputs())["labels"]))
+    assert split.evaluation == "held-out" and split.note in captured.out
 
 
 def test_cli_compare_of_the_example_given_the_wrong_way_round_uses_its_inputs(example_pair, tmp_path, capsys):

@@ -70,10 +70,9 @@ def test_compare_on_the_bundled_pair_uses_its_inputs(tmp_path, capfd):
     assert "bundled example pair" in err and str(example_inputs()) in err
     got = json.loads(out.read_text())
     want = compare_models(f, q, CompareOptions(samples=SampleSettings(count=ALL, source=str(example_inputs()))))
-    assert got["samples"] == want.samples == 8
-    assert got["outputs"][0]["metrics"]["sqnr_db"] == pytest.approx(want.outputs[0].metrics.sqnr_db)
     labels = np.load(example_inputs())["labels"]
-    assert len(labels) == 8
+    assert got["samples"] == want.samples == len(labels) == 192
+    assert got["outputs"][0]["metrics"]["sqnr_db"] == pytest.approx(want.outputs[0].metrics.sqnr_db)
 
 
 def test_report_on_the_bundled_pair_uses_its_inputs(tmp_path, capfd):
@@ -82,7 +81,7 @@ def test_report_on_the_bundled_pair_uses_its_inputs(tmp_path, capfd):
     assert main(["report", f, q, "--json", str(out)]) == 0
     assert "bundled example pair" in capfd.readouterr().err
     c = json.loads(out.read_text())["comparison"]
-    assert c["samples"] == 8 and "example_inputs.npz" in c["inputs"]
+    assert c["samples"] == len(np.load(example_inputs())["labels"]) and "example_inputs.npz" in c["inputs"]
     out2 = tmp_path / "r2.json"
     assert main(["report", f, q, "--samples", "3", "--json", str(out2)]) == 0  # asked for random samples: random
     assert json.loads(out2.read_text())["comparison"]["samples"] == 3

@@ -23,8 +23,8 @@ def _sqnr(result):
 
 
 @pytest.mark.parametrize("index", [0, 5])
-def test_one_sample_equals_that_sample_of_the_run(example_pair, tmp_path, index):
-    fa, fb = (str(p) for p in example_pair)
+def test_one_sample_equals_that_sample_of_the_run(cnn_pair, tmp_path, index):
+    fa, fb = (str(p) for p in cnn_pair)
     opts = CompareOptions(samples=SampleSettings(count=6, seed=4))
     one = compare_one_sample(fa, fb, opts, index)
     # Independent: random sample `index` of seed 4 is rng([4, index]) uniform over the int8 input range.
@@ -72,8 +72,8 @@ def test_histogram_bins_follow_the_grid_and_count_clipped_mass():
     assert f.rep_lo is None and f.clipped == 0 and len(f.edges) == 101 and f.steps_per_bin is None
 
 
-def test_layer_series_draws_infinite_and_zero_values(example_pair):
-    r = compare_models(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=SampleSettings(count=2)))
+def test_layer_series_draws_infinite_and_zero_values(cnn_pair):
+    r = compare_models(str(cnn_pair[0]), str(cnn_pair[1]), CompareOptions(samples=SampleSettings(count=2)))
     s = layer_series(r, "sqnr_db")
     raw = np.array([lay.metrics.sqnr_db for lay in r.layers])
     inf = np.isinf(raw)

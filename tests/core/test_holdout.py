@@ -189,7 +189,7 @@ def test_quantizer_suggest_calibrates_on_the_first_part_and_compares_on_the_rest
     assert best == pytest.approx(held_out_sqnr(r.best.model_bytes), abs=0.05)  # test_suggest's tolerance (keep-float kernels)
 
 
-def test_gui_quantizer_route_calibrates_on_the_first_part_and_measures_the_rest(example_pair, tmp_path):
+def test_gui_quantizer_route_calibrates_on_the_first_part_and_measures_the_rest(cnn_pair, tmp_path):
     """The GUI's quantizer route (`quantizer_versions_job`): both models calibrate on samples
     0-15 (seeded from B); the plan's gain is the output SQNR on samples 16-23 only."""
     from ai_edge_litert.interpreter import Interpreter
@@ -199,7 +199,7 @@ def test_gui_quantizer_route_calibrates_on_the_first_part_and_measures_the_rest(
     from inspector.core.requantize.plan import Override, Plan
     from inspector.core.requantize.quantizer_route import requantize
 
-    fa, fb = (str(p) for p in example_pair)
+    fa, fb = (str(p) for p in cnn_pair)  # op 11: its logits
     plan = Plan(overrides=(Override("op:11", "keep_float"),))
     opts = CompareOptions(samples=SampleSettings(count=N, seed=0))
     runs = quantizer_versions_job(fa, fb, plan, opts, str(tmp_path / "v1.tflite"), str(tmp_path / "v2.tflite"), [fa, fb], as_task(None))

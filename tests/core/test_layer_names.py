@@ -58,14 +58,14 @@ def test_versions_name_the_op_and_its_distinct_name():
 
 def test_quantizer_route_versions_name_b_ops():
     """Versions of the quantizer route (a plan on A's ops) name each layer by the op of the B open
-    when planned, as the surgical ones do: 'keep-float op 12 logits'."""
+    when planned, as the surgical ones do: 'keep-float op 9 logits'."""
     from inspector.core.requantize.choices import version_name
     from inspector.core.requantize.plan import Plan
     from tests.helpers.paths import EXAMPLES
 
     fm = Model(str(EXAMPLES / "example_float.tflite"))
-    plan = Plan(base="int8", overrides=(override_for(11, "keep_float"), override_for(12, "keep_float")))
+    plan = Plan(base="int8", overrides=(override_for(8, "keep_float"), override_for(9, "keep_float")))
     assert version_name(2, plan, fm) == "v2 keep-float logits, softmax"
-    b_of = {11: 12, 12: 13}.get
-    assert version_name(2, plan, fm, b_of=b_of) == "v2 keep-float op 12 logits, op 13 softmax"
-    assert version_name(2, plan, fm, b_of=lambda _i: None) == "v2 keep-float A op 11 logits, A op 12 softmax"
+    b_of = {8: 9, 9: 10}.get
+    assert version_name(2, plan, fm, b_of=b_of) == "v2 keep-float op 9 logits, op 10 softmax"
+    assert version_name(2, plan, fm, b_of=lambda _i: None) == "v2 keep-float A op 8 logits, A op 9 softmax"

@@ -22,8 +22,8 @@ def _io(path) -> dict[str, list[tuple[int, ...]]]:
             for what, idx in (("input", sg.InputsAsNumpy()), ("output", sg.OutputsAsNumpy()))}  # fmt: skip
 
 
-def test_other_inputs_or_outputs_are_not_twins(example_pair, fixture_path):
-    fa = example_pair[0]
+def test_other_inputs_or_outputs_are_not_twins(cnn_pair, fixture_path):
+    fa = cnn_pair[0]  # the CNN the offset and classifier fixtures vary
     offset = cache_path(CACHE, "offset_int8")
     cls = TaskFixtures(CACHE).models()["cls_int8"]
     for b, what in ((offset, "input"), (cls, "output")):

@@ -49,7 +49,7 @@ def _ties(path: str, images: np.ndarray) -> list[bool]:
     return tied
 
 
-def test_agreement_says_how_many_samples_it_counts(example):
+def test_agreement_says_how_many_samples_it_counts(example, tmp_path):
     f, q, _, html = example
     data = np.load(example_inputs())
     images = data[next(k for k in data.files if k != "labels")]
@@ -61,10 +61,17 @@ def test_agreement_says_how_many_samples_it_counts(example):
     task = _section(html, "task")
     top1 = re.search(r'data-key="task.top-1 agreement">.*?<b>([^<]*)</b>', task).group(1)
     assert top1.endswith(f"({'; '.join(parts)})"), top1
-    # tied predictions are marked as such in the worst samples, and the flipped column is named
-    worst = task.split("Worst samples")[1]
+    # tied predictions are marked as such in the worst samples, and the flipped column is named:
+    # the tied samples and a few others, so that every one is in the table
+    tied = [a or b for a, b in zip(ft, qt, strict=True)]
+    pick = [i for i, t in enumerate(tied) if t] + [i for i, t in enumerate(tied) if not t][:4]
+    npz = tmp_path / "some.npz"
+    np.savez(npz, image=images[pick], labels=data["labels"][pick])
+    result = compare_models(f, q, CompareOptions(samples=SampleSettings(count=ALL, source=str(npz))))
+    worst = _section(render_html(build_report(f, q, result)), "task").split("Worst samples")[1]
     assert "<th>flipped</th>" in worst
-    assert worst.count("(tied)") >= sum(_ties(q, images))
+    q_tied = _ties(q, images[pick])
+    assert any(q_tied) and worst.count("(tied)") >= sum(q_tied)
 
 
 def test_per_class_accuracies_are_percentages(example):

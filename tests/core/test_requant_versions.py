@@ -98,13 +98,12 @@ def test_algorithms_offered_are_the_quantizers():
 
 def test_version_names(example_pair):
     fm = Model(str(example_pair[0]))
-    assert short_layer_name(fm, 4) == "conv2"  # cnn_1/conv2_1/Relu;...
-    assert short_layer_name(fm, 11) == "logits"
-    assert short_layer_name(fm, 12) == "softmax"  # a bare signature name: the op type
-    plan = Plan(overrides=(override_for(11, "keep_float"), override_for(12, "keep_float"), override_for(4, "a16w8")))
-    assert version_name(1, plan, fm) == "v1 keep-float logits, softmax; a16w8 conv2"
+    assert short_layer_name(fm, 3) == "pw1"  # digits_1/pw1_1/Relu6;...
+    assert short_layer_name(fm, 8) == "logits"
+    assert short_layer_name(fm, 9) == "softmax"  # a bare signature name: the op type
+    plan = Plan(overrides=(override_for(8, "keep_float"), override_for(9, "keep_float"), override_for(3, "a16w8")))
+    assert version_name(1, plan, fm) == "v1 keep-float logits, softmax; a16w8 pw1"
     assert version_name(2, Plan(base="a16w8"), fm) == "v2 base a16w8"
     assert version_name(3, Plan(), fm, "suggest") == "v3 suggest: int8, no overrides"
-    mse = Plan(overrides=(override_for(4, "int8_tensor", "mse"),))
-    assert describe_plan(mse, fm) == "int8-per-tensor (MSE) conv2"
-
+    mse = Plan(overrides=(override_for(3, "int8_tensor", "mse"),))
+    assert describe_plan(mse, fm) == "int8-per-tensor (MSE) pw1"

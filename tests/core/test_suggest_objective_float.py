@@ -1,8 +1,8 @@
 """Suggest's objective after keep-float edits that make the objective op and all its readers
 float: keep-float drops B's int8 objective tensor (nobody reads it) and carries the value on as
-NAME/float. Suggest on the bundled example pair, objective logits (op 12, the GUI's default
-there), failed with "the edited model has no tensor 'cnn_1/logits_1/MatMul1'" as soon as its
-group search kept ops 12 and 13 float together.
+NAME/float. Suggest on the bundled example pair, objective logits (op 9 of today's example, the
+GUI's default there), failed with "the edited model has no tensor 'cnn_1/logits_1/MatMul1'" as
+soon as its group search kept the logits and the softmax float together.
 
 Independent reference: both models run on LiteRT's reference kernels with
 `experimental_preserve_all_tensors`, the SQNR of the float twin tensor in numpy.
@@ -24,7 +24,7 @@ from inspector.core.tflite.model import load_model
 from inspector.paths import example_inputs
 from tests.helpers.reference import preserving_interpreter, sqnr_db
 
-LOGITS_OP = 12  # FULLY_CONNECTED logits -> 13 SOFTMAX
+LOGITS_OP = 9  # FULLY_CONNECTED logits -> 10 SOFTMAX
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def edited(example_pair):
     fm, qm = load_model(f), load_model(q)
     settings = SampleSettings(count=4, source=str(example_inputs()))
     samples = plan_samples(SurgicalPlan((), settings), fm, qm)
-    data = apply_plan(f, q, SurgicalPlan((Edit("keep_float", "", ops=(LOGITS_OP, 13)),), settings), samples).model_bytes
+    data = apply_plan(f, q, SurgicalPlan((Edit("keep_float", "", ops=(LOGITS_OP, LOGITS_OP + 1)),), settings), samples).model_bytes
     return f, q, fm, qm, samples, data
 
 

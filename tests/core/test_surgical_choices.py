@@ -41,17 +41,17 @@ def test_every_choice_is_a_valid_edit_and_round_trips():
 
 def test_version_names_and_marks_on_the_example():
     qm = load_model(str(EXAMPLES / "example_int8.tflite"))
-    plan = SurgicalPlan((Edit("keep_float", "op:12", ops=(12,)), Edit("recalibrate", "op:5", "mse", (5,)),
-                         Edit("bias_correct", "op:1", ops=(1,))))  # fmt: skip
-    assert describe_surgical(plan, qm) == "keep-float op 12 logits; recalibrated-mse op 5 conv2; bias-corrected op 1 conv1"
+    plan = SurgicalPlan((Edit("keep_float", "op:9", ops=(9,)), Edit("recalibrate", "op:6", "mse", (6,)),
+                         Edit("bias_correct", "op:2", ops=(2,))))  # fmt: skip
+    assert describe_surgical(plan, qm) == "keep-float op 9 logits; recalibrated-mse op 6 dw2; bias-corrected op 2 conv1"
     assert describe_surgical(SurgicalPlan(()), qm) == "no edits"
-    assert edit_marks(plan) == {12: "keep float", 5: "re-calibrated (mse)", 1: "bias correction"}
+    assert edit_marks(plan) == {9: "keep float", 6: "re-calibrated (mse)", 2: "bias correction"}
     assert edit_label("recalibrate") == "re-calibrated"
     # The op feeding the softmax (through no QUANTIZE here) is the logits FULLY_CONNECTED.
-    assert logits_objective(qm) == "op:12" and qm.main.ops[12].type == "FULLY_CONNECTED"
-    assert qm.main.ops[13].type == "SOFTMAX" and qm.main.ops[13].inputs[0] in qm.main.ops[12].outputs
+    assert logits_objective(qm) == "op:9" and qm.main.ops[9].type == "FULLY_CONNECTED"
+    assert qm.main.ops[10].type == "SOFTMAX" and qm.main.ops[10].inputs[0] in qm.main.ops[9].outputs
     fm = load_model(str(EXAMPLES / "example_float.tflite"))
-    assert logits_objective(fm) == "op:11"
+    assert logits_objective(fm) == "op:8"
 
 
 def _layer(op: int, ft: int, x: np.ndarray, y: np.ndarray) -> LayerResult:

@@ -54,9 +54,19 @@ def example_window(qtbot, window, example_pair):
     return window
 
 
-def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_window, example_pair):
-    win = example_window
-    fa, fb = (str(p) for p in example_pair)
+@pytest.fixture
+def cnn_window(qtbot, window, fixture_path):
+    """The fixture CNN pair (conv, depthwise, residual add, pool, dense, softmax; a flatten that
+    computes its shape with SHAPE / STRIDED_SLICE / PACK): the structure these tests read, which
+    the bundled example (a digits CNN with static shapes) no longer has."""
+    open_wait(qtbot, window, "A", fixture_path("float"))
+    open_wait(qtbot, window, "B", fixture_path("int8"))
+    return window
+
+
+def test_run_plot_click_selects_layer_and_shows_activations(qtbot, cnn_window, fixture_path):
+    win = cnn_window
+    fa, fb = str(fixture_path("float")), str(fixture_path("int8"))
     result = _run(qtbot, win, count=4, seed=3, isolated=True)
     qm = Model(fb)
     indep = compare_models(fa, fb, CompareOptions(samples=SampleSettings(count=4, seed=3), isolated=True, keep_values=frozenset(range(len(qm.main.tensors)))))
@@ -124,12 +134,7 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     txt = ops_b.data(ops_b.index(layer.op_index, ERROR_COLUMN))
     assert txt == f"{indep.layers[k].metrics.sqnr_db:.4g}"
     assert ops_a.data(ops_a.index(layer.float_op_index, ERROR_COLUMN)) == txt
-    best = max((lay for lay in indep.layers if math.isfinite(lay.metrics.sqnr_db)), key=lambda lay: lay.metrics.sqnr_db)
-    worst = min(indep.layers, key=lambda lay: lay.metrics.sqnr_db)
-    assert best.metrics.sqnr_db >= 30 and worst.metrics.sqnr_db < 25
-    bg = lambda lay: ops_b.data(ops_b.index(lay.op_index, ERROR_COLUMN), Qt.ItemDataRole.BackgroundRole)  # noqa: E731
-    assert bg(best) == GOOD and bg(worst) == grade_color(error_grade(worst.metrics.sqnr_db)) and bg(worst).red() > GOOD.red() + 60
-    assert grade_color(1.0) == BAD and grade_color(0.5) == MID
+    assert bg_colour(win, layer) == grade_color(error_grade(indep.layers[k].metrics.sqnr_db))
 
     # Output summary at the top.
     out = indep.outputs[0].metrics
@@ -142,6 +147,24 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, example_windo
     mse = np.array([lay.metrics.mse for lay in indep_drawn])
     pos = mse > 0
     np.testing.assert_allclose(ym[pos], np.log10(mse[pos]), rtol=1e-9)
+
+
+def bg_colour(win, layer):
+    ops_b = win.panes["B"].ops
+    return ops_b.data(ops_b.index(layer.op_index, ERROR_COLUMN), Qt.ItemDataRole.BackgroundRole)
+
+
+def test_sqnr_column_colours_good_and_bad_layers(qtbot, example_window, example_pair):
+    """Green for a good layer, the worst layer not green (the example's worst layers are far below)."""
+    fa, fb = (str(p) for p in example_pair)
+    _run(qtbot, example_window, count=4, seed=3)
+    indep = compare_models(fa, fb, CompareOptions(samples=SampleSettings(count=4, seed=3)))
+    best = max((lay for lay in indep.layers if math.isfinite(lay.metrics.sqnr_db)), key=lambda lay: lay.metrics.sqnr_db)
+    worst = min(indep.layers, key=lambda lay: lay.metrics.sqnr_db)
+    assert best.metrics.sqnr_db >= 30 and worst.metrics.sqnr_db < 25
+    bg = lambda lay: bg_colour(example_window, lay)  # noqa: E731
+    assert bg(best) == GOOD and bg(worst) == grade_color(error_grade(worst.metrics.sqnr_db)) and bg(worst).red() > GOOD.red() + 60
+    assert grade_color(1.0) == BAD and grade_color(0.5) == MID
 
 
 def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
@@ -205,14 +228,14 @@ def test_custom_op_fails_with_a_message_naming_the_op(qtbot, window, fixture_pat
     assert _run(qtbot, window, count=2).samples == 2
 
 
-def test_large_model_keeps_selected_values_and_collects_others(qtbot, example_window, monkeypatch):
+def test_large_model_keeps_selected_values_and_collects_others(qtbot, cnn_window, monkeypatch):
     """Over the keep budget only the selected tensor (and outputs) keep values; another layer's
     values come from a re-run started by the activation view's button."""
     import inspector.gui.compare_controller as cc_mod
     from inspector.core.viewdata.activations import keep_plan
 
     monkeypatch.setattr(cc_mod, "keep_plan", lambda qm, selected=None: keep_plan(qm, selected, budget=0))
-    win = example_window
+    win = cnn_window
     cf = win.compare_features
     q = win.controller.models["B"].main
     conv = next(op for op in q.ops if op.type == "CONV_2D")

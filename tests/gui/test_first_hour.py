@@ -4,11 +4,14 @@ instead of "open models A and B"."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
+from inspector.core.compare.diagnosis import cause_rows
 from inspector.core.samples.settings import ALL, SampleSettings
 from inspector.gui.example_autorun import AUTORUN_KEY, READY_TEXT
+from inspector.gui.views.model_pane import CAUSE_COLUMN
 from inspector.paths import example_inputs
 from tests.helpers.gui_helpers import open_wait
 
@@ -22,10 +25,18 @@ def test_example_pair_opens_compared(qtbot, window, example_pair):
                           check_params_cb=lambda r: r is not None) as blocker:  # fmt: skip
         window.open_files([fa, fb], "A")
     result = blocker.args[0]
-    assert result.samples == 8 and not result.samples_are_random
+    labels = np.load(example_inputs())["labels"]
+    assert result.samples == len(labels) and not result.samples_are_random and result.isolated
     assert "example_inputs.npz" in result.inputs
-    want = compare_models(fa, fb, CompareOptions(samples=SampleSettings(count=ALL, source=str(example_inputs()))))
+    want = compare_models(fa, fb, CompareOptions(samples=SampleSettings(count=ALL, source=str(example_inputs())), isolated=True))
     assert [lay.metrics.sqnr_db for lay in result.layers] == pytest.approx([lay.metrics.sqnr_db for lay in want.layers])
+    # the story on the first screen: accuracy float -> int8 several points lower, and the worst
+    # layer (the diagnosis' first cause) named with its cause in model B's layer list
+    summary = window.compare_features.summary.text
+    assert "accuracy 97.9 % → 90.1 %" in summary and "drop 7.8 points" in summary
+    worst = cause_rows(want.layers)[0]
+    cell = window.panes["B"].ops.index(worst["op_index"], CAUSE_COLUMN)
+    assert worst["cause"] == "clipping" and window.panes["B"].ops.data(cell) == "clipping"
     assert "No comparison yet" not in window.compare_features.summary.label.text()
     assert "top-1 agreement" in window.compare_features.summary.text  # labels came with the inputs
     # the first screen shows the run's plot, not the empty weight histogram ("Select a layer…")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from inspector.core.compare.pair_check import check_pair_files
@@ -98,7 +99,7 @@ def test_example_first_run_uses_bundled_inputs_and_random_banner(qtbot, window, 
     assert window.state.samples.source == str(example_inputs()) and window.state.samples.count is ALL
     assert panel.source.currentData() == "file" and panel.path.text() == str(example_inputs())
     result = _run(qtbot, window)
-    assert not result.samples_are_random and result.samples == 8
+    assert not result.samples_are_random and result.samples == len(np.load(example_inputs())["labels"])
     assert result.inputs.endswith("example_inputs.npz") or "example_inputs.npz" in result.inputs
     task = window.compare.task
     assert task is not None and task.float_accuracy is not None and task.per_class

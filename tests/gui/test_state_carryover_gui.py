@@ -156,8 +156,8 @@ def _io(path: str) -> list[tuple[str, tuple[int, ...]]]:
             for what, idx in (("input", sg.InputsAsNumpy()), ("output", sg.OutputsAsNumpy())) for i in idx]  # fmt: skip
 
 
-def test_a_pair_with_other_inputs_is_warned_about_on_open(qtbot, window, example_pair, offset_pair):
-    fa = str(example_pair[0])
+def test_a_pair_with_other_inputs_is_warned_about_on_open(qtbot, window, cnn_pair, offset_pair):
+    fa = str(cnn_pair[0])  # the CNN the offset fixture varies
     open_pair_checked(qtbot, window, fa, offset_pair[1])
     (_, shape_a), (_, shape_b) = _io(fa)[0], _io(offset_pair[1])[0]
     assert shape_a[1:] != shape_b[1:]  # the models really read different inputs

@@ -1,4 +1,4 @@
-"""Requantize tab, surgical route (the default): select the worst layer of the example's model B,
+"""Requantize tab, surgical route (the default): select the worst layer of the fixture CNN's model B,
 keep it float, run -> the new B differs from the opened one only at that op (flatbuffers diffed
 with the `tflite` package), its output SQNR is not lower (independent compare_models runs), and
 the delta table marks exactly that op as edited. Also: other edits from the editor, the plan
@@ -44,12 +44,12 @@ def _opts() -> CompareOptions:
 
 
 @pytest.fixture
-def kept(qtbot, window, example_pair):
-    """The example pair open and compared; the worst layer (lowest accumulated SQNR) kept float."""
-    fa, fb = (str(p) for p in example_pair)
+def kept(qtbot, window, cnn_pair):
+    """The fixture CNN pair open and compared; the worst layer (lowest accumulated SQNR) kept float."""
+    fa, fb = (str(p) for p in cnn_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    use_random_samples(window)  # the example opens with its .npz; _opts() are random samples
+    use_random_samples(window)  # _opts() are random samples
     before = _compare(qtbot, window)
     worst = min((L for L in before.layers if L.op_type not in SKIP), key=lambda L: L.metrics.sqnr_db)
     rq, ed = window.requantize, window.requantize_panel.editor
@@ -67,7 +67,7 @@ def test_keep_float_worst_layer_changes_only_that_op(qtbot, kept):
     rq, panel = win.requantize, win.requantize_panel
     assert v1.kind == "edited" and v1.edited_ops == (worst.op_index,)
     assert [v.name for v in rq.versions] == ["v0 original int8", f"v1 keep-float op {worst.op_index} logits"]  # B's op and its name
-    assert worst.op_type == "FULLY_CONNECTED"  # the example's logits
+    assert worst.op_type == "FULLY_CONNECTED"  # the CNN's logits
     assert win.controller.models["B"].path == v1.path != fb and rq.current == 1 and rq.reference == 0
 
     # Model B changed only at that op: every other op, tensor, quantization parameter and buffer
@@ -82,7 +82,7 @@ def test_keep_float_worst_layer_changes_only_that_op(qtbot, kept):
     assert len(changed) == 3  # DEQUANTIZE in, the float op, QUANTIZE back to the original tensor
     nb = Model(v1.path)
     ops = [op.type for op in nb.main.ops]
-    assert len(ops) == len(Model(fb).main.ops) + 2 and ops.count("FULLY_CONNECTED") == 2  # the example has two
+    assert len(ops) == len(Model(fb).main.ops) + 2 and ops.count("FULLY_CONNECTED") == 2  # the CNN has two
     dtypes = [{nb.main.tensors[i].dtype for i in [*op.inputs, *op.outputs] if i >= 0} for op in nb.main.ops if op.type == "FULLY_CONNECTED"]
     assert sorted(map(sorted, dtypes)) == [["float32"], ["int8"]]  # the kept one in float, the other untouched
 
@@ -125,10 +125,10 @@ def test_plan_saved_from_the_tab_reproduces_the_bytes(qtbot, kept, tmp_path):
     assert "refusing to overwrite" in win.banner.text
 
 
-def test_per_channel_and_recalibration_from_the_editor(qtbot, window, example_pair):
+def test_per_channel_and_recalibration_from_the_editor(qtbot, window, cnn_pair):
     """Two edits in one plan, chosen per row: the edited ops' weights / output parameters change,
     nothing else; the comparison's baseline is the previous B."""
-    fa, fb = (str(p) for p in example_pair)
+    fa, fb = (str(p) for p in cnn_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     _compare(qtbot, window)
@@ -260,11 +260,11 @@ def test_second_edit_on_the_edited_model_and_session(qtbot, kept, settings, tmp_
     assert [r.op_index for r in orq.delta.edited()] == [conv]
 
 
-def test_editor_offers_only_the_edits_that_apply(qtbot, window, example_pair):
+def test_editor_offers_only_the_edits_that_apply(qtbot, window, cnn_pair):
     """Per-channel / bias correction need conv or FC weights, re-calibration a non-fixed int8
     output, a16w8 a 16x8 kernel: the other choices are greyed out per row, and adding one says so."""
-    open_wait(qtbot, window, "A", example_pair[0])
-    open_wait(qtbot, window, "B", example_pair[1])
+    open_wait(qtbot, window, "A", cnn_pair[0])
+    open_wait(qtbot, window, "B", cnn_pair[1])
     c, ed = window.controller, window.requantize_panel.editor
     qm = c.models["B"]
     add = next(op.index for op in qm.main.ops if op.type == "ADD")

@@ -26,7 +26,10 @@ Each compared layer gets one cause, checked in this order (the first that holds 
 - `inherited`: the own (isolated) error is fine, the accumulated error comes from upstream: the
   evidence names the upstream layer with the worst own error, and the fix is that layer's;
 - `none`.
-"Own" error is the isolated one when it was computed, else the accumulated one; without the
+"Own" error is the isolated one when it was computed, else the accumulated one (and always the
+accumulated one for a same-scale op reading the model input as B's QUANTIZE made it: its range is
+the input's, the isolated run feeds it the already quantized input, so the input's clipping shows
+only in its accumulated error, and re-calibrating it re-calibrates the input); without the
 isolated error, bias_shift, the excess-only weight_rounding and inherited are not decided (the
 accumulated error mixes in what comes from upstream), and `none` says so. Recalibration is
 never a verdict on ops with fixed output parameters (SOFTMAX, LOGISTIC, TANH...): their output
@@ -60,6 +63,7 @@ from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
+from inspector.core.tflite.op_facts import SAME_SCALE_OPS
 
 CAUSES = ("kernel", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
           "weight_rounding", "inherited", "none")
@@ -109,6 +113,30 @@ def _own(layer: LayerResult) -> tuple[Metrics, str]:
     return (layer.isolated, "isolated") if layer.isolated is not None else (layer.metrics, "accumulated")
 
 
+def holds_input_range(qm: Model, op: int) -> bool:
+    """A same-scale op (RESHAPE, PAD...) whose input is the model input quantized by B's QUANTIZE:
+    its range is the input's, which no compared layer owns."""
+    sg = qm.main
+    o = sg.ops[op]
+    if o.type not in SAME_SCALE_OPS or not o.inputs or o.inputs[0] < 0:
+        return False
+    src = sg.producers().get(o.inputs[0])
+    return src is not None and src.type == "QUANTIZE" and bool(src.inputs) and src.inputs[0] in sg.inputs
+
+
+def _own_in(qm: Model, layer: LayerResult) -> tuple[Metrics, str]:
+    if layer.isolated is not None and holds_input_range(qm, layer.op_index):
+        return layer.metrics, "accumulated (the model input's range)"
+    return _own(layer)
+
+
+def _rank_db(layer: LayerResult) -> float:
+    """Own SQNR for ranking causes: a cause found on an op whose isolated SQNR is infinite (it only
+    moves values) was found on its accumulated error (`holds_input_range`)."""
+    own = _own(layer)[0].sqnr_db
+    return layer.metrics.sqnr_db if math.isinf(own) else own
+
+
 def _kernel(layer: LayerResult, parity, t: Thresholds) -> Diagnosis | None:
     if parity is None:
         return None
@@ -131,7 +159,7 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity=None, t: Thr
     if k is not None:
         return k
     m = layer.metrics
-    own, which = _own(layer)
+    own, which = _own_in(qm, layer)
     excess = own.rmse_over_scale
     big = excess is not None and excess >= t.own_excess
     bound = clip_error_bound(layer)
@@ -249,7 +277,7 @@ def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict]:
             inheriting.setdefault(d.source_op, []).append(lay.op_index)
     seen: set[int] = set()
     rows = []
-    for lay in sorted(layers, key=lambda lay: _own(lay)[0].sqnr_db):
+    for lay in sorted(layers, key=_rank_db):
         d = lay.diagnosis
         if d is None or d.cause in ("none", "inherited") or lay.op_index in seen:
             continue

@@ -32,6 +32,8 @@ ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip
 WORST_COLUMN = 6  # the lowest channel / slice SQNR after a comparison: (text, background colour, tooltip)
 CAUSE_COLUMN = 7  # the diagnosis after a comparison: (text, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
+EXAMPLE_HINT = ("New here? File › Open the example pair: a digits classifier and its int8 twin, compared at once "
+                "on labelled digits (or drop both files on the window).")
 
 
 class OpListModel(QAbstractTableModel):
@@ -160,6 +162,7 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.empty_text = (
             f"No model in {slot}.\n\nDrop a .tflite file (or a .litertlm bundle) here, or use File › "
             + ("Open float… (Ctrl+O)" if slot == "A" else "Open quantized… (Ctrl+Shift+O)")
+            + f".\n\n{EXAMPLE_HINT}"
         )
         self.placeholder = QLabel(self.empty_text)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)

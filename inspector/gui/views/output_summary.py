@@ -61,7 +61,8 @@ def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
     return " · ".join(parts)
 
 
-EMPTY_TEXT = "No comparison yet: open models A and B, then Run (Ctrl+R) to see how much the outputs change."
+EMPTY_TEXT = ("No comparison yet: open models A and B, then Run (Ctrl+R) to see how much the outputs change; "
+              "or File › Open the example pair.")
 LINES = 2  # text lines reserved
 
 
