@@ -27,25 +27,25 @@ from inspector.core.keras.detect import is_keras_path
 from inspector.core.runtime.versions import runtime_versions
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
-from inspector.gui.compare_features import install_compare
-from inspector.gui.controller import SLOTS, Controller, Selection
-from inspector.gui.diagnosis_features import install_diagnosis
-from inspector.gui.example_autorun import install_example_autorun
-from inspector.gui.keras_features import install_keras
-from inspector.gui.pair_features import install_pair
-from inspector.gui.parity_features import install_parity
+from inspector.gui.compare.feature import install_compare
+from inspector.gui.diagnosis.feature import install_diagnosis
+from inspector.gui.example.autorun import install_example_autorun
+from inspector.gui.keras.feature import install_keras
+from inspector.gui.models.controller import SLOTS, Controller, Selection
+from inspector.gui.pair.feature import install_pair
+from inspector.gui.parity.feature import install_parity
 from inspector.gui.recent import RecentFiles
-from inspector.gui.requantize_features import install_requantize
-from inspector.gui.review import install_review
-from inspector.gui.signature_features import install_signatures
+from inspector.gui.requantize.feature import install_requantize
+from inspector.gui.review.feature import install_review
+from inspector.gui.signature.feature import install_signatures
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
-from inspector.gui.views.per_channel_view import PerChannelView
 from inspector.gui.views.sections_dialog import SectionsDialog
 from inspector.gui.views.sizing import fit_to_screen
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
-from inspector.gui.views.weight_histogram import WeightHistogramView
+from inspector.gui.weights.per_channel_view import PerChannelView
+from inspector.gui.weights.weight_histogram import WeightHistogramView
 from inspector.gui.workers import Worker
 
 APP_TITLE = "TFLite Quantization Inspector"

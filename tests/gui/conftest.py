@@ -36,7 +36,7 @@ def versions_in_tmp(tmp_path, monkeypatch):
     """Requantized versions go to the test's temporary folder, never the user's cache."""
     import tempfile
 
-    import inspector.gui.requantize_controller as rc
+    import inspector.gui.requantize.controller as rc
 
     monkeypatch.setattr(rc, "new_versions_folder", lambda: Path(tempfile.mkdtemp(prefix="tqi-versions-", dir=tmp_path)))
 

@@ -275,7 +275,7 @@ def test_session_restores_versions(qtbot, loop, settings, tmp_path):
 
 
 def test_parse_typed_op_indices():
-    from inspector.gui.views.plan_editor import parse_ops
+    from inspector.gui.requantize.plan_editor import parse_ops
 
     assert parse_ops("11, 12 op:4; 7-9") == [11, 12, 4, 7, 8, 9]
     assert parse_ops("  ") == []

@@ -19,8 +19,8 @@ from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.samples.holdout import MIN_HELD_OUT, split_samples
 from inspector.core.viewdata.layer_series import op_errors
 from inspector.core.viewdata.suggest_view import suggest_text
-from inspector.gui.requantize_controller import RequantizeController
-from inspector.gui.views.requantize_panel import RequantizePanel
+from inspector.gui.requantize.controller import RequantizeController
+from inspector.gui.requantize.requantize_panel import RequantizePanel
 from inspector.gui.workers import Worker
 
 MODEL_FILTER = "TFLite models (*.tflite);;All files (*)"

@@ -37,7 +37,12 @@ from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.state.app_state import same_file
 from inspector.core.tflite.model import Model
 from inspector.gui.relay import relay
-from inspector.gui.requantize_io import VersionFiles, file_name, file_size, remove_quietly
+from inspector.gui.requantize.version_files import (
+    VersionFiles,
+    file_name,
+    file_size,
+    remove_quietly,
+)
 from inspector.gui.requantize_state import (
     Version,
     quantizer_thread,

@@ -23,7 +23,7 @@ from inspector.core.keras.info import keras_info
 from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tensor, qat_math_section
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
 from inspector.core.runtime.worker import run_isolated
-from inspector.gui.views.keras_view import KerasView
+from inspector.gui.keras.keras_view import KerasView
 from inspector.gui.workers import Worker, guarded
 
 KERAS_FILTER = "Keras models (*.keras *.h5 *.hdf5);;All files (*)"

@@ -31,7 +31,7 @@ from inspector.core.viewdata.parity_series import (
     parity_headline,
     parity_series,
 )
-from inspector.gui.views.parity_table import ParityTable
+from inspector.gui.parity.parity_table import ParityTable
 from inspector.gui.views.plot_style import (
     COLOR_B,
     COLOR_CLIP,

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.compare.task import SampleOutcome, TaskResult
 from inspector.core.viewdata.layer_series import format_value
-from inspector.gui.views.per_class_plot import PerClassPlot
+from inspector.gui.compare.per_class_plot import PerClassPlot
 
 COLUMNS = ("Rank", "Sample", "Label", "Float prediction", "Quantized prediction", "Output SQNR", "Cosine")
 REGRESSION_COLUMNS = ("Rank", "Sample", "RMSE", "MAE", "Max error", "Output SQNR", "Cosine")

@@ -27,12 +27,12 @@ from inspector.core.viewdata.layer_series import (
     layer_tooltip,
     op_errors,
 )
-from inspector.gui.compare_controller import CompareController, SampleRun
-from inspector.gui.views.activation_view import ActivationView
-from inspector.gui.views.inputs_panel import InputsPanel
+from inspector.gui.compare.activation_view import ActivationView
+from inspector.gui.compare.controller import CompareController, SampleRun
+from inspector.gui.compare.inputs_panel import InputsPanel
+from inspector.gui.compare.output_summary import OutputSummary
+from inspector.gui.compare.worst_samples import WorstSamplesView
 from inspector.gui.views.layer_error_plot import LayerErrorPlot
-from inspector.gui.views.output_summary import OutputSummary
-from inspector.gui.views.worst_samples import WorstSamplesView
 
 SAMPLE_FIELDS = frozenset(f.name for f in dataclasses.fields(SampleSettings))
 GOOD, MID, BAD = QColor("#8fd694"), QColor("#f3e27a"), QColor("#f08a7e")

@@ -22,8 +22,8 @@ from PySide6.QtGui import QAction
 
 from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.result import ComparisonResult
-from inspector.gui.compare_features import CompareFeatures
-from inspector.gui.inputs_memory import InputsMemory
+from inspector.gui.compare.feature import CompareFeatures
+from inspector.gui.pair.inputs_memory import InputsMemory
 from inspector.gui.views.status import NoticeBanner
 from inspector.gui.workers import Worker, guarded
 from inspector.paths import example_pair

@@ -13,8 +13,8 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from inspector.core.quantmath.opmath import op_math
 from inspector.core.review.audit import Finding, audit_model
-from inspector.gui.views.audit_view import AuditView
-from inspector.gui.views.op_math_panel import OpMathPanel
+from inspector.gui.opmath.op_math_panel import OpMathPanel
+from inspector.gui.review.audit_view import AuditView
 from inspector.gui.workers import Worker, guarded
 
 SYNC_AUDIT_OPS = 400  # models with more ops (over all subgraphs) are audited in a worker
@@ -54,8 +54,8 @@ class ReviewFeatures(QObject):
 
     def __init__(self, window, compare, requantize) -> None:
         super().__init__(window)
-        from inspector.gui.export import ReportExporter
-        from inspector.gui.session_controller import SessionController
+        from inspector.gui.review.export import ReportExporter
+        from inspector.gui.session.controller import SessionController
 
         self.window = window
         self.controller = c = window.controller

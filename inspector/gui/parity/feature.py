@@ -8,8 +8,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from inspector.core.compare.parity_result import RuntimeParityResult
-from inspector.gui.parity_controller import ParityController
-from inspector.gui.views.parity_view import ParityView
+from inspector.gui.parity.controller import ParityController
+from inspector.gui.parity.parity_view import ParityView
 
 
 class ParityFeatures(QObject):

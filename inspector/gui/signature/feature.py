@@ -12,8 +12,8 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from inspector.core.tflite.signatures import entry_info
-from inspector.gui.views.inputs_panel import InputsPanel
-from inspector.gui.views.signature_chooser import SignatureChooser
+from inspector.gui.compare.inputs_panel import InputsPanel
+from inspector.gui.signature.signature_chooser import SignatureChooser
 
 
 class SignatureFeatures(QObject):

@@ -28,10 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.gui.requantize.plan_editor import PlanEditor
+from inspector.gui.requantize.tradeoff_plot import TradeoffPlot
+from inspector.gui.requantize.versions_view import VersionsView
 from inspector.gui.views.layer_error_plot import LayerErrorPlot
-from inspector.gui.views.plan_editor import PlanEditor
-from inspector.gui.views.tradeoff_plot import TradeoffPlot
-from inspector.gui.views.versions_view import VersionsView
 
 
 class SuggestBox(QWidget):
