@@ -16,8 +16,8 @@ import tflite
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.requantize.delta import output_sqnr_db
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.state.versions import Version
 from inspector.gui.main_window import MainWindow
-from inspector.gui.requantize_state import Version
 from tests.helpers.gui_helpers import (
     WAIT_MS,
     click_enabled,

@@ -30,11 +30,18 @@ from inspector.core.requantize.choices import (
     version_name,
 )
 from inspector.core.requantize.delta import VersionDelta, output_sqnr_db, version_delta
-from inspector.core.requantize.jobs import EditRun
+from inspector.core.requantize.jobs import (
+    QUANTIZER_RUN,
+    SUGGEST,
+    SURGICAL_EDIT,
+    SURGICAL_SUGGEST,
+    EditRun,
+)
 from inspector.core.requantize.plan import Plan, infer_base
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.state.app_state import same_file
+from inspector.core.state.versions import Version
 from inspector.core.tflite.model import Model
 from inspector.gui.relay import relay
 from inspector.gui.requantize.version_files import (
@@ -42,13 +49,6 @@ from inspector.gui.requantize.version_files import (
     file_name,
     file_size,
     remove_quietly,
-)
-from inspector.gui.requantize_state import (
-    Version,
-    quantizer_thread,
-    suggest_thread,
-    surgical_suggest_thread,
-    surgical_thread,
 )
 from inspector.gui.workers import Worker, guarded
 from inspector.paths import new_versions_folder
@@ -232,12 +232,12 @@ class RequantizeController(VersionFiles, QObject):
         if isinstance(plan, SurgicalPlan):
             name = f"v{n} {describe_surgical(plan, self.controller.models['B'])}"
             out = self.folder / file_name(name)
-            w = Worker(surgical_thread, a.path, v.path, plan, opts, str(out), self._protected(opts), v.comparison is None, wants_progress=True)
+            w = Worker(SURGICAL_EDIT, a.path, v.path, plan, opts, str(out), self._protected(opts), v.comparison is None, wants_progress=True)
             w.finished.connect(guarded(self, lambda run: self._edited(run, name, v, n)))
             return self._start(w, f"Editing {Path(v.path).name}")
         out0 = self.folder / file_name(f"v{n} re-calibrated, no changes")
         out1 = self.folder / file_name(version_name(n + 1, plan, a, b_of=self._b_of()))
-        w = Worker(quantizer_thread, a.path, v.path, plan, opts, str(out0), str(out1), self._protected(opts), wants_progress=True)
+        w = Worker(QUANTIZER_RUN, a.path, v.path, plan, opts, str(out0), str(out1), self._protected(opts), wants_progress=True)
         w.finished.connect(guarded(self, lambda runs: self._requantized(runs, plan, v, n)))
         return self._start(w, f"Requantizing {Path(a.path).name}")
 
@@ -326,10 +326,10 @@ class RequantizeController(VersionFiles, QObject):
         if surgical:
             sopts = SurgicalSuggestOptions(samples=opts.samples, max_steps=max_layers, runtime=opts.runtime, objective=objective,
                                            signature=opts.signature)  # fmt: skip
-            w = Worker(surgical_suggest_thread, a.path, v.path, target_sqnr_db, sopts, str(out), self._protected(opts), wants_progress=True)
+            w = Worker(SURGICAL_SUGGEST, a.path, v.path, target_sqnr_db, sopts, str(out), self._protected(opts), wants_progress=True)
         else:
             qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)  # type: ignore[arg-type]
-            w = Worker(suggest_thread, a.path, v.path, target_sqnr_db, qopts, opts, str(out), self._protected(opts), wants_progress=True)
+            w = Worker(SUGGEST, a.path, v.path, target_sqnr_db, qopts, opts, str(out), self._protected(opts), wants_progress=True)
         w.finished.connect(guarded(self, lambda r: self._suggested(r, str(out))))
         return self._start(w, f"Suggesting {'edits of ' + Path(v.path).name if surgical else 'layers for ' + Path(a.path).name}")
 
