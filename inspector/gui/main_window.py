@@ -61,12 +61,12 @@ def about_versions() -> list[tuple[str, str]]:
 
 
 FILE_FILTER = ("TFLite models and LiteRT-LM bundles (*.tflite *.litertlm);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;"
-               "Keras models (*.keras *.h5 *.hdf5);;All files (*)")  # fmt: skip
+               "Keras models (*.keras *.h5 *.hdf5);;All files (*)")
 
 
 class MainWindow(TfliteDropTarget, QMainWindow):
     def __init__(self, controller: Controller | None = None, settings: QSettings | None = None,
-                 state: AppState | None = None) -> None:  # fmt: skip
+                 state: AppState | None = None) -> None:
         super().__init__()
         self.controller = controller or Controller(self, state)
         self.state = self.controller.state  # the Qt-free application state the controllers share
@@ -194,11 +194,11 @@ class MainWindow(TfliteDropTarget, QMainWindow):
 
     def show_about(self) -> QMessageBox:
         rows = "".join(f"<tr><td style='white-space:nowrap'>{html.escape(k)}</td><td>&nbsp;&nbsp;{html.escape(v)}</td></tr>"
-                       for k, v in about_versions())  # fmt: skip
+                       for k, v in about_versions())
         box = QMessageBox(QMessageBox.Icon.Information, f"About {APP_TITLE}",
                           f"<b>{APP_TITLE}</b> {__version__}<br><br>Compare a float TensorFlow Lite / LiteRT "
                           "model with its quantized twin: quantization parameters, weights and errors."
-                          f"<br><br><table>{rows}</table>", parent=self)  # fmt: skip
+                          f"<br><br><table>{rows}</table>", parent=self)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 460px; }")  # the version table on one line per package
         box.open()  # window-modal, does not block the event loop

@@ -70,7 +70,7 @@ class ActivationView(QWidget):
         sp.setLabel("bottom", "float (A)")
         sp.setLabel("left", "dequantized (B)")
         self.legend = QLabel(legend_html([(COLOR_A, "A float"), (COLOR_B, "B dequantized"),
-                                          (COLOR_CLIP, "beyond qmin / qmax: clipped")]))  # above the plots, not over data  # fmt: skip
+                                          (COLOR_CLIP, "beyond qmin / qmax: clipped")]))  # above the plots, not over data
         self.clip_regions = (
             pg.LinearRegionItem(movable=False, brush=brush(COLOR_CLIP, 40), pen=pg.mkPen(None)),
             pg.LinearRegionItem(movable=False, brush=brush(COLOR_CLIP, 40), pen=pg.mkPen(None)),
@@ -180,7 +180,7 @@ class ActivationView(QWidget):
             parts.append(f"representable [{h.rep_lo:.4g}, {h.rep_hi:.4g}]")
             clip = m.clip_rate
             text = (f"clipped {100 * h.clipped:.2f} % of shown values"
-                    + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else ""))  # fmt: skip
+                    + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else ""))
             warn = clipping_matters(clip if clip is not None else h.clipped)  # colour only past the audit threshold
             parts.append(f"<span style='color:{COLOR_CLIP}'>{text}</span>" if warn else text)
             if m.range_use is not None:

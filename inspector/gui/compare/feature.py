@@ -114,7 +114,7 @@ class CompareFeatures(QObject):
         self.act_clear.triggered.connect(self.compare.clear_baseline)
         self.act_isolated = QAction("SQNR column shows the &isolated error", self.window, checkable=True)
         self.act_isolated.setStatusTip("The layer lists' SQNR column: each layer's own (isolated) error instead of the "
-                                       "accumulated one; needs a comparison run with 'isolated error per layer'")  # fmt: skip
+                                       "accumulated one; needs a comparison run with 'isolated error per layer'")
         self.act_isolated.setEnabled(False)
         self.act_isolated.toggled.connect(lambda _on: self._fill_error_columns(self.compare.result))
         for a in (self.act_run, self.act_cancel, self.act_clear):
@@ -189,7 +189,7 @@ class CompareFeatures(QObject):
             pane.set_error_header("SQNR iso" if isolated else "SQNR",
                                   "Isolated SQNR: the layer's own error (fed the quantized model's inputs)" if isolated
                                   else "SQNR of the layer's output in the last comparison, accumulated end to end "
-                                       "(green: good, red: large error)")  # fmt: skip
+                                       "(green: good, red: large error)")
             if result is None:
                 pane.set_errors({})
                 pane.set_causes({})

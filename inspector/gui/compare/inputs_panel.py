@@ -113,7 +113,7 @@ class InputsPanel(QWidget):
         """Every field the panel shows, by name, as its widgets hold it now."""
         return {"source": self.pending_source(), "count": self.count.value() or ALL, "seed": self.seed.value(),
                 "normalization": self.normalization.currentData() or None, "runtime": self.runtime.currentData(),
-                "isolated": self.isolated.isChecked()}  # fmt: skip
+                "isolated": self.isolated.isChecked()}
 
     def pending_source(self) -> str | None:
         """The sample source the widgets show (a path typed but not yet committed included)."""

@@ -153,9 +153,9 @@ class WorstSamplesView(QWidget):
 
         middle = ([f"{o.rmse:.4g}", f"{o.mae:.4g}", f"{o.max_abs:.4g}"] if regression else
                   [name(o.label), name(o.float_pred) + ("  (tied)" if o.float_tied else ""),
-                   name(o.quant_pred) + ("  ⚠ flipped" if o.flipped else "") + ("  (tied)" if o.quant_tied else "")])  # fmt: skip
+                   name(o.quant_pred) + ("  ⚠ flipped" if o.flipped else "") + ("  (tied)" if o.quant_tied else "")])
         cells = [str(r + 1), o.source, *middle, format_value(o.output_sqnr_db, "sqnr_db"),
-                 "n/a" if o.cosine is None else f"{o.cosine:.5f}"]  # fmt: skip
+                 "n/a" if o.cosine is None else f"{o.cosine:.5f}"]
         for c, text in enumerate(cells):
             it = QTableWidgetItem(text)
             it.setData(Qt.ItemDataRole.UserRole, o.index)
@@ -205,7 +205,7 @@ class WorstSamplesView(QWidget):
         if task.kind != "classification":
             figures = task.regression.summary() if task.regression is not None else ""
             return (f"{task.num_samples} samples of a regression output ({figures}), largest RMSE first. "
-                    f"Select one to see its layerwise error.{warn}")  # fmt: skip
+                    f"Select one to see its layerwise error.{warn}")
         return (
             f"{task.num_samples} samples, <b>{flipped} flipped</b> (float and quantized top-1 differ), listed first; "
             f"then by lowest output SQNR. Select a sample to re-run it alone and see its layerwise error.{warn}"

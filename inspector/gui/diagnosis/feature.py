@@ -30,7 +30,7 @@ from inspector.gui.workers import Worker, guarded
 def extract_job(quant_path: str, op: int, samples, float_path: str | None, signature: str | None, out_dir: str, task):
     """Capture in the worker process, then write the folder (this thread)."""
     ex = run_isolated(extract_op, quant_path, op, samples, kwargs={"float_path": float_path, "signature": signature},
-                      task=task, step=f"capturing op {op}", models=tuple(p for p in (quant_path, float_path) if p))  # fmt: skip
+                      task=task, step=f"capturing op {op}", models=tuple(p for p in (quant_path, float_path) if p))
     write_extraction(ex, out_dir)
     return ex
 
@@ -152,7 +152,7 @@ class DiagnosisFeatures(QObject):
             self.window.statusBar().showMessage("Select an op of model B to extract.", 8000)
             return
         parent = QFileDialog.getExistingDirectory(self.window, f"Extract op {op}: choose where its folder goes",
-                                                  str(self.window.recent.save_dir))  # fmt: skip
+                                                  str(self.window.recent.save_dir))
         if parent:
             self.extract(op, str(Path(parent) / f"{Path(b.path).stem}_op{op}"))  # a new folder there
 
@@ -174,7 +174,7 @@ class DiagnosisFeatures(QObject):
         lsb = ", ".join(f"{v:g}" for v in ex.xnnpack_max_lsb.values()) or "-"
         self.window.statusBar().showMessage(
             f"Extracted op {ex.op_index} ({ex.op_type}) over {ex.samples} samples into {folder}: reference kernels {exact}, "
-            f"XNNPACK max {lsb} LSB; run python run.py there", 15000)  # fmt: skip
+            f"XNNPACK max {lsb} LSB; run python run.py there", 15000)
 
 
 def install_diagnosis(window) -> DiagnosisFeatures:

@@ -124,7 +124,7 @@ class KerasFeatures(QObject):
         beside = info.get("tflite") or "—"
         self.view.set_source(f"A: {kind}Keras model {Path(src['path']).name} ({info['keras_format']}); structure from its "
                              f"float twin {Path(src['float_twin']).name}. QAT ranges beside: {Path(beside).name if beside != '—' else beside}.",
-                             b is not None)  # fmt: skip
+                             b is not None)
 
     def _a_is_keras(self) -> bool:
         a = self.controller.models["A"]
@@ -155,7 +155,7 @@ class KerasFeatures(QObject):
     def _relink(self, src: str, twin: str) -> None:
         b = self.controller.models["B"]
         w = Worker(_in_worker, keras_info, src, b.path if b is not None else None, step="reading the Keras model",
-                   models=(src,), wants_progress=True)  # fmt: skip
+                   models=(src,), wants_progress=True)
         w.finished.connect(guarded(self, lambda info: self._relinked(src, twin, info)))
         w.failed.connect(guarded(self, self.controller.error.emit))
         self.controller.run_task(w, f"Reading {Path(src).name}")
@@ -197,7 +197,7 @@ class KerasFeatures(QObject):
         if d["float"]["qat"]:
             text += (f"First departure from the QAT simulation (more than one int8 step): op {fd['op_index']} "
                      f"{fd['op_type']}, layer '{fd['keras_layer']}', {fd['steps']:.2f} steps." if fd else
-                     "B follows the QAT simulation within one int8 step at every paired layer.")  # fmt: skip
+                     "B follows the QAT simulation within one int8 step at every paired layer.")
         ops = [layer["op_index"] for layer in d["layers"]] + [None] * (len(rows) - len(d["layers"]))
         self.view.set_layers(rows, mark, text, ops)
 
@@ -219,7 +219,7 @@ class KerasFeatures(QObject):
         """Convert with the inputs chosen for the pair (random when none), then open the pair."""
         samples = self.controller.state.options.samples
         w = Worker(_in_worker, make_twins, str(path), str(out_dir), list(modes), samples, step="making TFLite twins",
-                   models=(str(path),), wants_progress=True)  # fmt: skip
+                   models=(str(path),), wants_progress=True)
         w.finished.connect(guarded(self, self._twins_made))
         w.failed.connect(guarded(self, lambda msg: self.window.show_error(f"Could not make TFLite twins: {msg}")))
         self.controller.run_task(w, f"Making TFLite twins of {Path(path).name}")
@@ -230,7 +230,7 @@ class KerasFeatures(QObject):
         samples = twins["provenance"].get("samples")
         if samples and not samples["settings"].get("source"):
             self.window.show_error("The int8 twin was calibrated on random samples: choose real inputs (Layer error tab) "
-                                   "and make the twins again for a faithful one.")  # fmt: skip
+                                   "and make the twins again for a faithful one.")
         else:
             self.window.statusBar().showMessage(f"TFLite twins written beside {Path(twins['float']).name}", 8000)
 

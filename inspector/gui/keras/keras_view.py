@@ -59,7 +59,7 @@ class KerasView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.header = QLabel("No Keras model open. Open a .keras / .h5 file or a SavedModel folder as A, "
-                             "or make TFLite twins of one (File › Make TFLite twins…).")  # fmt: skip
+                             "or make TFLite twins of one (File › Make TFLite twins…).")
         self.header.setWordWrap(True)
         self.compare_button = QPushButton("Compare Keras model with B")
         self.compare_button.setEnabled(False)

@@ -79,10 +79,10 @@ def params(m: OpMath) -> list[tuple[str, str, str]]:
             ("S2 (block scales)", "—" if b.problem else span((b.scale_min, b.scale_max)), b.problem or f"{h.weight_dtype}; Z2 = {b.zero_points}"),
             ("S3 (output scale)", "none", f"the output stays {h.output_dtype}: y = Σ_blocks S_in·S2[o, b]·acc[o, b] + bias"),
             ("M0 / shift", "none", "no output rescaling: S_in is only known per invocation"),
-        ]  # fmt: skip
+        ]
     elif h is not None:
         mode = "asymmetric (min/max per batch entry, with zero-point)" if h.asymmetric_quantize_inputs \
-            else "symmetric (max|x|/127, zero-point 0)"  # fmt: skip
+            else "symmetric (max|x|/127, zero-point 0)"
         rows += [
             ("S1 (input scale)", "at run time", f"the {h.input_dtype} input is quantized to int8 per batch entry, {mode}"
              + ("; the optimized (XNNPACK) runtime quantizes asymmetrically" if m.op_type == "FULLY_CONNECTED"
@@ -91,7 +91,7 @@ def params(m: OpMath) -> list[tuple[str, str, str]]:
              f"{'per channel ×' + str(len(h.weight_scales)) if h.per_channel else 'per tensor'}; Z2 = {ispan(h.weight_zero_points)}"),
             ("S3 (output scale)", "none", f"the output stays {h.output_dtype}: y = S_in(runtime)·S2·acc + bias"),
             ("M0 / shift", "none", "no output rescaling: S_in is only known per invocation"),
-        ]  # fmt: skip
+        ]
     elif r is not None:
         if r.left_shift is not None:
             rows.append(("left_shift", str(r.left_shift), "inputs shifted left before rescaling"))
@@ -122,12 +122,12 @@ def summary_html(m: OpMath) -> str:
         callout = ("<p style='background-color:#fff1e0; color:#5a3300; padding:6px'><b>Why is there no S3?</b> "
                    "This is a hybrid kernel with blockwise weights: each input row is quantized at run time, so there is "
                    "no output scale S3 and no M0/shift. The float output is computed directly, block by block: "
-                   "<code>y = Σ_blocks S_in(row)·S_w[o, b]·acc[o, b] + bias</code>.</p>")  # fmt: skip
+                   "<code>y = Σ_blocks S_in(row)·S_w[o, b]·acc[o, b] + bias</code>.</p>")
     elif m.hybrid is not None:
         callout = ("<p style='background-color:#fff1e0; color:#5a3300; padding:6px'><b>Why is there no S3?</b> "
                    "This is a hybrid (dynamic range) kernel: the input is quantized per batch at run time, so there is "
                    "no output scale S3 and no M0/shift. The float output is computed directly as "
-                   "<code>y = S_in(runtime)·S_w·acc + bias</code>.</p>")  # fmt: skip
+                   "<code>y = S_in(runtime)·S_w·acc + bias</code>.</p>")
     return f"{callout}<table cellspacing='0' cellpadding='2'>{cells}</table><hr>{text}"
 
 
@@ -135,7 +135,7 @@ def summary_html(m: OpMath) -> str:
 TENSOR_HEADERS = ["Role", "Tensor", "dtype", "Shape", "Scale S", "Zero-point Z", "Representable range", "Range use", "Clipped"]
 TENSOR_TIPS = ["", "", "", "", "", "", "[S·(qmin − Z), S·(qmax − Z)]; per-channel tensors: the union over channels",
                "observed float range / representable range (after a comparison run)",
-               "share of float values outside the representable range (after a comparison run)"]  # fmt: skip
+               "share of float values outside the representable range (after a comparison run)"]
 
 
 def _tensor_row(t: TensorQuant) -> list[str]:
@@ -168,7 +168,7 @@ def detail_rows(m: OpMath) -> tuple[str, list[str], list[list[str]], list[str]]:
         headers = ["c", "S2", "Z2", "M = S1·S2/S3", "M0", "shift", "bias scale expected", "bias scale stored", "ratio"]
         tips = ["output channel", "weight scale", "weight zero-point", "real multiplier (double)",
                 "int32 fixed-point multiplier (Q0.31)", "power-of-two exponent: M ≈ M0·2^(shift−31)",
-                "S1·S2[c]", "scale stored on the bias tensor", "stored / expected"]  # fmt: skip
+                "S1·S2[c]", "scale stored on the bias tensor", "stored / expected"]
         rows = []
         for i in range(n):
             def at(seq, i=i):
@@ -176,26 +176,26 @@ def detail_rows(m: OpMath) -> tuple[str, list[str], list[list[str]], list[str]]:
 
             rows.append([str(i), g(c.weight_scales[i]), str(at(c.weight_zero_points)), g(at(c.multipliers)),
                          str(at(c.m0)), str(at(c.shifts)), g(at(c.bias_scale_expected)),
-                         g(at(c.bias_scale_actual)), g(at(c.bias_scale_ratio), 7)])  # fmt: skip
+                         g(at(c.bias_scale_actual)), g(at(c.bias_scale_ratio), 7)])
         cap = "<b>Per output channel</b>" if c.per_channel else "<b>Per tensor</b> (one scale for all channels)"
         return cap + ": M = S1·S2[c]/S3 = M0·2^(shift−31)", headers, rows, tips
     if h is not None and h.blockwise is not None:
         b = h.blockwise
         rows = [[str(i), g(lo), g(hi), g(hi / lo) if lo > 0 else "—"]
-                for i, (lo, hi) in enumerate(zip(b.row_scale_min, b.row_scale_max, strict=True))]  # fmt: skip
+                for i, (lo, hi) in enumerate(zip(b.row_scale_min, b.row_scale_max, strict=True))]
         return (f"<b>Block scales per output channel</b> ({b.blocks_per_row} blocks of {b.block_size} each) — "
                 "no M, M0 or shift: a hybrid kernel has no output scale S3",
                 ["o", "smallest block scale", "largest block scale", "largest / smallest"], rows,
-                ["output channel", "min over its blocks of S2[o, b]", "max over its blocks of S2[o, b]", "spread of the block scales"])  # fmt: skip
+                ["output channel", "min over its blocks of S2[o, b]", "max over its blocks of S2[o, b]", "spread of the block scales"])
     if h is not None:
         rows = [[str(i), g(s), str(h.weight_zero_points[i] if len(h.weight_zero_points) > i else h.weight_zero_points[0])]
-                for i, s in enumerate(h.weight_scales)]  # fmt: skip
+                for i, s in enumerate(h.weight_scales)]
         return ("<b>Weights per channel</b> — no M, M0 or shift: a hybrid kernel has no output scale S3",
-                ["c", "S2", "Z2"], rows, ["output channel", "weight scale", "weight zero-point"])  # fmt: skip
+                ["c", "S2", "Z2"], rows, ["output channel", "weight scale", "weight zero-point"])
     if r is not None and r.multipliers:
         rows = [[mu.name, mu.formula, g(mu.real), str(mu.m0), str(mu.shift)] for mu in r.multipliers]
         return ("<b>Rescaling multipliers</b> (M ≈ M0·2^(shift−31))", ["multiplier", "formula", "real value", "M0", "shift"],
-                rows, ["", "", "double", "int32 Q0.31", "power-of-two exponent"])  # fmt: skip
+                rows, ["", "", "double", "int32 Q0.31", "power-of-two exponent"])
     if r is not None and r.pot_shifts is not None:
         rows = [[f"input {i + 1}", str(s)] for i, s in enumerate(r.pot_shifts)]
         return "<b>Input shifts</b> (power-of-two scales)", ["input", "shift"], rows, ["", ""]

@@ -37,7 +37,7 @@ EMPTY_TEXT = "Select an op (layer) of the quantized model B to see its integer m
 PATH_COLORS = {
     "full_integer_int8": "#2ca02c", "full_integer_16x8": "#17becf", "hybrid": "#f28c28",
     "weight_only": "#9467bd", "float16_weights": "#8c564b", "float": "#7f7f7f", "other": "#7f7f7f",
-}  # fmt: skip
+}
 
 
 def mono_font():
@@ -72,7 +72,7 @@ class CopyableTable(QTableWidget):
                 it.setFont(font)
                 it.setToolTip(text)
                 it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                                    if fmt.is_number(text) else Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)  # fmt: skip
+                                    if fmt.is_number(text) else Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
                 self.setItem(r, c, it)
         self.resizeColumnsToContents()
         for c in range(self.columnCount()):  # long tensor names elide; the tooltip has them whole
@@ -129,7 +129,7 @@ class OpMathPanel(QWidget):
         self.plot_item = self.plot.getPlotItem()
         self.plot_item.setLabel("bottom", "output channel")
         self.points = pg.PlotDataItem(pen=pg.mkPen(COLOR_B, width=1), symbol="o", symbolSize=5,
-                                      symbolBrush=COLOR_B, symbolPen=None)  # fmt: skip
+                                      symbolBrush=COLOR_B, symbolPen=None)
         self.plot_item.addItem(self.points)
         style_plot(self.plot)
 

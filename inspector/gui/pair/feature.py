@@ -29,13 +29,13 @@ from inspector.gui.workers import Worker, guarded
 from inspector.paths import example_pair
 
 RANDOM_TEXT = ("These results come from random inputs: accuracy, top-1 agreement, clipping and the layer errors "
-               "say little about real data. Choose real samples (a .npy / .npz file or an image folder).")  # fmt: skip
+               "say little about real data. Choose real samples (a .npy / .npz file or an image folder).")
 
 
 def swap_note(check: PairCheck, float_name: str, quant_name: str) -> str:
     return (f"Models swapped: {quant_name} was opened as A but is the quantized model ({check.a_quantized_tensors} "
             f"quantized tensors) and {float_name} is the float one. A · float reference is now {float_name}; "
-            f"B (measured and audited) is {quant_name}.")  # fmt: skip
+            f"B (measured and audited) is {quant_name}.")
 
 
 def pair_warning(check: PairCheck) -> str:
@@ -43,16 +43,16 @@ def pair_warning(check: PairCheck) -> str:
     reasons = [r for r in check.reasons if not r.endswith(": swapped")]
     if not reasons and check.note:
         return (f"Pair not verified: {check.note[:1].upper() + check.note[1:]}. Results may compare different "
-                "models without a warning.")  # fmt: skip
+                "models without a warning.")
     if not reasons:
         return ""
     figures = [f"pairing covers {check.op_coverage:.0%} of B's ops and {check.float_op_coverage:.0%} of A's"]
     if check.max_step_error is not None:
         unit = "float16 ulps" if check.error_unit == "float16 ulps" else "steps of B"
         figures.append(f"{check.weights_compared} weight tensors, {check.elements_compared:,} weights compared, "
-                       f"the furthest {check.max_step_error:.0f} {unit} away")  # fmt: skip
+                       f"the furthest {check.max_step_error:.0f} {unit} away")
     head = ("Not a float model and its quantized twin: " if not check.related
-            else "Some weights of B do not match the float model: ")  # fmt: skip
+            else "Some weights of B do not match the float model: ")
     tail = " Results for this pair compare different models." if not check.related else ""
     figs = "; ".join(figures)
     return head + "; ".join(reasons) + ". " + figs[:1].upper() + figs[1:] + "." + tail

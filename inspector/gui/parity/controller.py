@@ -20,7 +20,7 @@ def _parity_job(quant_path: str, options: ParityOptions, task: TaskState) -> Run
     from inspector.core.compare.runtime_parity import compare_runtimes
 
     return run_isolated(compare_runtimes, quant_path, options, task=task.span(0.0, 1.0, "Runtime parity: "),
-                        step="running the model on both runtimes", models=(quant_path,))  # fmt: skip
+                        step="running the model on both runtimes", models=(quant_path,))
 
 
 class ParityController(QObject):

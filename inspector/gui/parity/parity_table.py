@@ -50,7 +50,7 @@ class ParityTable(QTableWidget):
             for r, layer in enumerate(layers):
                 cells = (("◆ " if layer.first_divergence else "") + str(layer.op_index), layer.op_type,
                          layer.tensor_name, format_share(layer.differ_share), format_lsb(layer.max_lsb),
-                         *spec_cells(layer, labels))  # fmt: skip
+                         *spec_cells(layer, labels))
                 for c, text in enumerate(cells):
                     item = QTableWidgetItem(text)
                     item.setToolTip(_tip(layer, c, text))

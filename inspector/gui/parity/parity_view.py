@@ -150,7 +150,7 @@ class ParityView(QWidget):
         curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=1.2), connect="finite")
         plot.addItem(curve)
         pts = pg.ScatterPlotItem(symbol=symbol, size=8, pen=pg.mkPen(color), brush=brush(color, 200),
-                                 hoverable=True, hoverSize=12, tip=self._tip)  # fmt: skip
+                                 hoverable=True, hoverSize=12, tip=self._tip)
         pts.sigClicked.connect(self._points_clicked)
         pts.curve = curve
         plot.addItem(pts)
@@ -235,7 +235,7 @@ class ParityView(QWidget):
             return ""
         layer = self.result.layers[data]
         return (f"op {layer.op_index} {layer.op_type}\n{layer.tensor_name}\n"
-                f"{format_share(layer.differ_share)} of elements differ, max {format_lsb(layer.max_lsb)} LSB")  # fmt: skip
+                f"{format_share(layer.differ_share)} of elements differ, max {format_lsb(layer.max_lsb)} LSB")
 
     # ------------------------------------------------------------------ selection
     def _points_clicked(self, _item, points, _ev=None) -> None:

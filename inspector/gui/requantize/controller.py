@@ -264,7 +264,7 @@ class RequantizeController(VersionFiles, QObject):
         gain = [f"gain: {r.gain.text()}"] if getattr(r, "gain", None) is not None else []
         self._add_version(Version(n, name, run.path, r.float_path, "edited", plan=r.plan, notes=gain + list(r.notes),
                                   size_bytes=file_size(run.path), base=before.base, edited_ops=tuple(r.edited_ops),
-                                  source=before.path), before)  # fmt: skip
+                                  source=before.path), before)
 
     def _requantized(self, runs, plan: Plan, source: Version, n: int) -> None:
         if not any(v is source for v in self.versions):  # the pair was closed meanwhile: stale
@@ -274,13 +274,13 @@ class RequantizeController(VersionFiles, QObject):
         unchanged = Version(n, f"v{n} re-calibrated, no changes", first.path, first.result.float_path, "recalibrated",
                             plan=first.result.plan, recipe=first.result.recipe, notes=list(first.result.notes),
                             size_bytes=file_size(first.path), base=plan.base, comparison=runs.unchanged_comparison,
-                            source=source.path)  # fmt: skip
+                            source=source.path)
         self.state.add_version(unchanged)
         planned = Version(n + 1, version_name(n + 1, plan, a, b_of=self._b_of()), second.path, second.result.float_path, "requantized",
                           plan=plan, recipe=second.result.recipe,
                           notes=([f"gain: {runs.gain.text()} (against the re-calibrated model with no changes)"] if runs.gain else [])
                           + list(second.result.notes),
-                          size_bytes=file_size(second.path), base=plan.base, source=source.path)  # fmt: skip
+                          size_bytes=file_size(second.path), base=plan.base, source=source.path)
         self._add_version(planned, unchanged)
 
     def _add_version(self, v: Version, before: Version) -> None:
@@ -295,10 +295,10 @@ class RequantizeController(VersionFiles, QObject):
             return ""
         return (f"Baseline is {ref.name}: the quantizer route regenerates every layer from the float file, so "
                 f"{v.name} is compared with the same route run with no changes (seeded from "
-                f"{Path(ref.source).name}'s ranges); the deltas show only the plan's effect.")  # fmt: skip
+                f"{Path(ref.source).name}'s ranges); the deltas show only the plan's effect.")
 
     def suggest(self, target_sqnr_db: float | None, max_layers: int | None, treatment: str = "surgical",
-                objective: str | None = None) -> Worker | None:  # fmt: skip
+                objective: str | None = None) -> Worker | None:
         """Surgical (default): edits of the current model B, the target measured at `objective`
         (a pattern over B's op outputs; None: the model output). Else the quantizer route."""
         from inspector.core.requantize.suggest import SuggestOptions
@@ -318,14 +318,14 @@ class RequantizeController(VersionFiles, QObject):
         opts = self.comparison_options()
         if not surgical and a.main.index != 0:  # the quantizer route's suggest ranks subgraph 0
             self._fail(f"The quantizer route's Suggest ranks the layers of subgraph 0; signature '{opts.signature}' is "
-                       f"subgraph {a.main.index}. Use the surgical route, or choose the layers yourself.")  # fmt: skip
+                       f"subgraph {a.main.index}. Use the surgical route, or choose the layers yourself.")
             return None
         self.suggestion_source = self.versions.index(v)
         self.suggestion_objective = objective if surgical else None
         out = self.folder / file_name(f"v{len(self.versions)} suggested {treatment}")
         if surgical:
             sopts = SurgicalSuggestOptions(samples=opts.samples, max_steps=max_layers, runtime=opts.runtime, objective=objective,
-                                           signature=opts.signature)  # fmt: skip
+                                           signature=opts.signature)
             w = Worker(SURGICAL_SUGGEST, a.path, v.path, target_sqnr_db, sopts, str(out), self._protected(opts), wants_progress=True)
         else:
             qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)  # type: ignore[arg-type]
@@ -354,11 +354,11 @@ class RequantizeController(VersionFiles, QObject):
             v = Version(n, f"v{n} suggest: {describe_surgical(s.plan, b)}", self.suggestion_path, s.best.float_path,
                         "suggested", plan=s.plan, notes=list(s.best.notes) + list(s.notes),
                         size_bytes=file_size(self.suggestion_path), base=before.base,
-                        edited_ops=tuple(s.best.edited_ops), source=before.path)  # fmt: skip
+                        edited_ops=tuple(s.best.edited_ops), source=before.path)
         else:
             v = Version(n, version_name(n, s.plan, a, "suggest", b_of=self._b_of()), self.suggestion_path, s.best.float_path,
                         "suggested", plan=s.plan, recipe=s.best.recipe, notes=list(s.best.notes) + list(s.notes),
-                        size_bytes=file_size(self.suggestion_path), base=s.plan.base)  # fmt: skip
+                        size_bytes=file_size(self.suggestion_path), base=s.plan.base)
         self._add_version(v, before)
         self.suggestion_path = None
         return True

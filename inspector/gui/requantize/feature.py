@@ -41,7 +41,7 @@ def sample_text(opts) -> str:
     s = opts.samples
     count = s.random_count if s.source is None else s.count
     how = (f"from {3 * MIN_HELD_OUT} samples on, the first 2/3 calibrate and the rest are held out to measure gains; "
-           "with fewer, all of them do both (gains in-sample)")  # fmt: skip
+           "with fewer, all of them do both (gains in-sample)")
     if count is not None:
         how = split_samples(count).note
     return f"Calibration uses the comparison's samples: {s.describe()}; {how}. Change them in the Layer error tab."
@@ -118,7 +118,7 @@ class RequantizeFeatures(QObject):
         b = c.models["B"]
         self.panel.editor.set_quant_model(b if c.models["A"] is not None else None)
         self.panel.editor.set_op_maps(0 if b is None or c.models["A"] is None else len(b.main.ops),
-                                      lambda i: c.counterpart_op("B", i), lambda i: c.counterpart_op("A", i))  # fmt: skip
+                                      lambda i: c.counterpart_op("B", i), lambda i: c.counterpart_op("A", i))
         self._calibration_text()
         logits = logits_objective(b) if b is not None else None
         self.panel.suggest.set_logits(logits, f"op {logits[3:]}" if logits else "")
@@ -209,7 +209,7 @@ class RequantizeFeatures(QObject):
         ed.clear_layers()
         ref = rq.version(rq.reference)
         ed.status.setText(f"{v.name} is model B now" + (f", measured against {ref.name}." if ref is not None
-                                                         else "; no baseline (it was not made from another version)."))  # fmt: skip
+                                                         else "; no baseline (it was not made from another version)."))
 
     def choose_save_model(self) -> None:
         v = self.rq.version(self.rq.current)

@@ -68,7 +68,7 @@ ROUTE_TIPS = {
               "every other op, tensor and buffer of B is left byte-identical.",
     QUANTIZER: "litert-quantizer quantizes model A again, calibration seeded from B's ranges; a no-change "
                "run is made first and used as the baseline, so the deltas show only the plan's effect.",
-}  # fmt: skip
+}
 
 
 def route_choices(route: str) -> list[tuple[str, str, str]]:
@@ -318,7 +318,7 @@ class PlanEditor(QWidget):
             if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
                 b = self.a_to_b(op)
                 self.message.emit(f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B "
-                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr,index]  # fmt: skip
+                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr,index]
         return ops
 
     def add_b_layers(self, b_ops: list[int], choice: str | None = None) -> list[int]:
@@ -339,7 +339,7 @@ class PlanEditor(QWidget):
             kinds = self.applicable_to_b(b)
             if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
                 self.message.emit(f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B "
-                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr]  # fmt: skip
+                                  f"({self.quant_model.main.ops[b].type}); choose another edit for it")  # type: ignore[union-attr]
         return b_ops
 
     def _new_row(self, op: int | None, b: int | None = None) -> int:
@@ -390,7 +390,7 @@ class PlanEditor(QWidget):
             name.setText(f"{short} ({self._row_type(r)}) · not in A")
             outs = [sg.tensors[o].name for o in sg.ops[b].outputs if o >= 0] if sg is not None and b is not None and b < len(sg.ops) else []
             name.setToolTip(f"op {b} of model B: {self._row_type(r)}; no counterpart in model A "
-                            "(surgical edits only)\n" + "\n".join(outs))  # fmt: skip
+                            "(surgical edits only)\n" + "\n".join(outs))
             return
         sg = self.model.main  # type: ignore[union-attr]
         beside = "" if b == op else f" · A: op {op}"
@@ -472,7 +472,7 @@ class PlanEditor(QWidget):
             self.message.emit("ops of model B without a counterpart in model A are left out of a regenerated model's plan")
         overrides = [override_for(self.row_op(r), *self.row_choice(r)) for r in rows]  # type: ignore[arg-type]
         return Plan(base=self.base.currentData(), overrides=tuple(overrides),
-                    per_channel=self.per_channel.isChecked(), algorithm=self.algorithm.currentData())  # fmt: skip
+                    per_channel=self.per_channel.isChecked(), algorithm=self.algorithm.currentData())
 
     def surgical_plan(self) -> SurgicalPlan:
         edits = []

@@ -52,7 +52,7 @@ class SuggestBox(QWidget):
         self.treatment.addItem("quantizer route: a16w8", "a16w8")
         self.treatment.setToolTip("Surgical: candidates by isolated error, each tried with keep float, re-calibration, bias "
                                   "correction, per-channel weights and a16w8 on model B, every step verified by comparing "
-                                  "again, with its size and latency. Quantizer route: regenerate from the float file.")  # fmt: skip
+                                  "again, with its size and latency. Quantizer route: regenerate from the float file.")
         self.objective = QComboBox()
         self.objective.addItem("model output", None)
         self.objective.setToolTip("Where the target SQNR is measured (surgical route)")
@@ -108,7 +108,7 @@ class SuggestBox(QWidget):
         if pattern is not None:
             self.objective.addItem(f"logits ({label})", pattern)
             self.objective.setItemData(1, "The input of the final softmax: its output has fixed quantization "
-                                          "parameters (1/256) that no edit of B changes", Qt.ItemDataRole.ToolTipRole)  # fmt: skip
+                                          "parameters (1/256) that no edit of B changes", Qt.ItemDataRole.ToolTipRole)
             self.objective.setCurrentIndex(1)
         self.objective.blockSignals(False)
 
@@ -138,7 +138,7 @@ class RequantizePanel(QWidget):
         self.save_model_button.clicked.connect(self.save_model_requested.emit)
         self.save_recipe_button = QPushButton("Save plan / recipe…")
         self.save_recipe_button.setToolTip("Write the surgical plan JSON (edited versions) or the litert-quantizer recipe "
-                                           "(regenerated versions) that reproduces the shown version")  # fmt: skip
+                                           "(regenerated versions) that reproduces the shown version")
         self.save_recipe_button.clicked.connect(self.save_recipe_requested.emit)
         save_row = QHBoxLayout()
         save_row.addWidget(self.save_model_button)

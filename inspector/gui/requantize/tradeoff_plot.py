@@ -53,7 +53,7 @@ Y_LEAST_DB = 2.0  # narrowest SQNR axis worth showing
 
 
 def place_labels(entries: list[tuple[float, float, str]], width_px: float, height_px: float, extra_y: list[float] = (),  # type: ignore[assignment]
-                 char_px: float = 7.5, line_px: float = 17.0) -> list[tuple[float, float, str, tuple[float, float]]]:  # fmt: skip
+                 char_px: float = 7.5, line_px: float = 17.0) -> list[tuple[float, float, str, tuple[float, float]]]:
     """Greedy: each label takes the first side of its point where it overlaps no earlier label;
     labels equal to one already placed at the same spot are dropped."""
     if not entries:
@@ -111,12 +111,12 @@ class TradeoffPlot(QWidget):
         p.setMenuEnabled(False)
         p.getViewBox().setDefaultPadding(0.12)  # room for the point labels
         self.candidates = pg.ScatterPlotItem(symbol="o", size=10, pen=pg.mkPen(COLOR_B), brush=brush(COLOR_B, 170),
-                                             hoverable=True, tip=self._tip)  # fmt: skip
+                                             hoverable=True, tip=self._tip)
         self.versions = pg.ScatterPlotItem(symbol="s", size=10, pen=pg.mkPen(COLOR_A), brush=brush(COLOR_A, 170),
-                                           hoverable=True, tip=self._tip)  # fmt: skip
+                                           hoverable=True, tip=self._tip)
         self.best = pg.ScatterPlotItem(symbol="o", size=20, pen=pg.mkPen(COLOR_CLIP, width=2.5), brush=pg.mkBrush(None))
         self.target = pg.InfiniteLine(angle=0, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DashLine),
-                                      label="target", labelOpts={"color": COLOR_CLIP, "position": 0.05})  # fmt: skip
+                                      label="target", labelOpts={"color": COLOR_CLIP, "position": 0.05})
         for item in (self.candidates, self.versions, self.best, self.target):
             p.addItem(item)
         self.target.hide()
@@ -219,7 +219,7 @@ class TradeoffPlot(QWidget):
         s = self.suggestion
         versions = "" if self.measured_at else f"<span style='color:{COLOR_A}'>■</span> versions of model B · "
         key = (f"<span style='color:{COLOR_B}'>●</span> plans Suggest tried · {versions}"
-               f"<span style='color:{COLOR_CLIP}'>◯</span> suggested")  # fmt: skip
+               f"<span style='color:{COLOR_CLIP}'>◯</span> suggested")
         if s is None:
             return f"Size against output SQNR. {key}" if self.version_points else ""
         v = suggest_view(s, self.measured_at)
@@ -228,7 +228,7 @@ class TradeoffPlot(QWidget):
         chosen = "; ".join(f"{st.edit} on {st.ops}" for st in v.steps) or "no edit"
         what = "surgical edits of B" if v.route == "surgical" else f"{s.treatment}, base {s.base}"
         return (f"Suggest ({what}, {goal}): <b>{verdict}</b> with {chosen}; "
-                f"{len(v.points) - 1} models evaluated.<br>{key}")  # fmt: skip
+                f"{len(v.points) - 1} models evaluated.<br>{key}")
 
     def _tip(self, x, y, data) -> str:
         label, size, v = data

@@ -61,7 +61,7 @@ def summary_text(d: VersionDelta) -> str:
         what = " · edited: " + ", ".join(f"op {r.op_index} {r.edit}" for r in edited)
     return (f"<b>{d.before_name}</b> → <b>{d.after_name}</b>: output SQNR {db_text(d.output_before_db)} → "
             f"<b>{db_text(d.output_after_db)}</b> ({delta_text(d.output_delta_db)} dB) · {size}{what} · "
-            f"{len(moved)} of {len(d.rows)} layers moved by ≥ 0.05 dB")  # fmt: skip
+            f"{len(moved)} of {len(d.rows)} layers moved by ≥ 0.05 dB")
 
 
 def _item(text: str, align_right: bool = False, tip: str = "") -> QTableWidgetItem:
@@ -139,7 +139,7 @@ class VersionsView(QWidget):
         bold.setBold(True)
         for r, (name, size, sqnr) in enumerate(rows):
             items = [_item(("▶ " if r == current else "") + name, tip=name), _item(kib(size), True),
-                     _item(db_text(sqnr) if sqnr is not None else "not compared yet", True)]  # fmt: skip
+                     _item(db_text(sqnr) if sqnr is not None else "not compared yet", True)]
             for c, it in enumerate(items):
                 if r == current:
                     it.setFont(bold)
@@ -177,7 +177,7 @@ class VersionsView(QWidget):
                      _item(row.tensor_name, tip=row.tensor_name),
                      _item(row.edit, tip="the edit applied to this layer's op" if row.edit else "not edited"),
                      _item(db_text(row.before_db), True), _item(db_text(row.after_db), True),
-                     _item(delta_text(delta), True), _item(f"{row.op_type} · {dt}")]  # fmt: skip
+                     _item(delta_text(delta), True), _item(f"{row.op_type} · {dt}")]
             if delta is not None and abs(delta) >= 0.05:
                 items[COL_DELTA].setForeground(QBrush(UP if delta > 0 else DOWN))
             if row.edit:

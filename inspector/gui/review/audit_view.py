@@ -70,7 +70,7 @@ def detail_html(f: Finding) -> str:
     return (f"<p><b style='color:{color}'>{f.severity.upper()}</b> · <b>{html.escape(f.rule)}</b> · {html.escape(where)}</p>"
             f"<p>{html.escape(f.message)}</p>"
             f"<p><b>observed:</b> <code>{html.escape(value_text(f.observed, 64))}</code><br>"
-            f"<b>expected:</b> <code>{html.escape(value_text(f.expected, 64))}</code></p>")  # fmt: skip
+            f"<b>expected:</b> <code>{html.escape(value_text(f.expected, 64))}</code></p>")
 
 
 class FindingsModel(QAbstractTableModel):
@@ -238,7 +238,7 @@ class AuditView(QWidget):
             return
         n = {s: sum(1 for f in findings if f.severity == s) for s in SEVERITY_COLORS}
         parts = [f"<span style='color:{SEVERITY_COLORS[s]}'><b>{n[s]}</b> {s}{'s' if n[s] != 1 else ''}</span>"
-                 for s in SEVERITY_COLORS]  # fmt: skip
+                 for s in SEVERITY_COLORS]
         clean = " — no rule violations" if not n["error"] and not n["warning"] else ""
         self.summary.setText(f"Audit of <b>{source}</b>: {', '.join(parts)}{clean}" + (f" <i>({note})</i>" if note else ""))
 

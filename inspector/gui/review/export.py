@@ -51,14 +51,14 @@ def export_paths(folder: str | Path, base: str, kinds) -> dict[str, str]:
 
 
 def export_job(float_path: str, quant_path: str | None, comparison: ComparisonResult | None, paths: dict[str, str],
-               task: TaskState | None = None) -> list[str]:  # fmt: skip
+               task: TaskState | None = None) -> list[str]:
     """Build the report and write the requested files (runs in a worker thread)."""
     task = as_task(task)
     task.report(0.05, "Building the report (audit, histograms, op math)")
     report = build_report(float_path, quant_path, comparison)
     task.report(0.7, "Writing report files")
     return write_report(report, comparison, html=paths.get("html"), json_path=paths.get("json"), csv=paths.get("csv"),
-                        model_explorer=paths.get("model_explorer"))  # fmt: skip
+                        model_explorer=paths.get("model_explorer"))
 
 
 class ReportExporter(QObject):
@@ -169,7 +169,7 @@ class ExportDialog(QDialog):
         self.files = QLabel()
         self.files.setWordWrap(True)
         note = QLabel("" if has_comparison else "<i>No comparison yet: the report has the model summaries, the audit "
-                      "and no error figures. Run a comparison first for the full report.</i>")  # fmt: skip
+                      "and no error figures. Run a comparison first for the full report.</i>")
         note.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)

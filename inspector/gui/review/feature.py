@@ -163,7 +163,7 @@ class ReviewFeatures(QObject):
             if key is None:
                 self.window.statusBar().showMessage(
                     f"This finding is in subgraph {f.subgraph}, which no signature of both models opens; "
-                    f"the panes show subgraph {model.main.index}.", 8000)  # fmt: skip
+                    f"the panes show subgraph {model.main.index}.", 8000)
                 return
             c.set_signature(key)
             model = c.models["B"]

@@ -234,7 +234,7 @@ class SessionController(QObject):
         when = dt.datetime.fromtimestamp(rec.saved_at).strftime("%Y-%m-%d %H:%M")
         box = QMessageBox(QMessageBox.Icon.Question, "Restore previous session?",
                           "The inspector did not exit normally last time (crash or kill).\n\n"
-                          f"Restore the session it autosaved at {when}?", parent=self.window)  # fmt: skip
+                          f"Restore the session it autosaved at {when}?", parent=self.window)
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.button(QMessageBox.StandardButton.Yes).setText("Restore")
         box.button(QMessageBox.StandardButton.No).setText("Discard")

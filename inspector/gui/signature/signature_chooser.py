@@ -32,7 +32,7 @@ class SignatureChooser(QWidget):
         super().__init__(parent)
         self.combo = QComboBox()
         self.combo.setToolTip("The signature (entry point) to compare: its subgraph, inputs and outputs. "
-                              "The op tables, the comparison and requantize calibration use it.")  # fmt: skip
+                              "The op tables, the comparison and requantize calibration use it.")
         self.details = QLabel()
         self.details.setWordWrap(True)
         form = QFormLayout()

@@ -96,7 +96,7 @@ def blockwise_tip(t: Tensor, bw: BlockwiseParams | str | None) -> str | None:
         return bw
     zp = "zero-point 0 (symmetric)" if bw.zero_point_tensor is None else f"zero-points in '{bw.zero_point_tensor}'"
     return (f"{t.dtype} blockwise: {bw.num_blocks:,} blocks of {bw.block_size} inputs ({bw.blocks_per_row} per output "
-            f"channel); block scales {_spread(bw.scale_range)} in '{bw.scale_tensor}'; {zp}")  # fmt: skip
+            f"channel); block scales {_spread(bw.scale_range)} in '{bw.scale_tensor}'; {zp}")
 
 
 def format_row(t: Tensor, bw: BlockwiseParams | str | None = None) -> tuple[str, ...]:
