@@ -1,7 +1,8 @@
 """Main window: model A and model B side by side above a tab area for the analysis views.
 
-Later features add their views with `add_tab(title, widget)` and listen to the controller's
-`selection_changed` / `models_changed`; long work goes through `controller.run_task()`.
+It composes the features (`_compose`): each is built with the models-and-selection controller,
+the `UiServices` (errors, status, tabs, menus, strips) and the collaborators it calls, and adds
+its own tabs and menus; the window keeps them in one `features` table and owns no feature.
 """
 
 from __future__ import annotations
@@ -27,17 +28,19 @@ from inspector.core.keras.detect import is_keras_path
 from inspector.core.runtime.versions import runtime_versions
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
-from inspector.gui.compare.feature import install_compare
-from inspector.gui.diagnosis.feature import install_diagnosis
-from inspector.gui.example.autorun import install_example_autorun
-from inspector.gui.keras.feature import install_keras
+from inspector.gui.compare.feature import CompareFeatures
+from inspector.gui.diagnosis.feature import DiagnosisFeatures
+from inspector.gui.example.autorun import ExampleAutorun
+from inspector.gui.keras.feature import KerasFeatures
 from inspector.gui.models.controller import SLOTS, Controller, Selection
-from inspector.gui.pair.feature import install_pair
-from inspector.gui.parity.feature import install_parity
+from inspector.gui.opmath.feature import OpMathFeature
+from inspector.gui.pair.feature import PairFeatures
+from inspector.gui.parity.feature import ParityFeatures
 from inspector.gui.recent import RecentFiles
-from inspector.gui.requantize.feature import install_requantize
-from inspector.gui.review.feature import install_review
-from inspector.gui.signature.feature import install_signatures
+from inspector.gui.requantize.feature import RequantizeFeatures
+from inspector.gui.review.feature import ReviewFeatures
+from inspector.gui.session.controller import SessionController
+from inspector.gui.signature.feature import SignatureFeatures
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
@@ -108,23 +111,46 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.tasks = TaskIndicator()
         self.statusBar().addPermanentWidget(self.tasks)
 
-        self.ui = UiServices(self)  # what features use of the window: errors, status, tabs, menus by name
+        at = lay.indexOf(self.banner) + 1  # feature strips (summary, pair notices) go below the banner
+        self.ui = UiServices(self, self.panes, self.settings, self.recent, lay, at)  # what features use of the window
         self._build_menus()
         self._connect()
         self._update_title()
-        features = install_compare(self)  # window.compare: run, layer error plot, activations, worst samples
-        compare = features.compare
-        requantize_tab = self.tabs.count()
-        requantize = install_requantize(self, compare).rq  # window.requantize: plan, versions, deltas, suggest, save
-        review = install_review(self, compare, requantize)  # op math + audit tabs, File > Export report / sessions
-        install_signatures(self, features.inputs)  # the signature chooser above the comparison's inputs
-        install_pair(self, compare, features)  # window.pair: pair check (swap back, not twins), random-inputs banner, inputs per pair
-        install_example_autorun(self, compare, features, review.session)  # the bundled example pair opens compared; "Run" once both are open
-        install_parity(self)  # window.parity: "Runtime parity" tab (model B on two runtimes / thread counts)
-        install_keras(self)  # window.keras: Keras / SavedModel / QAT models as A, "Keras / QAT" tab, Make TFLite twins
-        install_diagnosis(self)  # Apply fix / Extract as repro on layers (after compare and requantize)
-        self.tabs.tabBar().moveTab(requantize_tab, self.tabs.count() - 1)  # Requantize stays the last tab
+        self.features = self._compose(self.controller, self.ui)
         self._restore_state()
+
+    @staticmethod
+    def _compose(c: Controller, ui: UiServices) -> dict[str, object]:
+        """Build the features, each with the collaborators it calls (no feature reaches another
+        through the window); the result names them for the window's own intents and for tests."""
+        compare_features = CompareFeatures(c, ui)  # Run, layer error plot, activations, worst samples
+        compare = compare_features.compare
+        requantize_tab = ui.tab_count()
+        requantize_features = RequantizeFeatures(c, ui, compare)  # plan, versions, deltas, suggest, save
+        requantize = requantize_features.rq
+        opmath = OpMathFeature(c, ui, compare_features.source)  # Op math tab
+        session = SessionController(c, ui, compare_features.source, compare, requantize)  # File > Open / Save session
+        review = ReviewFeatures(c, ui, compare_features.source)  # Audit tab, File > Export report
+        signature_features = SignatureFeatures(c, ui, compare_features)  # the chooser above the comparison's inputs
+        pair = PairFeatures(c, ui, compare, compare_features)  # pair check, random-inputs notice, inputs per pair
+        example_autorun = ExampleAutorun(c, ui, compare, compare_features, session)  # the bundled pair opens compared
+        parity = ParityFeatures(c, ui)  # Runtime parity tab
+        keras = KerasFeatures(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
+        diagnosis_features = DiagnosisFeatures(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
+        ui.move_tab_last(requantize_tab)  # Requantize stays the last tab
+        return {"compare": compare, "compare_features": compare_features, "requantize": requantize,
+                "requantize_features": requantize_features, "requantize_panel": requantize_features.panel,
+                "session": session, "review": review, "opmath": opmath, "signature_features": signature_features,
+                "pair": pair, "example_autorun": example_autorun, "parity": parity, "keras": keras,
+                "diagnosis_features": diagnosis_features}
+
+    def __getattr__(self, name: str):
+        """`window.compare`, `window.keras`...: the composed features by name (for the window's
+        intents, the app and tests; features never look each other up here)."""
+        features = self.__dict__.get("features")
+        if features is not None and name in features:
+            return features[name]
+        raise AttributeError(name)
 
     # ------------------------------------------------------------------ extension points
     def add_tab(self, title: str, widget: QWidget) -> int:
@@ -135,8 +161,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
         Keras model or SavedModel folder opens through `keras_features` (its float twin as A)."""
-        if is_keras_path(path) and hasattr(self, "keras"):
-            return self.keras.open_keras(slot, path)
+        if is_keras_path(path) and "keras" in self.__dict__.get("features", {}):
+            return self.features["keras"].open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
             self.choose_section(slot, str(path))
             return None
@@ -211,13 +237,14 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.act_open_a = self._action(m, "Open &float model (A)…", QKeySequence("Ctrl+O"), lambda: self.choose_file("A"))
         self.act_open_b = self._action(m, "Open &quantized model (B)…", QKeySequence("Ctrl+Shift+O"), lambda: self.choose_file("B"))
         self.recent_menu = m.addMenu("Open &recent")
+        self.ui.register_action("recent", self.recent_menu.menuAction())
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._fill_recent()
         m.addSeparator()
         self._action(m, "Close model A", None, lambda: self.controller.close_model("A"))
         self._action(m, "Close model B", None, lambda: self.controller.close_model("B"))
         m.addSeparator()
-        self.act_quit = self._action(m, "&Quit", QKeySequence("Ctrl+Q"), self.close)
+        self.act_quit = self.ui.register_action("quit", self._action(m, "&Quit", QKeySequence("Ctrl+Q"), self.close))
         v = self.ui.register_menu("View", self.menuBar().addMenu("&View"))
         self.act_panes = self._action(v, "Show &model panes (A, B)", QKeySequence("F9"), self.show_panes)
         self.act_panes.setCheckable(True)

@@ -37,7 +37,7 @@ def test_blockwise_fc_views(qtbot, window):
     assert row[COLUMNS.index("Scale")] == f"{lo:.6g} … {hi:.6g}" and row[COLUMNS.index("Zero pt")] == "0"
     assert row[COLUMNS.index("Range")] == f"[{-8 * hi:.6g}, {7 * hi:.6g}]"
     # op math panel
-    panel = window.review.op_math_panel
+    panel = window.opmath.op_math_panel
     assert panel.math == op_math(mq, fc.index)
     grid = {a: b for a, b, _ in params(panel.math)}
     assert grid["Block size B"] == "32" and grid["Blocks"] == "512" and grid["S3 (output scale)"] == "none"

@@ -92,7 +92,7 @@ def test_op_math_tables_show_all_tensor_rows_and_whole_headers(qtbot, window, fi
     window.resize(*size)
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", fixture_path("int8"))
-    panel = window.review.op_math_panel
+    panel = window.opmath.op_math_panel
     window.tabs.setCurrentWidget(panel)
     conv = next(op for op in window.controller.subgraph("B").ops if op.type == "CONV_2D")
     window.controller.select_op("B", conv.index)

@@ -1,13 +1,13 @@
 """The comparison of the open pair: runs it, holds its result, its task metrics and a baseline.
 
-One per window (`window.compare`). `run()` runs `core.compare.compare_models` in the worker
+One per window (`CompareFeatures.compare`). `run()` runs `core.compare.compare_models` in the worker
 process (`core.runtime.worker`) from a `Worker` thread, so a LiteRT crash becomes a `failed` message
 and the GUI stays up. Which tensors keep values for the activation view: `viewdata.activations.keep_plan`
 (all layers when the model is small enough, else the selected tensor; `collect_values(t)` re-runs
 to fetch another). `run_single_sample(k)` re-runs sample k alone (`core.single_sample`).
 
-    window.compare.set_baseline(result, "before: int8")   # e.g. the requantize panel
-    window.compare.run()                                  # after swapping model B
+    compare.set_baseline(result, "before: int8")   # e.g. the requantize panel
+    compare.run()                                  # after swapping model B
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from shiboken6 import isValid
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.result import ComparisonResult
@@ -25,7 +24,7 @@ from inspector.core.compare.task import TaskResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.viewdata.activations import keep_plan
-from inspector.gui.relay import relay
+from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
 
 
@@ -74,7 +73,7 @@ class CompareController(QObject):
         self.worker: Worker | None = None
         self.task_error = ""
         relay(state.options_changed, self.options_changed, self)
-        state.comparison_changed.connect(lambda r: isValid(self) and self._comparison_changed(r))
+        on_event(state.comparison_changed, self, self._comparison_changed)
         relay(state.baseline_changed, self.baseline_changed, self)
 
     # ------------------------------------------------------------------ state

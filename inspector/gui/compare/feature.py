@@ -1,10 +1,13 @@
-"""The comparison features of the main window, installed by `install_compare(window)`:
+"""The comparison feature (`CompareFeatures(controller, ui)`, composed by the main window):
 
-- `window.compare` (`CompareController`) and a Compare menu (Run Ctrl+R, Cancel, clear baseline);
+- its `CompareController` (`.compare`), the `ComparisonSource` other features read
+  (`.source`), and a Compare menu (Run Ctrl+R, Cancel, clear baseline);
 - a "Layer error" tab: the inputs panel beside the layer error plot;
 - an "Activations" tab for the selected layer; a "Worst samples" tab (list, per-class drop,
   and the selected sample's layerwise error);
 - the output summary strip at the top of the window and the SQNR column of both layer lists.
+Intents for its collaborators: `add_inputs_header`, `show_inputs_note`, `choose_sample_file`,
+`show_page`, `show_summary_hint`.
 Selection is shared through the main controller: clicking a layer selects its op in B (and the
 matching op in A); selecting an op anywhere highlights its layer and shows its activations.
 """
@@ -15,7 +18,7 @@ import dataclasses
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QColor, QKeySequence
-from PySide6.QtWidgets import QScrollArea, QSplitter
+from PySide6.QtWidgets import QScrollArea, QSplitter, QWidget
 
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.samples.settings import SampleSettings
@@ -31,7 +34,9 @@ from inspector.gui.compare.activation_view import ActivationView
 from inspector.gui.compare.controller import CompareController, SampleRun
 from inspector.gui.compare.inputs_panel import InputsPanel
 from inspector.gui.compare.output_summary import OutputSummary
+from inspector.gui.compare.source import ComparisonSource
 from inspector.gui.compare.worst_samples import WorstSamplesView
+from inspector.gui.ui_services import UiServices
 from inspector.gui.views.layer_error_plot import LayerErrorPlot
 
 SAMPLE_FIELDS = frozenset(f.name for f in dataclasses.fields(SampleSettings))
@@ -47,12 +52,12 @@ def grade_color(grade: float | None) -> QColor | None:
 
 
 class CompareFeatures(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.controller = c = window.controller
-        self.compare = cc = CompareController(c, window)
-        window.compare = cc
+    def __init__(self, controller, ui: UiServices) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
+        self.controller = c = controller
+        self.compare = cc = CompareController(c, ui.parent)
+        self.source = ComparisonSource(cc, ui)
         self.inputs = InputsPanel()
         self.plot = LayerErrorPlot()
         self.activations = ActivationView()
@@ -75,10 +80,10 @@ class CompareFeatures(QObject):
         self.page = page
         self.worst.add_side(self.sample_plot)  # below the per-class plot, beside the list
         self.worst_page = self.worst
-        window.ui.add_tab("Layer error", page)
-        window.ui.add_tab("Activations", self.activations)
-        window.ui.add_tab("Worst samples", self.worst)
-        self._install_summary()
+        ui.add_tab("Layer error", page)
+        ui.add_tab("Activations", self.activations)
+        ui.add_tab("Worst samples", self.worst)
+        ui.add_strip(self.summary)
         self._install_menu()
 
         self.inputs.run_requested.connect(lambda _o: self.run())
@@ -98,21 +103,40 @@ class CompareFeatures(QObject):
         self.activations.collect_requested.connect(cc.collect_values)
         self.worst.sample_selected.connect(cc.run_single_sample)
         c.selection_changed.connect(lambda _s: self._selection_changed())
+        c.signature_changed.connect(lambda _k: cc.cancel())  # its result would be for the previous signature's ops
 
-    def _install_summary(self) -> None:
-        lay = self.window.centralWidget().layout()
-        at = lay.indexOf(self.window.banner) + 1 if hasattr(self.window, "banner") else 0
-        lay.insertWidget(at, self.summary)
+    # ------------------------------------------------------------------ intents
+    def add_inputs_header(self, widget: QWidget) -> None:
+        """A widget at the top of the comparison's inputs (the signature chooser)."""
+        self.inputs.add_header(widget)
+
+    def show_inputs_note(self, text: str) -> None:
+        self.inputs.status.setText(text)
+
+    def show_page(self) -> None:
+        """Show the Layer error tab (the inputs beside the plot)."""
+        self.ui.show_tab(self.page)
+
+    def choose_sample_file(self) -> None:
+        """Show the inputs panel with the file source chosen and open its file chooser."""
+        self.show_page()
+        panel = self.inputs
+        panel.source.setCurrentIndex(panel.source.findData("file"))
+        panel.choose_path()
+
+    def show_summary_hint(self, text: str) -> None:
+        """The summary strip's line while there is no result."""
+        self.summary.label.setText(f"<i>{text}</i>")
 
     def _install_menu(self) -> None:
-        m = self.window.ui.menu("Compare", "&Compare")
-        self.act_run = QAction("&Run comparison", self.window, shortcut=QKeySequence("Ctrl+R"))
+        m = self.ui.menu("Compare", "&Compare")
+        self.act_run = QAction("&Run comparison", self.ui.parent, shortcut=QKeySequence("Ctrl+R"))
         self.act_run.triggered.connect(self.run)
-        self.act_cancel = QAction("&Cancel comparison", self.window, shortcut=QKeySequence("Ctrl+."))
+        self.act_cancel = QAction("&Cancel comparison", self.ui.parent, shortcut=QKeySequence("Ctrl+."))
         self.act_cancel.triggered.connect(self.compare.cancel)
-        self.act_clear = QAction("Clear &baseline series", self.window)
+        self.act_clear = QAction("Clear &baseline series", self.ui.parent)
         self.act_clear.triggered.connect(self.compare.clear_baseline)
-        self.act_isolated = QAction("SQNR column shows the &isolated error", self.window, checkable=True)
+        self.act_isolated = QAction("SQNR column shows the &isolated error", self.ui.parent, checkable=True)
         self.act_isolated.setStatusTip("The layer lists' SQNR column: each layer's own (isolated) error instead of the "
                                        "accumulated one; needs a comparison run with 'isolated error per layer'")
         self.act_isolated.setEnabled(False)
@@ -161,7 +185,7 @@ class CompareFeatures(QObject):
         self._fill_error_columns(result)
         self._selection_changed()
         if result is not None:
-            self.window.ui.clear_error("compare")  # a failure of an earlier run is no longer what is shown
+            self.ui.clear_error("compare")  # a failure of an earlier run is no longer what is shown
             self.inputs.status.setText(
                 f"Done: {len(result.layers)} layers, {result.samples} samples in {result.elapsed_s:.2f} s "
                 f"({result.runtime} runtime). {result.inputs}"
@@ -174,18 +198,18 @@ class CompareFeatures(QObject):
             plot.set_sample(run.result if run is not None else None, run.label if run is not None else "")
         if run is not None:
             self.inputs.status.setText(f"{run.label} ({run.result.sources[0]}) re-run alone: its layerwise error is in the plot.")
-            self.window.ui.status(f"Layerwise error of {run.label} ({run.result.sources[0]}) added to the layer error plot", 8000)
+            self.ui.status(f"Layerwise error of {run.label} ({run.result.sources[0]}) added to the layer error plot", 8000)
 
     def _failed(self, message: str) -> None:
         self.inputs.set_running(False, f"Failed: {message}")
-        self.window.ui.show_error(f"Comparison failed: {message}", owner="compare")
+        self.ui.show_error(f"Comparison failed: {message}", owner="compare")
 
     def _fill_error_columns(self, result: ComparisonResult | None) -> None:
         """SQNR per op in both layer lists: accumulated, or isolated when chosen and available."""
         has_iso = result is not None and result.isolated
         self.act_isolated.setEnabled(bool(has_iso))
         isolated = bool(has_iso) and self.act_isolated.isChecked()
-        for slot, pane in self.window.panes.items():
+        for slot, pane in self.ui.panes.items():
             pane.set_error_header("SQNR iso" if isolated else "SQNR",
                                   "Isolated SQNR: the layer's own error (fed the quantized model's inputs)" if isolated
                                   else "SQNR of the layer's output in the last comparison, accumulated end to end "
@@ -246,9 +270,4 @@ class CompareFeatures(QObject):
             return
         self.activations.show_layer(layer, activation_histogram(layer, kept), depth=i)
 
-
-def install_compare(window) -> CompareFeatures:
-    """Add the comparison run, plots and views to `window` (sets `window.compare`)."""
-    window.compare_features = CompareFeatures(window)
-    return window.compare_features
 

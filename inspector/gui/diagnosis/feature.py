@@ -1,4 +1,5 @@
-"""The diagnosis' actions, installed by `install_diagnosis(window)`:
+"""The diagnosis' actions (`DiagnosisFeatures(controller, ui, compare, requantize_features,
+parity)`, composed by the main window after the features it calls):
 
 - "Apply fix" on a layer (the layer lists' context menu, Compare menu Ctrl+Shift+F): the layer's
   diagnosed edit is queued in the Requantize tab's plan, run there (worker, progress, Cancel),
@@ -24,6 +25,7 @@ from inspector.core.requantize.diagnosis_fix import fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
 from inspector.core.viewdata.layer_series import cause_cell, fix_label, op_errors
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
 
@@ -36,17 +38,18 @@ def extract_job(quant_path: str, op: int, samples, float_path: str | None, signa
 
 
 class DiagnosisFeatures(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.controller = window.controller
-        self.compare = window.compare
-        self.rq = window.requantize
+    def __init__(self, controller, ui: UiServices, compare, requantize_features, parity) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
+        self.controller = controller
+        self.compare = compare
+        self.requantize = requantize_features  # its intents: apply_plan, say
+        self.rq = requantize_features.rq
         self.pending: tuple[Fix, object, str] | None = None  # (fix, the comparison before it, its label)
         self.outcome: list[str] = []  # the last fix's before/after lines
         self.extract_worker: Worker | None = None
         self._install_menu()
-        for slot, pane in window.panes.items():
+        for slot, pane in ui.panes.items():
             view = pane.op_view
             view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
             view.customContextMenuRequested.connect(lambda pos, s=slot, v=view: self._context_menu(s, v, pos))
@@ -54,14 +57,14 @@ class DiagnosisFeatures(QObject):
         # the kernel cause needs runtime parity: re-diagnose when either result changes (after the
         # comparison features have filled the columns from the comparison alone)
         self.compare.result_changed.connect(lambda _r: self.refresh_causes())
-        self.parity = window.parity.controller  # the ParityController (window.parity: its features)
+        self.parity = parity  # the ParityController
         self.parity.result_changed.connect(lambda _r: self.refresh_causes())
         self.rq.failed.connect(lambda _m: setattr(self, "pending", None))
 
     # ------------------------------------------------------------------ menus
     def _install_menu(self) -> None:
-        w = self.window
-        menu = w.ui.menu("Compare")
+        w = self.ui.parent
+        menu = self.ui.menu("Compare")
         self.act_fix = QAction("Apply the selected layer's &fix", w, shortcut=QKeySequence("Ctrl+Shift+F"))
         self.act_fix.setStatusTip("Queue the diagnosed edit of the selected layer in the Requantize tab and run it")
         self.act_fix.triggered.connect(lambda: self.apply_fix(self.controller.selection.op("B")))
@@ -105,7 +108,7 @@ class DiagnosisFeatures(QObject):
         r = self.diagnosed()
         if r is None:
             return
-        for slot, pane in self.window.panes.items():
+        for slot, pane in self.ui.panes.items():
             pane.set_causes({op: cause_cell(layer) for op, layer in op_errors(r, float_side=slot == "A").items()})
 
     # ------------------------------------------------------------------ apply fix
@@ -115,21 +118,15 @@ class DiagnosisFeatures(QObject):
             return None
         return next((lay for lay in r.layers if lay.op_index == op), None)
 
-    def _say(self, text: str) -> None:
-        self.window.requantize_panel.editor.status.setText(text)
-        self.window.statusBar().showMessage(text.splitlines()[0], 10000)
-
     def apply_fix(self, op: int | None) -> Worker | None:
         layer = self.layer(op)
         if layer is None or layer.diagnosis is None or layer.diagnosis.fix is None:
-            self.window.statusBar().showMessage("Select a layer whose diagnosis proposes a fix (run a comparison first).", 8000)
+            self.ui.status("Select a layer whose diagnosis proposes a fix (run a comparison first).", 8000)
             return None
         fix = layer.diagnosis.fix
         plan = fix_plan(fix, signature=self.compare.result.signature)
-        self.window.requantize_panel.editor.set_plan(plan)  # queued in the Requantize tab's plan
-        self.window.tabs.setCurrentWidget(self.window.requantize_panel)
         self.pending = (fix, self.compare.result, fix_label(layer))
-        w = self.rq.run(plan)
+        w = self.requantize.apply_plan(plan)  # queued in the Requantize tab's plan, run there
         if w is None:
             self.pending = None
         return w
@@ -143,16 +140,16 @@ class DiagnosisFeatures(QObject):
         if before is None or after is None:
             return
         self.outcome = fix_outcome(before, after, fix)
-        self._say(f"Applied the fix ({label}) → {v.name}:\n" + "\n".join(self.outcome))
+        self.requantize.say(f"Applied the fix ({label}) → {v.name}:\n" + "\n".join(self.outcome))
 
     # ------------------------------------------------------------------ extract
     def choose_extract(self, op: int | None) -> None:
         b = self.controller.models["B"]
         if op is None or b is None:
-            self.window.statusBar().showMessage("Select an op of model B to extract.", 8000)
+            self.ui.status("Select an op of model B to extract.", 8000)
             return
-        parent = QFileDialog.getExistingDirectory(self.window, f"Extract op {op}: choose where its folder goes",
-                                                  str(self.window.recent.save_dir))
+        parent = QFileDialog.getExistingDirectory(self.ui.parent, f"Extract op {op}: choose where its folder goes",
+                                                  str(self.ui.recent.save_dir))
         if parent:
             self.extract(op, str(Path(parent) / f"{Path(b.path).stem}_op{op}"))  # a new folder there
 
@@ -164,7 +161,7 @@ class DiagnosisFeatures(QObject):
         signature = self.compare.result.signature if self.compare.result is not None else None
         w = Worker(extract_job, b.path, op, samples, a.path if a is not None else None, signature, folder, wants_progress=True)
         w.finished.connect(guarded(self, lambda ex: self._extracted(ex, folder)))
-        w.failed.connect(guarded(self, lambda msg: self.window.show_error(f"Extract op {op} failed: {msg}")))
+        w.failed.connect(guarded(self, lambda msg: self.ui.show_error(f"Extract op {op} failed: {msg}")))
         self.extract_worker = w
         self.controller.run_task(w, f"Extracting op {op}")
         return w
@@ -172,12 +169,7 @@ class DiagnosisFeatures(QObject):
     def _extracted(self, ex, folder: str) -> None:
         exact = "bit-exact" if ex.reference_bit_exact else "NOT bit-exact"
         lsb = ", ".join(f"{v:g}" for v in ex.xnnpack_max_lsb.values()) or "-"
-        self.window.statusBar().showMessage(
+        self.ui.status(
             f"Extracted op {ex.op_index} ({ex.op_type}) over {ex.samples} samples into {folder}: reference kernels {exact}, "
             f"XNNPACK max {lsb} LSB; run python run.py there", 15000)
 
-
-def install_diagnosis(window) -> DiagnosisFeatures:
-    """Apply fix and Extract as repro on layers (needs the comparison and requantize features)."""
-    window.diagnosis_features = DiagnosisFeatures(window)
-    return window.diagnosis_features

@@ -4,7 +4,7 @@ without a comparison says "Run" instead of "open models A and B".
 When both open models are the bundled example (`inputs_memory.is_example_pair`) and its
 bundled inputs are the chosen samples, the comparison starts at once, in the worker with its
 progress and Cancel (the compare controller's own run), on the Layer error tab. Once per opening of the pair; the QSettings
-key `AUTORUN_KEY` (default on) turns it off. Installed by one line in MainWindow.
+key `AUTORUN_KEY` (default on) turns it off. Composed by the main window.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
+from inspector.gui.ui_services import UiServices
 from inspector.paths import example_inputs, is_example_pair
 
 AUTORUN_KEY = "compare/auto_run_example"
@@ -21,22 +22,22 @@ EXAMPLE_TEXT = "The bundled example pair: comparing it on its bundled inputs and
 
 
 class ExampleAutorun(QObject):
-    """Collaborators: the window (settings, controller, tabs), the compare controller, the compare
-    features (the summary strip it writes its hint into, the layer-error page it shows) and the
-    session controller (no auto-run while a session restores)."""
+    """Collaborators: the models controller, the window's services (settings, tabs), the compare
+    controller, the compare features (the summary strip it writes its hint into, the layer-error
+    page it shows) and the session controller (no auto-run while a session restores)."""
 
-    def __init__(self, window, compare, features, session) -> None:
-        super().__init__(window)
-        self.window, self.compare, self.session = window, compare, session
-        self.summary, self.page = features.summary, features.page
+    def __init__(self, controller, ui: UiServices, compare, compare_features, session) -> None:
+        super().__init__(ui.parent)
+        self.ui, self.compare, self.session = ui, compare, session
+        self.features = compare_features
         self._done_for: tuple[str, str] | None = None
-        window.controller.models_changed.connect(self._models_changed)
+        controller.models_changed.connect(self._models_changed)
         compare.result_changed.connect(lambda _r: self._hint())
         compare.started.connect(self._hint)
         compare.finished.connect(self._hint)
 
     def enabled(self) -> bool:
-        v = self.window.settings.value(AUTORUN_KEY, True)
+        v = self.ui.settings.value(AUTORUN_KEY, True)
         return v not in (False, "false", "0", 0)
 
     def _models_changed(self, *_args) -> None:
@@ -66,21 +67,14 @@ class ExampleAutorun(QObject):
     def _show_layer_error(self) -> None:
         """Show the run's plot instead of the empty weight histogram ("Select a layer…") that
         filled half the first screen, unless the user already chose another tab."""
-        tabs = self.window.tabs
-        if tabs.currentIndex() == 0:
-            tabs.setCurrentWidget(self.page)
+        if self.ui.current_tab_index() == 0:
+            self.features.show_page()
 
     def _hint(self, *_args) -> None:
         """The summary strip's hint while there is no result: 'Run' once both models are open."""
-        summary = self.summary
         if self.compare.result is not None:
             return
         if self.compare.paths() is None:
             return  # the summary's own hint: open models A and B
         text = EXAMPLE_TEXT if self.compare.running and is_example_pair(*self.compare.paths()) else READY_TEXT
-        summary.label.setText(f"<i>{text}</i>")
-
-
-def install_example_autorun(window, compare, features, session) -> ExampleAutorun:
-    window.example_autorun = e = ExampleAutorun(window, compare, features, session)
-    return e
+        self.features.show_summary_hint(text)

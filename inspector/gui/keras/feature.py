@@ -1,4 +1,4 @@
-"""Keras, SavedModel and QAT models in the GUI, installed by `install_keras(window)` (`window.keras`).
+"""Keras, SavedModel and QAT models in the GUI (`KerasFeatures(controller, ui, opmath)`, composed by the main window).
 
 Model A may be a Keras model: its float twin (made once, in the worker process, cached) gives
 the panes, pairing and tables their structure, while the "Keras / QAT" tab shows the QAT ranges
@@ -24,6 +24,7 @@ from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tenso
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
 from inspector.core.runtime.worker import run_isolated
 from inspector.gui.keras.keras_view import KerasView
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
 KERAS_FILTER = "Keras models (*.keras *.h5 *.hdf5);;All files (*)"
@@ -34,25 +35,26 @@ def _in_worker(fn, *args, task, step: str, models=()) -> Any:
 
 
 class KerasFeatures(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.controller = window.controller
+    def __init__(self, controller, ui: UiServices, opmath) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
+        self.opmath = opmath  # B's op math gains a "QAT range → scale" section
+        self.controller = controller
         self.source: dict[str, Any] | None = None  # open_for_view's result for model A
         self.comparison: dict[str, Any] | None = None  # KerasComparison.to_json() of the last run
         self.worker: Worker | None = None
         self.qat_tensors: dict[int, QatTensor] = {}  # model B's tensor -> its QAT range (when paired with B)
         self.cache_root = str(default_cache_root())  # where Keras models' float twins are kept
         self.view = KerasView()
-        window.add_tab("Keras / QAT", self.view)  # tabs move later (Requantize stays last): find it by widget
+        ui.add_tab("Keras / QAT", self.view)  # tabs move later (Requantize stays last): find it by widget
         self.view.compare_requested.connect(self.compare)
         self.view.twins_requested.connect(self.choose_twins)
         self.view.tensor_activated.connect(self._select_b_tensor)
         self.view.op_activated.connect(lambda op: self.controller.select_op("B", op))
         self.controller.models_changed.connect(self._models_changed)
         self.controller.signature_changed.connect(lambda _k: self._show_beside_b())  # another subgraph: other tensors
-        window.review.op_math_updated.connect(self._op_math_shown)  # B's op math gains a "QAT range → scale" section
-        menu = window.ui.menu("File")
+        opmath.op_math_updated.connect(self._op_math_shown)
+        menu = ui.menu("File")
         first = menu.actions()[2] if len(menu.actions()) > 2 else None
         self.act_folder = menu.addAction("Open Keras &SavedModel folder (A)…", self.choose_folder)
         self.act_twins = menu.addAction("Make TFLite &twins…", self.choose_twins)
@@ -61,17 +63,17 @@ class KerasFeatures(QObject):
             menu.insertAction(first, self.act_twins)
 
     def show_tab(self) -> None:
-        self.window.tabs.setCurrentWidget(self.view)
+        self.ui.show_tab(self.view)
 
     # ------------------------------------------------------------------ opening
     def open_keras(self, slot: str, path: str | Path) -> Worker:
         """Open a Keras model as A (a Keras model is a float model: slot B opens it as A too)."""
         path = str(Path(path).absolute())
         if slot != "A":
-            self.window.statusBar().showMessage("A Keras model is the float model: it opens as A", 8000)
+            self.ui.status("A Keras model is the float model: it opens as A", 8000)
         w = Worker(_in_worker, open_for_view, path, self.cache_root, step="opening the Keras model", models=(path,), wants_progress=True)
         w.finished.connect(guarded(self, self._opened))
-        w.failed.connect(guarded(self, lambda msg: self.window.show_error(f"Could not open model A: {msg}", "A")))
+        w.failed.connect(guarded(self, lambda msg: self.ui.show_error(f"Could not open model A: {msg}", "A")))
         self.view.set_source(f"Opening {Path(path).name} (importing TensorFlow, making its float twin)…", False)
         self.controller.run_task(w, f"Opening {Path(path).name}")
         return w
@@ -81,7 +83,7 @@ class KerasFeatures(QObject):
         self.comparison = None
         self.view.set_layers([], None, "")
         w = self.controller.open_model("A", src["float_twin"])
-        w.done.connect(guarded(self, lambda: self.window.recent.add("A", src["path"])))
+        w.done.connect(guarded(self, lambda: self.ui.recent.add("A", src["path"])))
         self._show_info(src["info"])
 
     def _select_b_tensor(self, tensor: int) -> None:
@@ -101,18 +103,16 @@ class KerasFeatures(QObject):
         info = self.source["info"] if self.source is not None else None
         paired = info is not None and b is not None and info.get("tflite") == b.path and b.main.index == 0  # keras_info pairs with subgraph 0
         self.qat_tensors = qat_by_tensor(info) if paired else {}  # type: ignore[arg-type]
-        self.window.panes["B"].tensors.set_extra_columns(QatColumns(self.qat_tensors) if self.qat_tensors else None)
-        review = self.window.review  # installed before this feature (main_window)
-        review.op_math_panel.set_section(None)
-        self._op_math_shown(review.op_math_panel.math)
+        self.ui.panes["B"].tensors.set_extra_columns(QatColumns(self.qat_tensors) if self.qat_tensors else None)
+        self.opmath.set_section(None)
+        self._op_math_shown(self.opmath.current_math())
 
     def _op_math_shown(self, om) -> None:
         """Op math of B's op (the panel shows B's whenever B is open): its tensors' QAT ranges."""
-        review = self.window.review
         b = self.controller.models["B"]
         if om is None or not self.qat_tensors or b is None or om.subgraph != 0:
             return
-        review.op_math_panel.set_section(qat_math_section(self.qat_tensors, [(t.role, t.index) for t in om.tensors]))
+        self.opmath.set_section(qat_math_section(self.qat_tensors, [(t.role, t.index) for t in om.tensors]))
 
     def _update_header(self) -> None:
         src = self.source
@@ -203,15 +203,15 @@ class KerasFeatures(QObject):
 
     # ------------------------------------------------------------------ dialogs
     def choose_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self.window, "Open a Keras SavedModel folder as A", self.window.recent.last_dir)
+        path = QFileDialog.getExistingDirectory(self.ui.parent, "Open a Keras SavedModel folder as A", self.ui.recent.last_dir)
         if path:
-            self.window.open_model("A", path)
+            self.ui.open_model("A", path)
 
     def choose_twins(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Make TFLite twins of a Keras model", self.window.recent.last_dir, KERAS_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.ui.parent, "Make TFLite twins of a Keras model", self.ui.recent.last_dir, KERAS_FILTER)
         if not path:
             return
-        out = QFileDialog.getExistingDirectory(self.window, "Folder for the TFLite twins", str(Path(path).parent))
+        out = QFileDialog.getExistingDirectory(self.ui.parent, "Folder for the TFLite twins", str(Path(path).parent))
         if out:
             self.make_twins(path, out)
 
@@ -221,20 +221,16 @@ class KerasFeatures(QObject):
         w = Worker(_in_worker, make_twins, str(path), str(out_dir), list(modes), samples, step="making TFLite twins",
                    models=(str(path),), wants_progress=True)
         w.finished.connect(guarded(self, self._twins_made))
-        w.failed.connect(guarded(self, lambda msg: self.window.show_error(f"Could not make TFLite twins: {msg}")))
+        w.failed.connect(guarded(self, lambda msg: self.ui.show_error(f"Could not make TFLite twins: {msg}")))
         self.controller.run_task(w, f"Making TFLite twins of {Path(path).name}")
         return w
 
     def _twins_made(self, twins: dict[str, Any]) -> None:
-        self.window.open_files([twins["float"], next(iter(twins["quantized"].values()))], "A")
+        self.ui.open_files([twins["float"], next(iter(twins["quantized"].values()))], "A")
         samples = twins["provenance"].get("samples")
         if samples and not samples["settings"].get("source"):
-            self.window.show_error("The int8 twin was calibrated on random samples: choose real inputs (Layer error tab) "
+            self.ui.show_error("The int8 twin was calibrated on random samples: choose real inputs (Layer error tab) "
                                    "and make the twins again for a faithful one.")
         else:
-            self.window.statusBar().showMessage(f"TFLite twins written beside {Path(twins['float']).name}", 8000)
+            self.ui.status(f"TFLite twins written beside {Path(twins['float']).name}", 8000)
 
-
-def install_keras(window) -> KerasFeatures:
-    window.keras = KerasFeatures(window)
-    return window.keras

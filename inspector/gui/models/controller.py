@@ -14,7 +14,6 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from shiboken6 import isValid
 
 from inspector.core.compare.pairing import Pairing
 from inspector.core.compare.weights import (
@@ -25,7 +24,7 @@ from inspector.core.compare.weights import (
 )
 from inspector.core.state.app_state import SLOTS, AppState, Selection
 from inspector.core.tflite.model import Model, Subgraph, Tensor
-from inspector.gui.relay import relay
+from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
 
 __all__ = ["SLOTS", "Controller", "Selection"]
@@ -57,7 +56,7 @@ class Controller(QObject):
         relay(st.pair_changed, self.models_changed, self)
         relay(st.signature_changed, self.signature_changed, self)
         relay(st.selection_changed, self.selection_changed, self)
-        st.selection_changed.connect(lambda _s: isValid(self) and self._update_weights())  # after every model move too
+        on_event(st.selection_changed, self, lambda _s: self._update_weights())  # after every model move too
 
     # ------------------------------------------------------------------ state (held by AppState)
     @property

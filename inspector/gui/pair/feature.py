@@ -1,4 +1,4 @@
-"""Trust what you see, installed by `install_pair(window, compare)` (`window.pair`):
+"""Trust what you see (`PairFeatures(controller, ui, compare, compare_features)`, composed by the main window):
 
 - Pair check: once both models are open, `core.compare.pair_check.check_pair` runs in a worker
   (weights only, no interpreter). A pair opened the wrong way round (A quantized, B float) is
@@ -22,8 +22,8 @@ from PySide6.QtGui import QAction
 
 from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.result import ComparisonResult
-from inspector.gui.compare.feature import CompareFeatures
 from inspector.gui.pair.inputs_memory import InputsMemory
+from inspector.gui.ui_services import UiServices
 from inspector.gui.views.status import NoticeBanner
 from inspector.gui.workers import Worker, guarded
 from inspector.paths import example_pair
@@ -120,32 +120,29 @@ class PairChecker(QObject):
 
 
 class PairFeatures(QObject):
-    def __init__(self, window, compare, features: CompareFeatures | None = None) -> None:
-        super().__init__(window)
-        self.window = window
+    def __init__(self, controller, ui: UiServices, compare, compare_features) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
         self.compare = compare
-        self.features = features or window.compare_features  # the inputs panel and its tab
-        self.checker = PairChecker(window.controller, self)
-        self.memory = InputsMemory(window.settings, window.controller.state, self)
+        self.features = compare_features  # the inputs panel and its tab, through its intents
+        self.checker = PairChecker(controller, self)
+        self.memory = InputsMemory(ui.settings, controller.state, self)
         self.pair_banner = NoticeBanner("warning", "pairBanner")
         self.random_banner = NoticeBanner("info", "randomBanner", "Choose samples…")
-        lay = window.centralWidget().layout()
-        at = lay.indexOf(window.banner) + 1
-        lay.insertWidget(at, self.pair_banner)
-        lay.insertWidget(at + 1, self.random_banner)
+        ui.add_strip(self.pair_banner, self.random_banner)
         self.checker.checked.connect(self._pair_checked)
-        window.controller.models_changed.connect(self.memory.pair_changed)
-        self.memory.note.connect(self.features.inputs.status.setText)
+        controller.models_changed.connect(self.memory.pair_changed)
+        self.memory.note.connect(compare_features.show_inputs_note)
         compare.result_changed.connect(self._result_changed)
         self.random_banner.action_button.clicked.connect(self.choose_samples)
-        self.act_example = QAction("Open the &example pair", window)
+        self.act_example = QAction("Open the &example pair", ui.parent)
         self.act_example.setToolTip("The bundled float + int8 example, with its inputs and labels")
         self.act_example.triggered.connect(self.open_example)
-        window.ui.menu("File").insertAction(window.recent_menu.menuAction(), self.act_example)
+        ui.menu("File").insertAction(ui.action("recent"), self.act_example)
 
     def open_example(self) -> list:
         """Open the bundled example pair (its bundled inputs are selected on its first run)."""
-        return self.window.open_files([str(p) for p in example_pair()], "A")
+        return self.ui.open_files([str(p) for p in example_pair()], "A")
 
     def _pair_checked(self, check: PairCheck | None, note: str) -> None:
         parts = [note] if note else []
@@ -164,14 +161,4 @@ class PairFeatures(QObject):
 
     def choose_samples(self) -> None:
         """Show the inputs panel with the file source chosen and open its file chooser."""
-        cf = self.features
-        self.window.tabs.setCurrentWidget(cf.page)
-        panel = cf.inputs
-        panel.source.setCurrentIndex(panel.source.findData("file"))
-        panel.choose_path()
-
-
-def install_pair(window, compare, features: CompareFeatures | None = None) -> PairFeatures:
-    """Add the pair check, the pair and random-inputs banners and the per-pair inputs memory."""
-    window.pair = PairFeatures(window, compare, features)
-    return window.pair
+        self.features.choose_sample_file()

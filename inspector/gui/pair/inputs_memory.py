@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QSettings, Signal
 
 from inspector.core.samples.settings import ALL, SampleSettings
 from inspector.core.state.app_state import AppState, same_file
+from inspector.gui.relay import on_event
 from inspector.paths import example_inputs, is_example_pair
 
 GROUP = "pair_inputs"
@@ -48,7 +49,7 @@ class InputsMemory(QObject):
         self._pair: tuple[str, str] | None = None
         self._owner: tuple[str, str] | None = None  # the pair the current samples were chosen for (None: no pair open then)
         self._restoring = False
-        state.options_changed.connect(lambda _o: self.remember())
+        on_event(state.options_changed, self, lambda _o: self.remember())
 
     def remembered(self, float_path: str, quant_path: str) -> SampleSettings | None:
         raw = self.settings.value(pair_key(float_path, quant_path))

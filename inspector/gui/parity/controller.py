@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from shiboken6 import isValid
 
 from inspector.core.compare.parity_result import ParityOptions, RuntimeParityResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
+from inspector.gui.relay import on_event
 from inspector.gui.workers import Worker, guarded
 
 
@@ -37,7 +37,7 @@ class ParityController(QObject):
         self.state = controller.state
         self.options: ParityOptions | None = None  # the options of the result (None: restored or none)
         self.worker: Worker | None = None
-        self.state.parity_changed.connect(self._state_changed)
+        on_event(self.state.parity_changed, self, self._state_changed)
 
     @property
     def result(self) -> RuntimeParityResult | None:
@@ -91,5 +91,4 @@ class ParityController(QObject):
     def _state_changed(self, result: RuntimeParityResult | None) -> None:
         if result is None:
             self.options = None
-        if isValid(self):  # a state event may outlive a closed window's controller
-            self.result_changed.emit(result)
+        self.result_changed.emit(result)

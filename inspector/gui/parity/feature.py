@@ -1,4 +1,4 @@
-"""The "Runtime parity" tab, installed by `install_parity(window)` (`window.parity`): model B on
+"""The "Runtime parity" tab (`ParityFeatures(controller, ui)`, composed by the main window): model B on
 two runtimes or thread counts (the device-vs-desktop question), per layer the share of elements
 that differ and the max LSB, the first divergence and the kernel that departs from the spec.
 Clicking a layer selects B's op everywhere; selecting an op elsewhere highlights its layer."""
@@ -10,16 +10,18 @@ from PySide6.QtCore import QObject
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.gui.parity.controller import ParityController
 from inspector.gui.parity.parity_view import ParityView
+from inspector.gui.relay import on_event
+from inspector.gui.ui_services import UiServices
 
 
 class ParityFeatures(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        c = self.controller_main = window.controller
+    def __init__(self, controller, ui: UiServices) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
+        c = self.controller_main = controller
         self.controller = pc = ParityController(c, self)
         self.view = view = ParityView()
-        window.add_tab("Runtime parity", view)
+        ui.add_tab("Runtime parity", view)
         view.run_requested.connect(lambda rts, ths: pc.run(pc.parity_options(rts, ths)))
         view.cancel_requested.connect(pc.cancel)
         view.layer_clicked.connect(lambda op: c.select_op("B", op))
@@ -30,7 +32,7 @@ class ParityFeatures(QObject):
         pc.cancelled.connect(lambda: view.run_row.status.setText("Cancelled; the previous result (if any) is still shown."))
         pc.result_changed.connect(self._result_changed)
         c.selection_changed.connect(lambda sel: view.set_selected(sel.op("B")))
-        c.state.options_changed.connect(lambda _o: self._samples_changed())
+        on_event(c.state.options_changed, self, lambda _o: self._samples_changed())
         self._samples_changed()
 
     def _samples_changed(self) -> None:
@@ -45,9 +47,4 @@ class ParityFeatures(QObject):
 
     def _failed(self, message: str) -> None:
         self.view.set_running(False, f"Failed: {message}")
-        self.window.show_error(f"Runtime parity failed: {message}")
-
-
-def install_parity(window) -> ParityFeatures:
-    window.parity = ParityFeatures(window)
-    return window.parity
+        self.ui.show_error(f"Runtime parity failed: {message}")

@@ -1,4 +1,4 @@
-"""The requantize loop of one window (`window.requantize`): plan -> new model B -> compare again.
+"""The requantize loop of one window (`RequantizeFeatures.rq`): plan -> new model B -> compare again.
 
 Two routes. Surgical (the default): the plan edits the current model B (`core.requantize.surgical`),
 every op it does not name stays byte-identical, so the previous B is the baseline and the deltas
@@ -9,7 +9,7 @@ made first and is the baseline (`baseline_reason` says why).
 Versions: v0 is the quantized model the user opened; every run (or applied suggestion) writes a
 new model into a versions folder (atomically, never over an input) and becomes model B, the
 previous B staying a named version. After each switch of B the comparison re-runs through
-`window.compare` (or its stored result is shown) with the reference version's result as the
+the comparison controller it is given (or its stored result is shown) with the reference version's result as the
 baseline series, and `delta_changed` carries the per-layer / output / size deltas computed by
 `core.requantize.delta`. Requantize and suggest run in the worker process (`core.runtime.worker`) from a
 `Worker` thread: progress, Cancel, and a LiteRT crash is an error message, not a dead app.
@@ -21,7 +21,6 @@ import dataclasses
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from shiboken6 import isValid
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.requantize.choices import (
@@ -43,13 +42,14 @@ from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.state.app_state import same_file
 from inspector.core.state.versions import Version
 from inspector.core.tflite.model import Model
-from inspector.gui.relay import relay
+from inspector.gui.relay import on_event, relay
 from inspector.gui.requantize.version_files import (
     VersionFiles,
     file_name,
     file_size,
     remove_quietly,
 )
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 from inspector.paths import new_versions_folder
 
@@ -66,10 +66,10 @@ class RequantizeController(VersionFiles, QObject):
     saved = Signal(str)  # path written
     pair_left = Signal()  # another pair (or none) is open: what was said of the old pair goes
 
-    def __init__(self, window, compare, folder: str | Path | None = None) -> None:
-        super().__init__(window)
-        self.window = window
-        self.controller = window.controller
+    def __init__(self, controller, ui: UiServices, compare, folder: str | Path | None = None) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
+        self.controller = controller
         self.compare = compare
         self.state = self.controller.state  # holds the versions, current and reference (sessions save them)
         self._folder = Path(folder) if folder is not None else None
@@ -82,7 +82,7 @@ class RequantizeController(VersionFiles, QObject):
         self._awaiting: int | None = None  # version whose comparison completes a run
         self._pair: tuple[str, str] | None = None  # (A, v0) of the versions shown
         relay(self.state.versions_changed, self.versions_changed, self)
-        self.state.versions_changed.connect(lambda: isValid(self) and self._update())  # the delta follows current and reference
+        on_event(self.state.versions_changed, self, self._update)  # the delta follows current and reference
         self.controller.models_changed.connect(self._models_changed)
         compare.result_changed.connect(self._result_changed)
 
@@ -143,7 +143,7 @@ class RequantizeController(VersionFiles, QObject):
             self._awaiting = None
             self.suggestion, self.suggestion_path = None, None
             self.suggestion_changed.emit(None)
-            self.window.ui.clear_error("requantize")  # a failure of the old pair's run or Suggest
+            self.ui.clear_error("requantize")  # a failure of the old pair's run or Suggest
             self.pair_left.emit()
             self._update()  # the state dropped the old pair's result and baseline; nothing runs by itself
             return
@@ -246,19 +246,25 @@ class RequantizeController(VersionFiles, QObject):
         c = self.compare
         shown = c.result if c is not None else None
         if v.comparison is None and shown is not None and same_file(shown.quant_path, v.path):
-            v.comparison = shown
+            self._set_comparison(v, shown)
+
+    def _set_comparison(self, v: Version, result) -> None:
+        """A version's comparison changes through the state (its `versions_changed` follows)."""
+        i = next((i for i, x in enumerate(self.versions) if x is v), None)
+        if i is not None:
+            self.state.set_version_comparison(i, result)
 
     def _edited(self, run: EditRun, name: str, before: Version, n: int) -> None:
         if not any(v is before for v in self.versions):  # the pair was closed meanwhile: stale
             return
         if run.baseline is not None and before.comparison is None:
-            before.comparison = run.baseline
+            self._set_comparison(before, run.baseline)
         if run.unchanged:  # same ops, tensors, parameters and weights: not a new version
             remove_quietly(run.path)
             why = "; ".join(run.result.notes) or "the edited model equals model B"
             msg = f"No new version: the edit changes nothing in {before.name} ({why})."
             self.unchanged.emit(msg)
-            self.window.ui.status(msg, 10000)
+            self.ui.status(msg, 10000)
             return
         r = run.result
         gain = [f"gain: {r.gain.text()}"] if getattr(r, "gain", None) is not None else []
@@ -383,7 +389,7 @@ class RequantizeController(VersionFiles, QObject):
 
     def _fail(self, message: str) -> None:
         self.failed.emit(message)
-        self.window.ui.show_error(message, owner="requantize")
+        self.ui.show_error(message, owner="requantize")
 
     def _protected(self, opts: CompareOptions) -> list[str]:
         a = self.controller.models["A"]

@@ -1,8 +1,9 @@
-"""Installs the Requantize tab and menu (`install_requantize(window)`, one line in MainWindow).
+"""The Requantize tab and menu (`RequantizeFeatures(controller, ui, compare)`, composed by the
+main window).
 
-Sets `window.requantize` (the `RequantizeController`; also the session hook) and
-`window.requantize_panel`, and keeps the panel in step with the models, the selection and the
-comparison controller (`window.compare`, looked up when needed).
+Holds the `RequantizeController` (`.rq`; also the session hook) and the panel (`.panel`), and
+keeps the panel in step with the models, the selection and the comparison controller it is
+given. Intents for its collaborators: `apply_plan` (queue a plan and run it), `say`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from inspector.core.viewdata.layer_series import op_errors
 from inspector.core.viewdata.suggest_view import suggest_text
 from inspector.gui.requantize.controller import RequantizeController
 from inspector.gui.requantize.requantize_panel import RequantizePanel
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker
 
 MODEL_FILTER = "TFLite models (*.tflite);;All files (*)"
@@ -54,16 +56,14 @@ def held_out_note(notes) -> str:
 
 
 class RequantizeFeatures(QObject):
-    def __init__(self, window, compare) -> None:
-        super().__init__(window)
-        self.window = window
-        self.controller = c = window.controller
+    def __init__(self, controller, ui: UiServices, compare) -> None:
+        super().__init__(ui.parent)
+        self.ui = ui
+        self.controller = c = controller
         self.compare = compare
-        self.rq = rq = RequantizeController(window, compare)
+        self.rq = rq = RequantizeController(c, ui, compare)
         self.panel = p = RequantizePanel()
-        window.requantize = rq
-        window.requantize_panel = p
-        window.ui.add_tab("Requantize", p)
+        ui.add_tab("Requantize", p)
         self._install_menu()
         Worker(algorithms_for, "CONV_2D").start()  # imports litert-quantizer off the GUI thread
 
@@ -99,6 +99,18 @@ class RequantizeFeatures(QObject):
         self.panel.plot.set_result(compare.result)
         self.panel.plot.set_baseline(compare.baseline, compare.baseline_label)
         self._models_changed()
+
+    # ------------------------------------------------------------------ intents
+    def apply_plan(self, plan) -> Worker | None:
+        """Queue `plan` in the tab's plan editor, show the tab and run it (None: not started)."""
+        self.panel.editor.set_plan(plan)
+        self.ui.show_tab(self.panel)
+        return self.rq.run(plan)
+
+    def say(self, text: str) -> None:
+        """A message under the plan (its first line also in the status bar)."""
+        self.panel.editor.status.setText(text)
+        self.ui.status(text.splitlines()[0], 10000)
 
     # ------------------------------------------------------------------ wiring to the comparison
 
@@ -196,7 +208,7 @@ class RequantizeFeatures(QObject):
         """Save dialogs start in the last folder saved into, else the folder of the model B the
         user opened (v0), never the auto-purged versions cache the shown version lives in."""
         v0 = self.rq.version(0)
-        return self.window.recent.save_dir_for(v0.path if v0 is not None else None)
+        return self.ui.recent.save_dir_for(v0.path if v0 is not None else None)
 
     def make_model_b(self, i: int) -> None:
         """The user chose version i as model B: measured against the version it was made from
@@ -214,20 +226,20 @@ class RequantizeFeatures(QObject):
     def choose_save_model(self) -> None:
         v = self.rq.version(self.rq.current)
         start = str(Path(self.save_folder()) / f"{Path(v.path).stem if v else 'model'}.tflite")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save model B as", start, MODEL_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.ui.parent, "Save model B as", start, MODEL_FILTER)
         if path and self.rq.save_model_to(path):
-            self.window.recent.remember_save_dir(path)
+            self.ui.recent.remember_save_dir(path)
 
     def choose_save_recipe(self) -> None:
         v = self.rq.version(self.rq.current)
         start = str(Path(self.save_folder()) / f"{Path(v.path).stem if v else 'model'}.recipe.json")
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save recipe", start, RECIPE_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.ui.parent, "Save recipe", start, RECIPE_FILTER)
         if path and self.rq.save_recipe_to(path):
-            self.window.recent.remember_save_dir(path)
+            self.ui.recent.remember_save_dir(path)
 
     def _install_menu(self) -> None:
-        w = self.window
-        m = w.ui.menu("Requantize", "Re&quantize")
+        w = self.ui.parent
+        m = self.ui.menu("Requantize", "Re&quantize")
         self.act_run = QAction("&Run requantize", w, shortcut=QKeySequence("Ctrl+Shift+R"))
         self.act_run.triggered.connect(lambda: self.rq.run(self.panel.editor.plan()))
         self.act_add = QAction("&Add selected layer to the plan", w, shortcut=QKeySequence("Ctrl+Shift+A"))
@@ -239,8 +251,3 @@ class RequantizeFeatures(QObject):
         for a in (self.act_run, self.act_add, self.act_save, self.act_recipe):
             m.addAction(a)
 
-
-def install_requantize(window, compare) -> RequantizeFeatures:
-    """Add the Requantize tab and menu to `window` (sets `window.requantize`)."""
-    window.requantize_features = RequantizeFeatures(window, compare)
-    return window.requantize_features

@@ -1,5 +1,5 @@
 """Saving versions of model B and applying those a session restores (a mixin of
-`RequantizeController`, which provides `state`, `versions`, `current`, `window`, `controller`,
+`RequantizeController`, which provides `state`, `versions`, `current`, `ui`, `controller`,
 the `saved` signal, `version()`, `_show_current()`, `comparison_options()` and `_protected()`;
 the versions themselves live in `AppState`, their session form in `core.state.version_sessions`)."""
 
@@ -39,7 +39,7 @@ class VersionFiles:
             self._fail(f"Could not save the model: {path}: {e.strerror or e}")
             return False
         self.saved.emit(str(path))
-        self.window.ui.status(f"Saved {v.name} to {path}", 8000)
+        self.ui.status(f"Saved {v.name} to {path}", 8000)
         return True
 
     def save_recipe_to(self, path: str | Path, version: int | None = None) -> bool:
@@ -53,7 +53,7 @@ class VersionFiles:
                         raise InputError("refusing to overwrite an input file with the plan", str(path))
                 atomic_write_text(path, to_json_text(v.plan.to_json()) + "\n")
                 self.saved.emit(str(path))
-                self.window.ui.status(f"Saved the plan of {v.name} to {path}", 8000)
+                self.ui.status(f"Saved the plan of {v.name} to {path}", 8000)
                 return True
             if v is None or not v.recipe:
                 raise InputError(f"{v.name if v else 'model B'} was opened, not produced here, so it has no recipe; choose a requantized version")
@@ -63,7 +63,7 @@ class VersionFiles:
             self._fail(f"Could not save the recipe: {e}")
             return False
         self.saved.emit(str(path))
-        self.window.ui.status(f"Saved the recipe of {v.name} to {path}", 8000)
+        self.ui.status(f"Saved the recipe of {v.name} to {path}", 8000)
         return True
 
     # ------------------------------------------------------------------ sessions
@@ -92,7 +92,7 @@ class VersionFiles:
             self.state.set_versions(versions, current, reference)
             self._show_current()
         if missing:
-            self.window.ui.show_error(f"Versions of model B not restored, their files no longer exist: {', '.join(missing)}")
+            self.ui.show_error(f"Versions of model B not restored, their files no longer exist: {', '.join(missing)}")
 
 
 def file_name(name: str) -> str:

@@ -32,6 +32,7 @@ from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.review.report import build_report, write_report
 from inspector.gui.recent import in_resources
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
 KINDS = ("html", "json", "csv", "model_explorer")
@@ -65,10 +66,10 @@ class ReportExporter(QObject):
     exported = Signal(list)  # paths written
     failed = Signal(str)
 
-    def __init__(self, window, source) -> None:
-        super().__init__(window)
-        self.window, self.source = window, source
-        self.action = QAction("&Export report…", window)
+    def __init__(self, controller, ui: UiServices, source) -> None:
+        super().__init__(ui.parent)
+        self.controller, self.ui, self.source = controller, ui, source
+        self.action = QAction("&Export report…", ui.parent)
         self.action.setShortcut(QKeySequence("Ctrl+E"))
         self.action.setStatusTip("Write the review report: HTML, JSON, comparison CSV, Model Explorer overlay")
         self.action.triggered.connect(self.show_dialog)
@@ -77,14 +78,14 @@ class ReportExporter(QObject):
 
     # ------------------------------------------------------------------ defaults
     def models(self) -> tuple[str | None, str | None]:
-        m = self.window.controller.models
+        m = self.controller.models
         return (m["A"].path if m["A"] else None), (m["B"].path if m["B"] else None)
 
     def default_folder(self) -> str:
-        last = str(self.window.settings.value(SETTINGS_DIR, "") or "")
+        last = str(self.ui.settings.value(SETTINGS_DIR, "") or "")
         if last and Path(last).is_dir() and not in_resources(last):
             return last
-        return self.window.recent.save_dir  # the last folder saved into / models came from, else home; never resources
+        return self.ui.recent.save_dir  # the last folder saved into / models came from, else home; never resources
 
     def default_base(self) -> str:
         a, b = self.models()
@@ -102,31 +103,31 @@ class ReportExporter(QObject):
             raise InputError("open a model first: there is nothing to report on")
         if not kinds:
             raise InputError("choose at least one file to export")
-        self.window.settings.setValue(SETTINGS_DIR, str(Path(folder)))
+        self.ui.settings.setValue(SETTINGS_DIR, str(Path(folder)))
         paths = export_paths(folder, base, kinds)
         w = Worker(export_job, first, second, comparison, paths, wants_progress=True)
         w.finished.connect(guarded(self, self._done))
         w.failed.connect(guarded(self, self._failed))
         self.worker = w
-        self.window.controller.run_task(w, "Exporting report")
+        self.controller.run_task(w, "Exporting report")
         return w
 
     def _done(self, written: list[str]) -> None:
         names = ", ".join(Path(p).name for p in written)
         folder = Path(written[0]).parent if written else ""
-        self.window.statusBar().showMessage(f"Report written to {folder}: {names}", 15000)
+        self.ui.status(f"Report written to {folder}: {names}", 15000)
         self.exported.emit(written)
 
     def _failed(self, msg: str) -> None:
-        self.window.show_error(f"Export failed: {msg}")
+        self.ui.show_error(f"Export failed: {msg}")
         self.failed.emit(msg)
 
     def show_dialog(self) -> ExportDialog | None:
         a, b = self.models()
         if a is None and b is None:
-            self.window.show_error("Export report: open a model first.")
+            self.ui.show_error("Export report: open a model first.")
             return None
-        d = ExportDialog(self.default_folder(), self.default_base(), self.source.result() is not None, self.window)
+        d = ExportDialog(self.default_folder(), self.default_base(), self.source.result() is not None, self.ui.parent)
         d.accepted.connect(lambda: self._accepted(d))
         d.open()  # window-modal; the event loop keeps running
         self.dialog = d
@@ -136,7 +137,7 @@ class ReportExporter(QObject):
         try:
             self.export(d.folder.text(), d.base.text().strip() or "report", d.kinds())
         except InputError as e:
-            self.window.show_error(f"Export failed: {e}")
+            self.ui.show_error(f"Export failed: {e}")
 
 
 class ExportDialog(QDialog):

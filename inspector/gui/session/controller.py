@@ -18,7 +18,6 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
-from shiboken6 import isValid
 
 from inspector.core.errors import InspectorError
 from inspector.core.state.recovery import CrashRecovery, Recoverable
@@ -38,6 +37,8 @@ from inspector.core.state.session_restore import (
 from inspector.core.tflite.litertlm import split_address
 from inspector.core.writing import to_json_text
 from inspector.gui.recent import in_resources
+from inspector.gui.relay import on_event
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
 ROLES = {"A": "float", "B": "quant"}
@@ -49,11 +50,11 @@ class SessionController(QObject):
     restored = Signal(dict)  # the state, once its models are open and it is applied
     saved = Signal(str)  # path
 
-    def __init__(self, window, source, compare, requantize) -> None:
-        super().__init__(window)
-        self.window, self.source = window, source
+    def __init__(self, controller, ui: UiServices, source, compare, requantize) -> None:
+        super().__init__(ui.parent)
+        self.ui, self.source = ui, source
         self.compare, self.requantize = compare, requantize
-        self.controller = window.controller
+        self.controller = controller
         self.app_state = self.controller.state
         self.path: str | None = None
         self.recovery: CrashRecovery | None = None
@@ -61,10 +62,10 @@ class SessionController(QObject):
         self._autosave_worker: Worker | None = None
         self._autosave_again = False
         self._pending: tuple[dict, set, list[str]] | None = None
-        self.act_open = QAction("Open &session…", window)
+        self.act_open = QAction("Open &session…", ui.parent)
         self.act_open.setShortcut(QKeySequence("Ctrl+Shift+L"))
         self.act_open.triggered.connect(self.choose_open)
-        self.act_save = QAction("&Save session…", window)
+        self.act_save = QAction("&Save session…", ui.parent)
         self.act_save.setShortcut(QKeySequence.StandardKey.Save)
         self.act_save.triggered.connect(self.choose_save)
         self.timer = QTimer(self)
@@ -72,7 +73,12 @@ class SessionController(QObject):
         self.timer.timeout.connect(self.autosave)
         source.changed.connect(self.autosave)
         self.controller.models_changed.connect(self.autosave)
-        self.controller.state.parity_changed.connect(lambda _r: isValid(self) and self.autosave())
+        on_event(self.controller.state.parity_changed, self, lambda _r: self.autosave())
+        self.controller.signature_changed.connect(lambda _k: self.autosave())
+        file_menu, quit_action = ui.menu("File"), ui.action("quit")  # Open / Save session, then a separator, before Quit
+        for a in (self.act_open, self.act_save):
+            file_menu.insertAction(quit_action, a)
+        file_menu.insertSeparator(quit_action)
 
     # ------------------------------------------------------------------ state
 
@@ -91,7 +97,7 @@ class SessionController(QObject):
             p += SUFFIX
         out = save_session(p, self.state())
         self.path = p
-        self.window.ui.status(f"Session saved to {p}", 8000)
+        self.ui.status(f"Session saved to {p}", 8000)
         self.saved.emit(p)
         return out
 
@@ -100,7 +106,7 @@ class SessionController(QObject):
         try:
             state = load_session(path)
         except InspectorError as e:
-            self.window.ui.show_error(f"Could not open the session: {e}")
+            self.ui.show_error(f"Could not open the session: {e}")
             return False
         self.path = str(path)
         self.apply(state, f"session {Path(path).name}")
@@ -164,9 +170,9 @@ class SessionController(QObject):
             st.set_parity(parts.parity)
         problems = problems + parts.problems
         if problems:
-            self.window.ui.show_error(f"Restored {origin} with problems: " + "; ".join(problems))
+            self.ui.show_error(f"Restored {origin} with problems: " + "; ".join(problems))
         else:
-            self.window.ui.status(f"Restored {origin}", 8000)
+            self.ui.status(f"Restored {origin}", 8000)
         self.restored.emit(state)
 
     def _restore_selection(self, sel: SavedSelection) -> None:
@@ -183,23 +189,23 @@ class SessionController(QObject):
 
     # ------------------------------------------------------------------ menu intents
     def choose_save(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self.window, "Save session", self.save_start(), SESSION_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.ui.parent, "Save session", self.save_start(), SESSION_FILTER)
         if path:
             try:
                 self.save(path)
             except InspectorError as e:
-                self.window.ui.show_error(f"Could not save the session: {e}")
+                self.ui.show_error(f"Could not save the session: {e}")
             else:
-                self.window.recent.remember_save_dir(path)
+                self.ui.recent.remember_save_dir(path)
 
     def save_start(self) -> str:
         """Where Save session proposes to write: this session's file, else the user's save folder."""
         if self.path and not in_resources(self.path):
             return self.path
-        return str(Path(self.window.recent.save_dir) / f"session{SUFFIX}")
+        return str(Path(self.ui.recent.save_dir) / f"session{SUFFIX}")
 
     def choose_open(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", self.window.recent.save_dir, SESSION_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.ui.parent, "Open session", self.ui.recent.save_dir, SESSION_FILTER)
         if path:
             self.open(path)
 
@@ -211,7 +217,7 @@ class SessionController(QObject):
         try:
             found = self.recovery.start()
         except (OSError, InspectorError) as e:
-            self.window.ui.status(f"Crash recovery is off: {e}", 10000)
+            self.ui.status(f"Crash recovery is off: {e}", 10000)
             self.recovery = None
             return None
         self.timer.start()
@@ -221,7 +227,7 @@ class SessionController(QObject):
                 try:
                     state = self.recovery.restore(rec)
                 except InspectorError as e:
-                    self.window.ui.show_error(f"Could not restore the previous session: {e}")
+                    self.ui.show_error(f"Could not restore the previous session: {e}")
                 else:
                     self.apply(state, "the session of the previous run (it ended abnormally)")
                     restored = rec
@@ -234,7 +240,7 @@ class SessionController(QObject):
         when = dt.datetime.fromtimestamp(rec.saved_at).strftime("%Y-%m-%d %H:%M")
         box = QMessageBox(QMessageBox.Icon.Question, "Restore previous session?",
                           "The inspector did not exit normally last time (crash or kill).\n\n"
-                          f"Restore the session it autosaved at {when}?", parent=self.window)
+                          f"Restore the session it autosaved at {when}?", parent=self.ui.parent)
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         box.button(QMessageBox.StandardButton.Yes).setText("Restore")
         box.button(QMessageBox.StandardButton.No).setText("Discard")
@@ -257,7 +263,7 @@ class SessionController(QObject):
             return None
         self._last_autosave = text
         w = Worker(self.recovery.autosave, state)
-        w.failed.connect(guarded(self, lambda msg: self.window.ui.status(f"Autosave failed: {msg}", 10000)))
+        w.failed.connect(guarded(self, lambda msg: self.ui.status(f"Autosave failed: {msg}", 10000)))
         if not background:
             return w.run_here()
         self._autosave_worker = w
