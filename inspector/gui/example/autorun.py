@@ -1,4 +1,4 @@
-"""A newcomer's first screen (issue 19 §3): the bundled example pair opens compared, and a pair
+"""A newcomer's first screen: the bundled example pair opens compared, and a pair
 without a comparison says "Run" instead of "open models A and B".
 
 When both open models are the bundled example (`inputs_memory.is_example_pair`) and its

@@ -3,8 +3,8 @@ float, model B quantized, their pairing, the linked selection) and turns its eve
 signals. Views send intents (open, select, pick a channel) and listen to signals; they never
 compute numbers themselves.
 
-Extension points for later features (layer error plot, activation histograms, op math...):
-listen to `models_changed` and `selection_changed`; run long work through `run_task()` so it
+Every feature is built with this controller: it listens to `models_changed`,
+`selection_changed` and `signature_changed`, and runs long work through `run_task()` so it
 shows in the status bar with progress and Cancel.
 """
 
@@ -232,7 +232,7 @@ class Controller(QObject):
         self.weights_changed.emit(analysis)
 
     def run_task(self, worker: Worker, description: str) -> Worker:
-        """Start long work with the status bar's progress and Cancel (for later features)."""
+        """Start long work with the status bar's progress and Cancel."""
         self.task_started.emit(worker, description)
         return worker.start()
 
