@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.compare.result import LayerResult
 from inspector.core.viewdata.activations import ActivationHistogram
-from inspector.core.viewdata.layer_series import clipping_matters, format_value
+from inspector.core.viewdata.layer_series import clipping_matters, format_value, op_label
 from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
@@ -174,7 +174,7 @@ class ActivationView(QWidget):
             return ""
         m = layer.metrics
         where = f"#{depth} " if depth is not None else ""
-        parts = [f"<b>{where}op {layer.op_index} {layer.op_type}</b> → {layer.tensor_name}"]
+        parts = [f"<b>{where}{op_label(layer)} {layer.op_type}</b> → {layer.tensor_name}"]
         parts.append(f"SQNR {format_value(m.sqnr_db, 'sqnr_db')}")
         if h.rep_lo is not None:
             parts.append(f"representable [{h.rep_lo:.4g}, {h.rep_hi:.4g}]")

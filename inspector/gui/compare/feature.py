@@ -24,7 +24,7 @@ from inspector.core.compare.result import ComparisonResult
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.viewdata.activations import activation_histogram
 from inspector.core.viewdata.layer_series import (
-    cause_cell,
+    cause_cells,
     error_grade,
     format_value,
     layer_tooltip,
@@ -218,7 +218,7 @@ class CompareFeatures(QObject):
                 pane.set_errors({})
                 pane.set_causes({})
                 continue
-            pane.set_causes({op: cause_cell(layer) for op, layer in op_errors(result, float_side=slot == "A").items()})
+            pane.set_causes(cause_cells(result, float_side=slot == "A"))
             errors = {}
             for op, layer in op_errors(result, float_side=slot == "A").items():
                 m = layer.isolated if isolated else layer.metrics

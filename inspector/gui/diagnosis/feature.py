@@ -24,7 +24,7 @@ from inspector.core.compare.extract import extract_op, write_extraction
 from inspector.core.requantize.diagnosis_fix import fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
-from inspector.core.viewdata.layer_series import cause_cell, fix_label, op_errors
+from inspector.core.viewdata.layer_series import cause_cells, fix_label
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
@@ -109,7 +109,7 @@ class DiagnosisFeatures(QObject):
         if r is None:
             return
         for slot, pane in self.ui.panes.items():
-            pane.set_causes({op: cause_cell(layer) for op, layer in op_errors(r, float_side=slot == "A").items()})
+            pane.set_causes(cause_cells(r, float_side=slot == "A"))
 
     # ------------------------------------------------------------------ apply fix
     def layer(self, op: int | None):
