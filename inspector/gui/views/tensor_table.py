@@ -414,7 +414,8 @@ class TensorTable(QWidget):
                 sm.clearSelection()
                 return
             sm.setCurrentIndex(pidx, sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
-            self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.EnsureVisible)
+            if not self.view.visualRect(pidx).intersects(self.view.viewport().rect()):  # a half-visible row stays put (see ModelPane.show_selection)
+                self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.EnsureVisible)
         finally:
             self._quiet = False
 
