@@ -50,6 +50,7 @@ class Controller(QObject):
         self.state = state if state is not None else AppState()
         self.weights: WeightAnalysis | None = None
         self._load_token = {"A": 0, "B": 0}
+        self._loading: dict[str, int | None] = {"A": None, "B": None}  # the token of the open under way
         self._weights_worker: Worker | None = None
         st = self.state
         relay(st.models_changed, self.model_changed, self)
@@ -91,6 +92,7 @@ class Controller(QObject):
         path = os.path.abspath(path)  # versions, sessions and recent files must not depend on the working directory
         self._load_token[slot] += 1
         token = self._load_token[slot]
+        self._loading[slot] = token
         w = Worker(Model, path)
         w.finished.connect(guarded(self, lambda m: self._loaded(slot, token, m)))
         w.failed.connect(guarded(self, lambda msg: self._load_failed(slot, token, path, msg)))
@@ -102,8 +104,13 @@ class Controller(QObject):
             w.run_here()
         return w
 
+    def is_loading(self, slot: str) -> bool:
+        """Whether a model is being opened into `slot` (its worker has not answered yet)."""
+        return self._loading[slot] is not None
+
     def close_model(self, slot: str) -> None:
         self._load_token[slot] += 1
+        self._loading[slot] = None
         self._set_model(slot, None)
 
     def swap_models(self) -> None:
@@ -112,10 +119,12 @@ class Controller(QObject):
 
     def _loaded(self, slot: str, token: int, model: Model) -> None:
         if token == self._load_token[slot]:  # a newer open of this slot wins
+            self._loading[slot] = None
             self._set_model(slot, model)
 
     def _load_failed(self, slot: str, token: int, path: str, msg: str) -> None:
         if token == self._load_token[slot]:
+            self._loading[slot] = None
             self.load_failed.emit(slot, path, msg)
 
     def _set_model(self, slot: str, model: Model | None) -> None:

@@ -81,6 +81,7 @@ class RequantizeController(VersionFiles, QObject):
         self.worker: Worker | None = None
         self._awaiting: int | None = None  # version whose comparison completes a run
         self._pair: tuple[str, str] | None = None  # (A, v0) of the versions shown
+        self._made: list[str] = []  # the files of the versions made from v0 of that pair
         relay(self.state.versions_changed, self.versions_changed, self)
         on_event(self.state.versions_changed, self, self._update)  # the delta follows current and reference
         self.controller.models_changed.connect(self._models_changed)
@@ -137,7 +138,14 @@ class RequantizeController(VersionFiles, QObject):
         v0 = self.version(0)
         pair = (v0.float_path, v0.path) if v0 is not None else None
         if pair != self._pair:  # another pair (or none): its suggestion and runs are not this one's
+            old, made = self._pair, self._made
             self._pair = pair
+            self._made = []
+            if pair is not None and old is not None and not same_file(pair[0], old[0]) \
+                    and any(same_file(pair[1], p) for p in made) and not self.controller.is_loading("B"):
+                # another model A while B was a version made here: B goes back to the model the
+                # user opened (a cached version is not "v0, the original" of a new pair)
+                self.controller.open_model("B", old[1])
             if pair is None and self.running:
                 self.cancel()
             self._awaiting = None
@@ -183,6 +191,9 @@ class RequantizeController(VersionFiles, QObject):
                 self.finished.emit(v)
 
     def _update(self) -> None:
+        v0 = self.version(0)
+        if v0 is not None and self._pair == (v0.float_path, v0.path):
+            self._made = [x.path for x in self.versions[1:]]
         v, ref = self.version(self.current), self.version(self.reference)
         self.delta = None
         if v is not None and ref is not None and ref is not v and v.comparison is not None and ref.comparison is not None:
