@@ -47,8 +47,7 @@ from inspector.gui.views.model_pane import ModelPane
 from inspector.gui.views.sections_dialog import SectionsDialog
 from inspector.gui.views.sizing import fit_to_screen
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
-from inspector.gui.weights.per_channel_view import PerChannelView
-from inspector.gui.weights.weight_histogram import WeightHistogramView
+from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
 
 APP_TITLE = "TFLite Quantization Inspector"
@@ -83,12 +82,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.banner = ErrorBanner()
         self._banner_slot: str | None = None
         self._banner_owner: str | None = None
-        self.weights_view = WeightHistogramView()
-        self.per_channel_view = PerChannelView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.add_tab("Weights", self.weights_view)
-        self.add_tab("Per-channel quantization", self.per_channel_view)
 
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         for p in self.panes.values():
@@ -123,6 +118,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def _compose(c: Controller, ui: UiServices) -> dict[str, object]:
         """Build the features, each with the collaborators it calls (no feature reaches another
         through the window); the result names them for the window's own intents and for tests."""
+        weights = WeightsFeature(c, ui)  # Weights and Per-channel quantization tabs
         compare_features = CompareFeatures(c, ui)  # Run, layer error plot, activations, worst samples
         compare = compare_features.compare
         requantize_tab = ui.tab_count()
@@ -138,7 +134,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         keras = KerasFeatures(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
         diagnosis_features = DiagnosisFeatures(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
         ui.move_tab_last(requantize_tab)  # Requantize stays the last tab
-        return {"compare": compare, "compare_features": compare_features, "requantize": requantize,
+        return {"weights": weights, "weights_view": weights.weights_view, "per_channel_view": weights.per_channel_view,
+                "compare": compare, "compare_features": compare_features, "requantize": requantize,
                 "requantize_features": requantize_features, "requantize_panel": requantize_features.panel,
                 "session": session, "review": review, "opmath": opmath, "signature_features": signature_features,
                 "pair": pair, "example_autorun": example_autorun, "parity": parity, "keras": keras,
@@ -160,7 +157,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     # ------------------------------------------------------------------ intents
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
-        Keras model or SavedModel folder opens through `keras_features` (its float twin as A)."""
+        Keras model or SavedModel folder opens through the Keras feature (its float twin as A)."""
         if is_keras_path(path) and "keras" in self.__dict__.get("features", {}):
             return self.features["keras"].open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
@@ -286,11 +283,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         c.model_changed.connect(self._model_changed)
         c.load_failed.connect(self._load_failed)
         c.selection_changed.connect(self._selection_changed)
-        c.weights_changed.connect(self.weights_view.set_analysis)
-        c.quantization_changed.connect(self._quantization_changed)
         c.task_started.connect(self.tasks.track)
         c.error.connect(self.show_error)
-        self.weights_view.channel_requested.connect(c.set_channel)
 
     def _model_changed(self, slot: str) -> None:
         c = self.controller
@@ -314,10 +308,6 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def _selection_changed(self, sel: Selection) -> None:
         for slot, pane in self.panes.items():
             pane.show_selection(sel.op(slot), sel.tensor(slot))
-
-    def _quantization_changed(self, info) -> None:
-        label, tensor = info if info is not None else ("", None)
-        self.per_channel_view.set_tensor(tensor, label)
 
     def _update_title(self) -> None:
         names = [Path(m.path).name if m else "—" for m in self.controller.models.values()]
