@@ -50,10 +50,10 @@ def run_app(float_path: str | None = None, quant_path: str | None = None) -> int
     win.show()
     from PySide6.QtCore import QTimer
 
-    QTimer.singleShot(0, win.review.session.start_recovery)  # offer the session of a crashed run; autosave
+    QTimer.singleShot(0, win.session.start_recovery)  # offer the session of a crashed run; autosave
     _close_on_signals(app, win)
     code = app.exec()
-    win.review.session.clean_exit()
+    win.session.clean_exit()
     from PySide6.QtCore import QThreadPool
 
     QThreadPool.globalInstance().waitForDone(5000)

@@ -1,7 +1,8 @@
 """Main window: model A and model B side by side above a tab area for the analysis views.
 
-Later features add their views with `add_tab(title, widget)` and listen to the controller's
-`selection_changed` / `models_changed`; long work goes through `controller.run_task()`.
+It composes the features (`_compose`): each is built with the models-and-selection controller,
+the `UiServices` (errors, status, tabs, menus, strips) and the collaborators it calls, and adds
+its own tabs and menus; the window keeps them in one `features` table and owns no feature.
 """
 
 from __future__ import annotations
@@ -27,26 +28,27 @@ from inspector.core.keras.detect import is_keras_path
 from inspector.core.runtime.versions import runtime_versions
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
-from inspector.gui.compare_features import install_compare
-from inspector.gui.controller import SLOTS, Controller, Selection
-from inspector.gui.diagnosis_features import install_diagnosis
-from inspector.gui.example_autorun import install_example_autorun
-from inspector.gui.graph import install_graph
-from inspector.gui.keras_features import install_keras
-from inspector.gui.pair_features import install_pair
-from inspector.gui.parity_features import install_parity
+from inspector.gui.compare.feature import CompareFeatures
+from inspector.gui.diagnosis.feature import DiagnosisFeatures
+from inspector.gui.example.autorun import ExampleAutorun
+from inspector.gui.graph import GraphController
+from inspector.gui.keras.feature import KerasFeatures
+from inspector.gui.models.controller import SLOTS, Controller, Selection
+from inspector.gui.opmath.feature import OpMathFeature
+from inspector.gui.pair.feature import PairFeatures
+from inspector.gui.parity.feature import ParityFeatures
 from inspector.gui.recent import RecentFiles
-from inspector.gui.requantize_features import install_requantize
-from inspector.gui.review import install_review
-from inspector.gui.signature_features import install_signatures
+from inspector.gui.requantize.feature import RequantizeFeatures
+from inspector.gui.review.feature import ReviewFeatures
+from inspector.gui.session.controller import SessionController
+from inspector.gui.signature.feature import SignatureFeatures
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
-from inspector.gui.views.per_channel_view import PerChannelView
 from inspector.gui.views.sections_dialog import SectionsDialog
 from inspector.gui.views.sizing import fit_to_screen
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
-from inspector.gui.views.weight_histogram import WeightHistogramView
+from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
 
 APP_TITLE = "TFLite Quantization Inspector"
@@ -62,12 +64,12 @@ def about_versions() -> list[tuple[str, str]]:
 
 
 FILE_FILTER = ("TFLite models and LiteRT-LM bundles (*.tflite *.litertlm);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;"
-               "Keras models (*.keras *.h5 *.hdf5);;All files (*)")  # fmt: skip
+               "Keras models (*.keras *.h5 *.hdf5);;All files (*)")
 
 
 class MainWindow(TfliteDropTarget, QMainWindow):
     def __init__(self, controller: Controller | None = None, settings: QSettings | None = None,
-                 state: AppState | None = None) -> None:  # fmt: skip
+                 state: AppState | None = None) -> None:
         super().__init__()
         self.controller = controller or Controller(self, state)
         self.state = self.controller.state  # the Qt-free application state the controllers share
@@ -81,12 +83,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.banner = ErrorBanner()
         self._banner_slot: str | None = None
         self._banner_owner: str | None = None
-        self.weights_view = WeightHistogramView()
-        self.per_channel_view = PerChannelView()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.add_tab("Weights", self.weights_view)
-        self.add_tab("Per-channel quantization", self.per_channel_view)
 
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         for p in self.panes.values():
@@ -109,24 +107,51 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.tasks = TaskIndicator()
         self.statusBar().addPermanentWidget(self.tasks)
 
-        self.ui = UiServices(self)  # what features use of the window: errors, status, tabs, menus by name
+        at = lay.indexOf(self.banner) + 1  # feature strips (summary, pair notices) go below the banner
+        self.ui = UiServices(self, self.panes, self.settings, self.recent, lay, at)  # what features use of the window
         self._build_menus()
         self._connect()
         self._update_title()
-        features = install_compare(self)  # window.compare: run, layer error plot, activations, worst samples
-        compare = features.compare
-        requantize_tab = self.tabs.count()
-        requantize = install_requantize(self, compare).rq  # window.requantize: plan, versions, deltas, suggest, save
-        review = install_review(self, compare, requantize)  # op math + audit tabs, File > Export report / sessions
-        install_signatures(self, features.inputs)  # the signature chooser above the comparison's inputs
-        install_pair(self, compare, features)  # window.pair: pair check (swap back, not twins), random-inputs banner, inputs per pair
-        install_example_autorun(self, compare, features, review.session)  # the bundled example pair opens compared; "Run" once both are open
-        install_parity(self)  # window.parity: "Runtime parity" tab (model B on two runtimes / thread counts)
-        install_keras(self)  # window.keras: Keras / SavedModel / QAT models as A, "Keras / QAT" tab, Make TFLite twins
-        install_diagnosis(self)  # Apply fix / Extract as repro on layers (after compare and requantize)
-        install_graph(self)  # window.graph: the "Graph" tab, B's ops coloured by the comparison, linked to the selection
-        self.tabs.tabBar().moveTab(requantize_tab, self.tabs.count() - 1)  # Requantize stays the last tab
+        self.features = self._compose(self.controller, self.ui)
         self._restore_state()
+
+    @staticmethod
+    def _compose(c: Controller, ui: UiServices) -> dict[str, object]:
+        """Build the features, each with the collaborators it calls (no feature reaches another
+        through the window); the result names them for the window's own intents and for tests."""
+        weights = WeightsFeature(c, ui)  # Weights and Per-channel quantization tabs
+        compare_features = CompareFeatures(c, ui)  # Run, layer error plot, activations, worst samples
+        compare = compare_features.compare
+        requantize_tab = ui.tab_count()
+        requantize_features = RequantizeFeatures(c, ui, compare)  # plan, versions, deltas, suggest, save
+        requantize = requantize_features.rq
+        opmath = OpMathFeature(c, ui, compare_features.source)  # Op math tab
+        session = SessionController(c, ui, compare_features.source, compare, requantize)  # File > Open / Save session
+        review = ReviewFeatures(c, ui, compare_features.source)  # Audit tab, File > Export report
+        signature_features = SignatureFeatures(c, ui, compare_features)  # the chooser above the comparison's inputs
+        pair = PairFeatures(c, ui, compare, compare_features)  # pair check, random-inputs notice, inputs per pair
+        example_autorun = ExampleAutorun(c, ui, compare, compare_features, session)  # the bundled pair opens compared
+        parity = ParityFeatures(c, ui)  # Runtime parity tab
+        keras = KerasFeatures(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
+        diagnosis_features = DiagnosisFeatures(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
+        compare_features.layer_shown.connect(weights.per_channel_view.set_layer)  # the selected layer's channels and slices
+        requantize.inputs_wanted.connect(compare_features.choose_sample_file)  # "Choose inputs…" before a random calibration
+        graph = GraphController(c, ui, compare, requantize, review)  # Graph tab: B's ops coloured by the comparison
+        ui.move_tab_last(requantize_tab)  # Requantize stays the last tab
+        return {"weights": weights, "weights_view": weights.weights_view, "per_channel_view": weights.per_channel_view,
+                "compare": compare, "compare_features": compare_features, "requantize": requantize,
+                "requantize_features": requantize_features, "requantize_panel": requantize_features.panel,
+                "session": session, "review": review, "opmath": opmath, "signature_features": signature_features,
+                "pair": pair, "example_autorun": example_autorun, "parity": parity, "keras": keras,
+                "diagnosis_features": diagnosis_features, "graph": graph}
+
+    def __getattr__(self, name: str):
+        """`window.compare`, `window.keras`...: the composed features by name (for the window's
+        intents, the app and tests; features never look each other up here)."""
+        features = self.__dict__.get("features")
+        if features is not None and name in features:
+            return features[name]
+        raise AttributeError(name)
 
     # ------------------------------------------------------------------ extension points
     def add_tab(self, title: str, widget: QWidget) -> int:
@@ -136,9 +161,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     # ------------------------------------------------------------------ intents
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
-        Keras model or SavedModel folder opens through `keras_features` (its float twin as A)."""
-        if is_keras_path(path) and hasattr(self, "keras"):
-            return self.keras.open_keras(slot, path)
+        Keras model or SavedModel folder opens through the Keras feature (its float twin as A)."""
+        if is_keras_path(path) and "keras" in self.__dict__.get("features", {}):
+            return self.features["keras"].open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
             self.choose_section(slot, str(path))
             return None
@@ -196,11 +221,11 @@ class MainWindow(TfliteDropTarget, QMainWindow):
 
     def show_about(self) -> QMessageBox:
         rows = "".join(f"<tr><td style='white-space:nowrap'>{html.escape(k)}</td><td>&nbsp;&nbsp;{html.escape(v)}</td></tr>"
-                       for k, v in about_versions())  # fmt: skip
+                       for k, v in about_versions())
         box = QMessageBox(QMessageBox.Icon.Information, f"About {APP_TITLE}",
                           f"<b>{APP_TITLE}</b> {__version__}<br><br>Compare a float TensorFlow Lite / LiteRT "
                           "model with its quantized twin: quantization parameters, weights and errors."
-                          f"<br><br><table>{rows}</table>", parent=self)  # fmt: skip
+                          f"<br><br><table>{rows}</table>", parent=self)
         box.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         box.setStyleSheet("QLabel#qt_msgbox_label { min-width: 460px; }")  # the version table on one line per package
         box.open()  # window-modal, does not block the event loop
@@ -213,13 +238,14 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.act_open_a = self._action(m, "Open &float model (A)…", QKeySequence("Ctrl+O"), lambda: self.choose_file("A"))
         self.act_open_b = self._action(m, "Open &quantized model (B)…", QKeySequence("Ctrl+Shift+O"), lambda: self.choose_file("B"))
         self.recent_menu = m.addMenu("Open &recent")
+        self.ui.register_action("recent", self.recent_menu.menuAction())
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._fill_recent()
         m.addSeparator()
         self._action(m, "Close model A", None, lambda: self.controller.close_model("A"))
         self._action(m, "Close model B", None, lambda: self.controller.close_model("B"))
         m.addSeparator()
-        self.act_quit = self._action(m, "&Quit", QKeySequence("Ctrl+Q"), self.close)
+        self.act_quit = self.ui.register_action("quit", self._action(m, "&Quit", QKeySequence("Ctrl+Q"), self.close))
         v = self.ui.register_menu("View", self.menuBar().addMenu("&View"))
         self.act_panes = self._action(v, "Show &model panes (A, B)", QKeySequence("F9"), self.show_panes)
         self.act_panes.setCheckable(True)
@@ -261,11 +287,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         c.model_changed.connect(self._model_changed)
         c.load_failed.connect(self._load_failed)
         c.selection_changed.connect(self._selection_changed)
-        c.weights_changed.connect(self.weights_view.set_analysis)
-        c.quantization_changed.connect(self._quantization_changed)
         c.task_started.connect(self.tasks.track)
         c.error.connect(self.show_error)
-        self.weights_view.channel_requested.connect(c.set_channel)
 
     def _model_changed(self, slot: str) -> None:
         c = self.controller
@@ -289,10 +312,6 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def _selection_changed(self, sel: Selection) -> None:
         for slot, pane in self.panes.items():
             pane.show_selection(sel.op(slot), sel.tensor(slot))
-
-    def _quantization_changed(self, info) -> None:
-        label, tensor = info if info is not None else ("", None)
-        self.per_channel_view.set_tensor(tensor, label)
 
     def _update_title(self) -> None:
         names = [Path(m.path).name if m else "—" for m in self.controller.models.values()]

@@ -59,7 +59,7 @@ class RecentFiles:
         """The last folder saved into, else the folder of `model` (e.g. the model B the user
         opened), else the last model folder, else home; never the resources or the versions cache."""
         dirs = [str(self.settings.value("last_save_dir", "") or ""), str(Path(model).parent) if model else "",
-                str(self.settings.value("last_dir", "") or "")]  # fmt: skip
+                str(self.settings.value("last_dir", "") or "")]
         for d in dirs:
             if d and Path(d).is_dir() and not in_resources(d) and not in_versions_cache(d):
                 return d

@@ -36,7 +36,7 @@ def versions_in_tmp(tmp_path, monkeypatch):
     """Requantized versions go to the test's temporary folder, never the user's cache."""
     import tempfile
 
-    import inspector.gui.requantize_controller as rc
+    import inspector.gui.requantize.controller as rc
 
     monkeypatch.setattr(rc, "new_versions_folder", lambda: Path(tempfile.mkdtemp(prefix="tqi-versions-", dir=tmp_path)))
 
@@ -47,7 +47,7 @@ def random_calibration_asks(monkeypatch):
     ("random" unless a test sets "choose" or "cancel") and read what was asked in `.texts`."""
     from types import SimpleNamespace
 
-    import inspector.gui.requantize_controller as rc
+    import inspector.gui.requantize.controller as rc
 
     asks = SimpleNamespace(texts=[], answer="random")
 

@@ -52,7 +52,7 @@ def test_planted_violations_listed_and_selectable(qtbot, window, fixture_path, t
         assert window.panes["B"].selected_op() == want["op_index"]
         assert window.panes["B"].tensors.selected_tensor() == want["tensor_index"]
         assert window.panes["A"].selected_op() == window.controller.counterpart_op("B", want["op_index"])
-        assert window.review.op_math_panel.math.op_index == want["op_index"]
+        assert window.opmath.op_math_panel.math.op_index == want["op_index"]
 
 
 def test_sort_and_filter(qtbot, window, fixture_path, tmp_path):
@@ -92,7 +92,7 @@ def test_reaudit_on_model_and_comparison_change(qtbot, window, fixture_path, tmp
     # After a comparison: range-use / clipping findings use the observed ranges.
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
     with qtbot.waitSignal(window.review.audit_updated, timeout=20_000):
-        window.review.source.set_result(result)
+        window.compare_features.source.set_result(result)
     assert view.model.findings == audit_model(Model(qp), result)
     assert "observed in the comparison" in view.summary.text()
     # Closing model B empties the audit.

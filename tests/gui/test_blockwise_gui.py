@@ -11,7 +11,7 @@ from inspector.core.compare.weights import weight_tensor_of
 from inspector.core.quantmath.blockwise import blockwise_params
 from inspector.core.quantmath.opmath import op_math
 from inspector.core.tflite.model import Model
-from inspector.gui.views.op_math_format import params
+from inspector.gui.opmath.op_math_format import params
 from inspector.gui.views.tensor_table import COLUMNS
 from tests.helpers.gui_helpers import open_wait
 from tests.helpers.transformer_fixtures import transformer_path
@@ -37,7 +37,7 @@ def test_blockwise_fc_views(qtbot, window):
     assert row[COLUMNS.index("Scale")] == f"{lo:.6g} … {hi:.6g}" and row[COLUMNS.index("Zero pt")] == "0"
     assert row[COLUMNS.index("Range")] == f"[{-8 * hi:.6g}, {7 * hi:.6g}]"
     # op math panel
-    panel = window.review.op_math_panel
+    panel = window.opmath.op_math_panel
     assert panel.math == op_math(mq, fc.index)
     grid = {a: b for a, b, _ in params(panel.math)}
     assert grid["Block size B"] == "32" and grid["Blocks"] == "512" and grid["S3 (output scale)"] == "none"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.holdout import MIN_HELD_OUT
 from inspector.core.samples.settings import ALL, SampleSettings
-from inspector.gui.requantize_features import sample_text
+from inspector.gui.requantize.feature import sample_text
 
 
 def test_unknown_count_says_when_samples_are_held_out():

@@ -13,7 +13,7 @@ from inspector.core.review.audit import HIGH_CLIP_RATE
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.viewdata.activations import activation_histogram
 from inspector.core.viewdata.layer_series import clipping_matters
-from inspector.gui.views.activation_view import ActivationView
+from inspector.gui.compare.activation_view import ActivationView
 from inspector.gui.views.plot_style import COLOR_CLIP
 
 

@@ -42,7 +42,7 @@ def test_closing_a_model_clears_dependent_views(qtbot, window, fixture_path, com
     assert panel.versions.table.rowCount() == 1 and panel.suggest.result.text()
     assert len(panel.tradeoff.point_data()[0]) == 2 and not panel.tradeoff.empty.isVisible()
     assert plot.series and not plot.empty.isVisible() and panel.plot.series
-    assert window.review.op_math_panel.math is not None
+    assert window.opmath.op_math_panel.math is not None
     assert "comparison" in window.review.audit_view.summary.text() or window.review.findings is not None
 
     window.controller.close_model(slot)
@@ -56,7 +56,7 @@ def test_closing_a_model_clears_dependent_views(qtbot, window, fixture_path, com
     assert plot.series == {} and plot.empty.isVisible() and panel.plot.series == {}
     assert window.compare_features.sample_plot.series == {}
     assert "output" not in window.compare_features.summary.text
-    assert window.review.op_math_panel.math is None
+    assert window.opmath.op_math_panel.math is None
     assert panel.notes.toPlainText() == ""
     if slot == "B":
         assert window.review.findings is None

@@ -14,7 +14,7 @@ from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.model import Model
 from inspector.core.viewdata.layer_series import error_grade, is_shape_only
-from inspector.gui.compare_features import BAD, GOOD, MID, grade_color
+from inspector.gui.compare.feature import BAD, GOOD, MID, grade_color
 from inspector.gui.views.model_pane import ERROR_COLUMN
 from tests.helpers.gui_helpers import click_enabled, open_wait, use_random_samples
 
@@ -231,7 +231,7 @@ def test_custom_op_fails_with_a_message_naming_the_op(qtbot, window, fixture_pat
 def test_large_model_keeps_selected_values_and_collects_others(qtbot, cnn_window, monkeypatch):
     """Over the keep budget only the selected tensor (and outputs) keep values; another layer's
     values come from a re-run started by the activation view's button."""
-    import inspector.gui.compare_controller as cc_mod
+    import inspector.gui.compare.controller as cc_mod
     from inspector.core.viewdata.activations import keep_plan
 
     monkeypatch.setattr(cc_mod, "keep_plan", lambda qm, selected=None: keep_plan(qm, selected, budget=0))

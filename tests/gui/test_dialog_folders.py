@@ -21,13 +21,13 @@ def test_dialogs_never_start_in_resources(qtbot, window, tmp_path, monkeypatch, 
     assert Path(recent.last_dir).resolve() == resources_dir() / "examples"  # the open dialog may start there
     assert recent.save_dir == str(home)
     assert window.review.exporter.default_folder() == str(home)
-    assert Path(window.review.session.save_start()) == home / f"session{SUFFIX}"
+    assert Path(window.session.save_start()) == home / f"session{SUFFIX}"
     # A session saved (through the dialog) moves the save folder there.
     out = tmp_path / "mine"
     out.mkdir()
-    monkeypatch.setattr("inspector.gui.session_controller.QFileDialog.getSaveFileName",
+    monkeypatch.setattr("inspector.gui.session.controller.QFileDialog.getSaveFileName",
                         lambda *a, **k: (str(out / "s.tqi.json"), ""))  # fmt: skip
-    window.review.session.choose_save()
+    window.session.choose_save()
     assert (out / "s.tqi.json").is_file()
     assert recent.save_dir == str(out)
     assert window.review.exporter.default_folder() == str(out)
@@ -52,7 +52,7 @@ def test_save_model_as_never_starts_in_the_versions_cache(qtbot, window, tmp_pat
     window.settings.setValue("last_dir", str(cache))  # as after switching to a version in the cache
     window.settings.remove("last_save_dir")
     starts = []
-    monkeypatch.setattr("inspector.gui.requantize_features.QFileDialog.getSaveFileName",
+    monkeypatch.setattr("inspector.gui.requantize.feature.QFileDialog.getSaveFileName",
                         lambda _w, _t, start, _f: (starts.append(start), ("", ""))[1])  # fmt: skip
     window.requantize_panel.save_model_button.click()
     assert Path(starts[-1]).parent.resolve() == Path(fb).resolve().parent, starts

@@ -51,7 +51,7 @@ def test_export_four_files_with_comparison(qtbot, window, fixture_path, tmp_path
     open_wait(qtbot, window, "A", fp)
     open_wait(qtbot, window, "B", qp)
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
-    window.review.source.set_result(result)
+    window.compare_features.source.set_result(result)
     out = tmp_path / "out"
     out.mkdir()
     written = _export(qtbot, window, out, "review")

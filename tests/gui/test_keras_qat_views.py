@@ -110,7 +110,7 @@ def test_mlp_qat_ranges_in_b_tensor_table_and_op_math(qtbot, window, keras_model
     fc2 = next(q for q in info["qat"] if q["layer"] == "quant_dense_2")
     op = fc2["tflite"]["activation"]["op_index"]
     window.controller.select_op("B", op)
-    panel = window.review.op_math_panel
+    panel = window.opmath.op_math_panel
     assert panel.math is not None and panel.math.op_index == op
     assert panel.qat_box.isVisibleTo(panel)
     qt = panel.qat_table
@@ -154,7 +154,7 @@ def _shots(qtbot, window, b, op) -> None:
     window.controller.select_op("B", op)
     for size in ((1280, 800), (1920, 1080)):
         window.resize(*size)
-        window.tabs.setCurrentWidget(window.review.op_math_panel)
+        window.tabs.setCurrentWidget(window.opmath.op_math_panel)
         qtbot.wait(300)
         window.grab().save(f"/tmp/h20v-opmath-{size[0]}.png")
         window.panes["B"].tensors.view.horizontalScrollBar().setValue(10**6)  # the QAT columns, right of B's own
@@ -180,7 +180,7 @@ def test_cnn_per_channel_kernel_ranges_in_b_tensor_table(qtbot, window, keras_mo
     kernel = conv["tflite"]["weights"]["tensor"]
     op = next(o.index for o in window.controller.models["B"].main.ops if kernel in o.inputs)
     window.controller.select_op("B", op)
-    panel = window.review.op_math_panel
+    panel = window.opmath.op_math_panel
     qt = panel.qat_table
     r = next(r for r in range(qt.rowCount()) if qt.cell_text(r, qt.column("Role")) == "weights")
     assert qt.cell_text(r, qt.column("QAT range")) == f"quant_conv1 · kernel ×{len(expected[kernel]['scale'])}"

@@ -92,7 +92,7 @@ def test_op_math_tables_show_all_tensor_rows_and_whole_headers(qtbot, window, fi
     window.resize(*size)
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", fixture_path("int8"))
-    panel = window.review.op_math_panel
+    panel = window.opmath.op_math_panel
     window.tabs.setCurrentWidget(panel)
     conv = next(op for op in window.controller.subgraph("B").ops if op.type == "CONV_2D")
     window.controller.select_op("B", conv.index)
@@ -134,7 +134,7 @@ def test_exact_line_label_has_room_above_the_data(qtbot, window, fixture_path, i
 
 def test_delta_table_numbers_and_headers_whole(qtbot, fixture_path, isolated_result):
     from inspector.core.requantize.delta import version_delta
-    from inspector.gui.views.versions_view import DELTA_COLUMNS, VersionsView
+    from inspector.gui.requantize.versions_view import DELTA_COLUMNS, VersionsView
 
     fp, qp = fixture_path("float"), fixture_path("int8")
     other = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=3, seed=4), threads=1))
@@ -170,7 +170,7 @@ def test_op_list_shows_all_rows_when_the_pane_has_room(qtbot, window, fixture_pa
 def test_three_banners_take_one_line_each_at_1280x720(qtbot, window):
     """An error, a pair warning and the random-inputs notice at once: each one line (elided,
     whole text in the tooltip and `text`), "More" unfolds one, "Less" folds it back."""
-    from inspector.gui.pair_features import RANDOM_TEXT
+    from inspector.gui.pair.feature import RANDOM_TEXT
 
     window.resize(1280, 720)
     long_warning = "Not a float model and its quantized twin: " + "; ".join(f"reason {i} with its figures" for i in range(12)) + "."

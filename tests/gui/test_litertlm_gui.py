@@ -86,14 +86,14 @@ def test_sections_dialog_lists_and_opens_sections(qtbot, window, bundle, tmp_pat
 
     # A session stores the addresses (size and hash of the bundle) and reopens them.
     s = tmp_path / "bundle.tqi.json"
-    window.review.session.save(s)
+    window.session.save(s)
     saved = load_session(s)["models"]
     assert saved["float"]["path"] == f"{path.resolve()}#1" and saved["quant"]["path"] == f"{path.resolve()}#2"
     assert saved["float"]["size"] == path.stat().st_size
     window.controller.close_model("A")
     window.controller.close_model("B")
-    with qtbot.waitSignal(window.review.session.restored, timeout=WAIT_MS):
-        window.review.session.open(s)
+    with qtbot.waitSignal(window.session.restored, timeout=WAIT_MS):
+        window.session.open(s)
     assert window.controller.models["A"].path == f"{path.resolve()}#1"
     assert window.controller.models["B"].path == f"{path.resolve()}#2"
     assert not window.banner.isVisible()

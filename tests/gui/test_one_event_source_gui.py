@@ -9,7 +9,7 @@ import shutil
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import Event
-from inspector.gui.requantize_state import Version
+from inspector.core.state.versions import Version
 from tests.helpers.gui_helpers import WAIT_MS, click_enabled, open_wait
 
 RUN_MS = 120_000

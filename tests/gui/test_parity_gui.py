@@ -155,13 +155,13 @@ def test_session_keeps_the_runtime_parity(qtbot, window, settings, example_pair,
     open_wait(qtbot, window, "B", fb)
     result = _run(qtbot, window)
     path = tmp_path / "s.tqi.json"
-    window.review.session.save(path)
+    window.session.save(path)
     assert load_session(path)["results"]["parity"]["model"] == fb
 
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.review.session.restored, timeout=RUN_MS):
-        other.review.session.open(path)
+    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
+        other.session.open(path)
     restored = other.parity.controller.result
     assert restored is not None and restored == result  # every field, the labels and inputs too
     view = other.parity.view
@@ -177,8 +177,8 @@ def test_session_keeps_the_runtime_parity(qtbot, window, settings, example_pair,
     save_session(tmp_path / "other.tqi.json", state)
     third = MainWindow(settings=settings)
     qtbot.addWidget(third)
-    with qtbot.waitSignal(third.review.session.restored, timeout=RUN_MS):
-        third.review.session.open(tmp_path / "other.tqi.json")
+    with qtbot.waitSignal(third.session.restored, timeout=RUN_MS):
+        third.session.open(tmp_path / "other.tqi.json")
     assert third.parity.controller.result is None and "runtime parity was not restored" in third.banner.text
 
     open_wait(qtbot, other, "B", fa)  # another model B: its parity is gone

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.model import load_model
-from inspector.gui.parity_controller import ParityController
+from inspector.gui.parity.controller import ParityController
 from tests.helpers.paths import REPO
 from tests.helpers.shape_fixtures import cache_path
 

@@ -259,11 +259,11 @@ def test_session_restores_versions(qtbot, loop, settings, tmp_path):
 
     win, fa, fb, _before, v1 = loop
     path = tmp_path / "s.tqi.json"
-    win.review.session.save(path)
+    win.session.save(path)
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.review.session.restored, timeout=RUN_MS):
-        other.review.session.open(path)
+    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
+        other.session.open(path)
     rq = other.requantize
     assert [v.name for v in rq.versions] == [v.name for v in win.requantize.versions]
     assert [v.path for v in rq.versions] == [fb, win.requantize.versions[1].path, v1.path]
@@ -275,7 +275,7 @@ def test_session_restores_versions(qtbot, loop, settings, tmp_path):
 
 
 def test_parse_typed_op_indices():
-    from inspector.gui.views.plan_editor import parse_ops
+    from inspector.gui.requantize.plan_editor import parse_ops
 
     assert parse_ops("11, 12 op:4; 7-9") == [11, 12, 4, 7, 8, 9]
     assert parse_ops("  ") == []

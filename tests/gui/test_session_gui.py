@@ -41,8 +41,8 @@ def _new_window(qtbot, tmp_path, name: str) -> MainWindow:
 
 
 def _open_session(qtbot, win, path) -> dict:
-    with qtbot.waitSignal(win.review.session.restored, timeout=WAIT_MS) as sig:
-        assert win.review.session.open(path)
+    with qtbot.waitSignal(win.session.restored, timeout=WAIT_MS) as sig:
+        assert win.session.open(path)
     return sig.args[0]
 
 
@@ -50,7 +50,7 @@ def _pair(qtbot, win, fp, qp, result=None) -> None:
     open_wait(qtbot, win, "A", fp)
     open_wait(qtbot, win, "B", qp)
     if result is not None:
-        win.review.source.set_result(result)
+        win.compare_features.source.set_result(result)
 
 
 def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, comparison):
@@ -64,7 +64,7 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     window.controller.set_channel(5)
     sel = window.controller.selection
     path = tmp_path / "s.tqi.json"
-    window.review.session.save(path)
+    window.session.save(path)
     saved = load_session(path)
     assert saved["models"]["quant"]["path"] == str(Path(qp).resolve()) and saved["models"]["quant"]["sha256"]
     assert saved["selection"]["op_b"] == 3 and saved["selection"]["tensor_b"] == bias
@@ -80,9 +80,9 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     assert win2.panes["B"].selected_op() == 3 and win2.panes["B"].tensors.selected_tensor() == bias
     assert win2.compare.options == opts
     restored = win2.compare.result
-    assert restored is not None and win2.review.source.result() is restored and restored.to_json()["layers"] == comparison.to_json()["layers"]
+    assert restored is not None and win2.compare_features.source.result() is restored and restored.to_json()["layers"] == comparison.to_json()["layers"]
     # Views built on the restored comparison: observed ranges in the op math, comparison checks in the audit.
-    assert win2.review.op_math_panel.math.op_index == 3
+    assert win2.opmath.op_math_panel.math.op_index == 3
     assert "observed in the comparison" in win2.review.audit_view.summary.text()
     assert not win2.banner.isVisible()
 
@@ -95,7 +95,7 @@ def test_changed_and_missing_models_are_reported(qtbot, window, fixture_path, tm
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=1), threads=1))
     _pair(qtbot, window, fp, qp, result)
     path = tmp_path / "s.tqi.json"
-    window.review.session.save(path)
+    window.session.save(path)
     # Model B changes on disk (planted violations, same size: different content).
     data, _ = planted(fixture_path("int8"), ["weight_zero_point"])
     qp.write_bytes(data)
@@ -105,7 +105,7 @@ def test_changed_and_missing_models_are_reported(qtbot, window, fixture_path, tm
     assert win2.banner.isVisible() and f"model B: {qp}" in text and "changed since the session was saved" in text
     assert "comparison result was not restored" in text
     assert win2.controller.models["B"] is not None  # still opened, for inspection
-    assert win2.review.source.result() is None
+    assert win2.compare_features.source.result() is None
     # Model A is gone: reported, slot left empty, the rest restored.
     fp.unlink()
     win3 = _new_window(qtbot, tmp_path, "missing")
@@ -120,7 +120,7 @@ def test_bad_session_file_shows_error(qtbot, window, fixture_path, tmp_path, con
     open_wait(qtbot, window, "B", fixture_path("int8"))
     bad = tmp_path / "bad.tqi.json"
     bad.write_text(content)
-    assert not window.review.session.open(bad)
+    assert not window.session.open(bad)
     assert window.banner.isVisible() and needle in window.banner.text and str(bad) in window.banner.text
     assert window.controller.models["B"] is not None  # nothing lost
 
@@ -142,13 +142,13 @@ def test_crash_recovery_offer_restore_and_autosave(qtbot, window, fixture_path, 
         "results": {"compare": comparison.to_json()},
     })  # fmt: skip
     asked = []
-    session = window.review.session
+    session = window.session
     with qtbot.waitSignal(session.restored, timeout=WAIT_MS):
         rec = session.start_recovery(CrashRecovery(base), ask=lambda r: asked.append(r) or True)
     assert rec is not None and rec.pid == crashed.pid and asked == [rec]
     c = window.controller
     assert Path(c.models["B"].path).resolve() == Path(qp).resolve() and c.selection.op_b == 5
-    assert window.review.source.result() is not None
+    assert window.compare_features.source.result() is not None
     assert not crashed.marker.exists() and not crashed.autosave_file.exists()  # offered once
     # This instance is marked running and autosaves what it shows.
     assert session.recovery.marker.exists()
@@ -169,10 +169,10 @@ def test_recovery_declined_discards(qtbot, window, tmp_path, fixture_path):
     crashed = CrashRecovery(base, pid=_dead_pid())
     crashed.start()
     save_session(crashed.autosave_file, {"models": {"float": str(fixture_path("float")), "quant": None}})
-    assert window.review.session.start_recovery(CrashRecovery(base), ask=lambda r: False) is None
+    assert window.session.start_recovery(CrashRecovery(base), ask=lambda r: False) is None
     assert window.controller.models["A"] is None
     assert not crashed.autosave_file.exists()
-    window.review.session.clean_exit()
+    window.session.clean_exit()
 
 
 def test_reopened_from_another_working_directory(qtbot, tmp_path, fixture_path, monkeypatch):
@@ -193,7 +193,7 @@ def test_reopened_from_another_working_directory(qtbot, tmp_path, fixture_path, 
     assert win.requantize.versions[0].path == str(work / "int8.tflite")
     session = tmp_path / "sessions" / "s.tqi.json"
     session.parent.mkdir()
-    win.review.session.save(session)
+    win.session.save(session)
     saved = json.loads(session.read_text())
     assert saved["requantize_plans"][0]["path"] == str(work / "int8.tflite")
     assert saved["requantize_plans"][0]["float_model"] == str(work / "float.tflite")

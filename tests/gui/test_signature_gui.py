@@ -83,11 +83,11 @@ def test_session_saves_and_restores_the_signature(qtbot, sig_window, sig_pair, t
     b_ops = len(win.panes["B"].ops.subgraph.ops)
     win.controller.select_op("B", b_ops - 1)
     path = tmp_path / "s.tqi.json"
-    win.review.session.save(path)
+    win.session.save(path)
     assert load_session(path)["inputs"]["signature"] == "prefill"
     choose_signature(qtbot, win, "decode")
-    with qtbot.waitSignal(win.review.session.restored, timeout=20_000):
-        win.review.session.open(path)
+    with qtbot.waitSignal(win.session.restored, timeout=20_000):
+        win.session.open(path)
     assert win.state.options.signature == "prefill"
     assert win.signature_features.chooser.current_key() == "prefill"
     assert win.panes["B"].ops.subgraph.index == Model(sig_pair[1]).for_signature("prefill").main.index

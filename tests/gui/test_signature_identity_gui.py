@@ -34,7 +34,7 @@ def test_op_math_tab_explains_the_signatures_op(qtbot, sig_window, sig_pair):
     choose_signature(qtbot, win, "prefill")
     fc = next(i for i, (t, _, _) in enumerate(ops) if t == "FULLY_CONNECTED")
     _click_op(win, "B", fc)
-    panel = win.review.op_math_panel
+    panel = win.opmath.op_math_panel
     assert (panel.math.subgraph, panel.math.op_index, panel.math.op_type) == (si, fc, ops[fc][0])
     assert panel.math == op_math(Model(fb).for_signature("prefill"), fc)
     assert "signature 'prefill' (subgraph 1)" in html.unescape(panel.header.text())
@@ -49,7 +49,7 @@ def test_op_math_tab_explains_the_signatures_op(qtbot, sig_window, sig_pair):
     assert result.signature == "prefill"
     lay = next(x for x in result.layers if x.op_index == fc)
     _click_op(win, "B", fc)
-    out = next(t for t in win.review.op_math_panel.math.tensors if t.index == lay.quant_tensor)
+    out = next(t for t in win.opmath.op_math_panel.math.tensors if t.index == lay.quant_tensor)
     assert out.index in ops[fc][2]
     assert out.observed["sqnr_db"] == pytest.approx(lay.metrics.sqnr_db)
 
@@ -70,7 +70,7 @@ def test_audit_finding_of_another_subgraph_is_selectable(qtbot, sig_window, sig_
     assert win.panes["B"].ops.subgraph.index == si
     assert win.controller.selection.op("B") == fc
     assert win.controller.selection.tensor("B") == weight
-    math = win.review.op_math_panel.math
+    math = win.opmath.op_math_panel.math
     assert (math.subgraph, math.op_index, math.op_type) == (si, fc, "FULLY_CONNECTED")
     assert "signature 'prefill' (subgraph 1)" in win.statusBar().currentMessage()
 

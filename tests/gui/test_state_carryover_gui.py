@@ -16,8 +16,8 @@ import tflite
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.requantize.delta import output_sqnr_db
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.state.versions import Version
 from inspector.gui.main_window import MainWindow
-from inspector.gui.requantize_state import Version
 from tests.helpers.gui_helpers import (
     WAIT_MS,
     click_enabled,
@@ -187,11 +187,11 @@ def test_a_session_brings_back_the_comparisons_of_its_versions(qtbot, window, se
     assert None not in want
 
     path = tmp_path / "s.tqi.json"
-    window.review.session.save(path)
+    window.session.save(path)
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.review.session.restored, timeout=RUN_MS):
-        other.review.session.open(path)
+    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
+        other.session.open(path)
     orq = other.requantize
     assert [v.path for v in orq.versions] == [fb, v1] and orq.current == 1 and orq.reference == 0
     assert [output_sqnr_db(v.comparison) for v in orq.versions] == pytest.approx(want)

@@ -243,11 +243,11 @@ def test_second_edit_on_the_edited_model_and_session(qtbot, kept, settings, tmp_
     assert edited.op_index == conv and edited.edit == "bias correction" and rq.delta.before_name == v1.name
 
     path = tmp_path / "s.tqi.json"
-    win.review.session.save(path)
+    win.session.save(path)
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.review.session.restored, timeout=RUN_MS):
-        other.review.session.open(path)
+    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
+        other.session.open(path)
     orq = other.requantize
     assert [v.path for v in orq.versions] == [fb, v1.path, v2.path] and orq.current == 2
     for got, want in zip(orq.versions[1:], (v1, v2), strict=True):

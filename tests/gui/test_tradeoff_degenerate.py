@@ -8,7 +8,7 @@ import pytest
 from inspector.core.requantize.plan import Plan
 from inspector.core.requantize.suggest import SuggestResult, TradeoffPoint
 from inspector.gui.app import make_app
-from inspector.gui.views.tradeoff_plot import TradeoffPlot
+from inspector.gui.requantize.tradeoff_plot import TradeoffPlot
 
 
 @pytest.fixture

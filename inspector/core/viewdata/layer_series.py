@@ -229,15 +229,28 @@ def diagnosis_lines(layer: LayerResult) -> str:
     return f"\ncause: {d.cause} — {d.evidence}" + (f"\nfix: {fix}" if fix else "")
 
 
-def cause_cell(layer: LayerResult | None) -> tuple[str, str]:
-    """(short text, tooltip) of the layer list's Cause column."""
+def cause_cell(layer: LayerResult | None, source_op: int | None = None) -> tuple[str, str]:
+    """(short text, tooltip) of the layer list's Cause column; `source_op`: the op an inherited
+    error comes from in the list's own numbering (default: B's op index, the diagnosis' own)."""
     d = None if layer is None else layer.diagnosis
     if d is None:
         return "", ""
     text = CAUSE_LABELS.get(d.cause, d.cause)
     if d.cause == "inherited" and d.source_op is not None:
-        text = f"← op {d.source_op}"
+        text = f"← op {d.source_op if source_op is None else source_op}"
     return text, f"{d.cause}: {d.evidence}" + (f"\nfix: {fix_label(layer)}" if d.fix else "")
+
+
+def cause_cells(result: ComparisonResult, float_side: bool = False) -> dict[int, tuple[str, str]]:
+    """The Cause column of one layer list, by that model's op index: on A's list (`float_side`)
+    an inherited error names A's op it comes from, not B's."""
+    a_of_b = {layer.op_index: layer.float_op_index for layer in result.layers}
+    out = {}
+    for op, layer in op_errors(result, float_side=float_side).items():
+        d = layer.diagnosis
+        src = d.source_op if d is not None else None
+        out[op] = cause_cell(layer, a_of_b.get(src, src) if float_side and src is not None else None)
+    return out
 
 
 def clipping_matters(rate: float | None, op_type: str | None = None) -> bool:

@@ -1,6 +1,6 @@
-"""The graph view: model B's chosen subgraph (and A's beside it) drawn from `core.graph`'s
-layout, coloured by the comparison, linked to the app's selection (`install_graph`)."""
+"""The graph feature: B's compared subgraph (A's beside it on demand) as a layered drawing of ops
+and tensors, coloured by the comparison, linked to the app's selection (`GraphController`)."""
 
-from inspector.gui.graph.controller import install_graph
+from inspector.gui.graph.controller import GraphController
 
-__all__ = ["install_graph"]
+__all__ = ["GraphController"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QObject, Signal
-from shiboken6 import isValid
 
 from inspector.core.graph.layout import GraphLayout, layout_graph
 from inspector.core.graph.structure import ModelGraph, model_graph
@@ -28,12 +27,17 @@ def build_graph(model: Model, subgraph: int | None = None) -> tuple[ModelGraph, 
 class GraphController(QObject):
     laid_out = Signal(str)  # slot: its graph is drawn (tests, screenshots)
 
-    def __init__(self, window, view: GraphView | None = None) -> None:
-        super().__init__(window)
-        self.window = window
-        self.controller = c = window.controller
+    def __init__(self, controller, ui, compare, requantize, review, view: GraphView | None = None) -> None:
+        """`compare` (its `result_changed`), `requantize` (its relayed `versions_changed`: the
+        edited badges) and `review` (its audit findings: the audit badges) are the collaborators
+        it listens to; `ui` adds the tab."""
+        super().__init__(ui.parent)
+        self.ui = ui
+        self.review = review
+        self.controller = c = controller
         self.state = c.state
         self.view = view or GraphView()
+        ui.add_tab("Graph", self.view)
         self.graphs: dict[str, ModelGraph | None] = {"A": None, "B": None}
         self.styles: dict[str, GraphStyle | None] = {"A": None, "B": None}
         self.workers: dict[str, Worker | None] = {"A": None, "B": None}
@@ -50,11 +54,9 @@ class GraphController(QObject):
         c.model_changed.connect(self._model_changed)
         c.signature_changed.connect(lambda _k: self.rebuild_all())
         c.selection_changed.connect(self._selection_changed)
-        window.compare.result_changed.connect(lambda _r: self.restyle())
-        self.state.versions_changed.connect(lambda: isValid(self) and self.restyle())
-        review = getattr(window, "review", None)
-        if review is not None:
-            review.audit_updated.connect(lambda _f: self.restyle())
+        compare.result_changed.connect(lambda _r: self.restyle())
+        requantize.versions_changed.connect(self.restyle)
+        review.audit_updated.connect(lambda _f: self.restyle())
         v = self.view
         v.op_clicked.connect(self.click)
         v.metric_changed.connect(lambda _m: self.restyle())
@@ -150,9 +152,8 @@ class GraphController(QObject):
     def _edited_and_audited(self) -> tuple[set[int], set[int]]:
         v = self.state.version(self.state.current)
         edited = set(v.edited_ops) if v is not None and v.kind == "edited" else set()
-        review = getattr(self.window, "review", None)
         b = self.controller.models["B"]
-        findings = getattr(review, "findings", None) or []
+        findings = self.review.findings or []
         sub = b.main.index if b is not None else 0
         audited = {f.op_index for f in findings if f.op_index is not None and f.subgraph == sub}
         return edited, audited
@@ -267,11 +268,3 @@ class GraphController(QObject):
 def _matches(g: ModelGraph, node, low: str) -> bool:
     full = g.tensors[node.tensor].name.lower() if node.tensor is not None else ""
     return low in node.name.lower() or low in node.label.lower() or low in full
-
-
-def install_graph(window) -> GraphController:
-    """The "Graph" tab (window.graph): B's ops coloured by the comparison, linked to the selection."""
-    ctl = GraphController(window)
-    window.ui.add_tab("Graph", ctl.view)
-    window.graph = ctl
-    return ctl

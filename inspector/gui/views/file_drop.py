@@ -14,7 +14,7 @@ def tflite_paths(mime) -> list[str]:
     from inspector.core.keras.detect import keras_format
 
     return [u.toLocalFile().rstrip("/") for u in mime.urls() if u.isLocalFile() and
-            (u.toLocalFile().lower().endswith(MODEL_SUFFIXES) or keras_format(u.toLocalFile()) == "saved_model")]  # fmt: skip
+            (u.toLocalFile().lower().endswith(MODEL_SUFFIXES) or keras_format(u.toLocalFile()) == "saved_model")]
 
 
 class TfliteDropTarget:

@@ -95,7 +95,7 @@ class LayerErrorPlot(QWidget):
         for z, (name, (color, style, symbol)) in enumerate(styles.items()):
             curve = pg.PlotCurveItem(pen=pg.mkPen(color, width=1.5, style=style), connect="finite")
             pts = pg.ScatterPlotItem(symbol=symbol, size=8, pen=pg.mkPen(color), brush=brush(color, 200),
-                                     hoverable=True, hoverSize=12, tip=self._tip)  # fmt: skip
+                                     hoverable=True, hoverSize=12, tip=self._tip)
             pts.sigClicked.connect(self._points_clicked)
             curve.setZValue(z)
             pts.setZValue(z + 0.5)
@@ -107,7 +107,7 @@ class LayerErrorPlot(QWidget):
         self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DotLine))
         self.cursor.hide()
         self.exact_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(text_color(), width=1, style=Qt.PenStyle.DotLine),
-                                          label=EXACT_LINE_LABEL, labelOpts={"position": 0.03, "color": text_color(), "anchors": [(0, 1), (0, 1)]})  # fmt: skip
+                                          label=EXACT_LINE_LABEL, labelOpts={"position": 0.03, "color": text_color(), "anchors": [(0, 1), (0, 1)]})
         self.exact_line.hide()
         p.addItem(self.exact_line)
         p.addItem(self.ring, ignoreBounds=True)  # a marker never stretches the axes
@@ -193,7 +193,7 @@ class LayerErrorPlot(QWidget):
             pts.setData(
                 x=x[ok], y=plot_y[ok],
                 data=[(name, int(i), res) for i in np.flatnonzero(ok)],
-            )  # fmt: skip
+            )
             color, _style, symbol = self.styles[name]
             legend.append((label, f"<span style='white-space:nowrap'><span style='color:{color}'>{MARKS[symbol]}</span>&nbsp;"
                                   f"{html.escape(label)}</span>"))  # an entry never wraps inside itself

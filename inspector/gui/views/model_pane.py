@@ -286,7 +286,10 @@ class ModelPane(TfliteDropTarget, QWidget):
             else:
                 idx = self.ops.index(op, 0)
                 sm.setCurrentIndex(idx, sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
-                self.op_view.scrollTo(idx)
+                if not self.op_view.visualRect(idx).intersects(self.op_view.viewport().rect()):
+                    # only a row out of sight scrolls into view: scrolling a half-visible row the
+                    # user is pressing moves the next row under the pointer, which the release selects
+                    self.op_view.scrollTo(idx)
         finally:
             self._quiet = False
         self.tensors.select_tensor(tensor)

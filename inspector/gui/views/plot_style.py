@@ -63,4 +63,4 @@ def legend_html(entries: list[tuple[str, str]]) -> str:
     import html
 
     return "&nbsp;&nbsp;&nbsp; ".join(f"<span style='white-space:nowrap'><span style='color:{c}'>■</span>&nbsp;{html.escape(t)}</span>"
-                                      for c, t in entries)  # fmt: skip
+                                      for c, t in entries)

@@ -67,7 +67,7 @@ class SectionsDialog(QDialog):
             f"<b>{Path(bundle.path).name}</b> — LiteRT-LM bundle, format {version}, {len(bundle.sections)} sections "
             f"({n_tfl} TFLite model{'s' if n_tfl != 1 else ''})" + (f"<br>system metadata: {system}" if system else "")
             + "<br>Choose a TFLite model section and open it as model A (float) or B (quantized)."
-        )  # fmt: skip
+        )
         head.setWordWrap(True)
         head.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         head.setToolTip(bundle.path)

@@ -108,7 +108,7 @@ class NoticeBanner(ErrorBanner):
         bg, border, fg = NOTICE_COLOURS[kind]
         self.setObjectName(name)
         self.setStyleSheet(f"#{name} {{ background: {bg}; border: 1px solid {border}; border-radius: 4px; }}"
-                           f"#{name} QLabel {{ color: {fg}; }}")  # fmt: skip
+                           f"#{name} QLabel {{ color: {fg}; }}")
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.action_button: QPushButton | None = None
         if action:

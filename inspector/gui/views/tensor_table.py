@@ -96,7 +96,7 @@ def blockwise_tip(t: Tensor, bw: BlockwiseParams | str | None) -> str | None:
         return bw
     zp = "zero-point 0 (symmetric)" if bw.zero_point_tensor is None else f"zero-points in '{bw.zero_point_tensor}'"
     return (f"{t.dtype} blockwise: {bw.num_blocks:,} blocks of {bw.block_size} inputs ({bw.blocks_per_row} per output "
-            f"channel); block scales {_spread(bw.scale_range)} in '{bw.scale_tensor}'; {zp}")  # fmt: skip
+            f"channel); block scales {_spread(bw.scale_range)} in '{bw.scale_tensor}'; {zp}")
 
 
 def format_row(t: Tensor, bw: BlockwiseParams | str | None = None) -> tuple[str, ...]:
@@ -414,7 +414,8 @@ class TensorTable(QWidget):
                 sm.clearSelection()
                 return
             sm.setCurrentIndex(pidx, sm.SelectionFlag.ClearAndSelect | sm.SelectionFlag.Rows)
-            self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.EnsureVisible)
+            if not self.view.visualRect(pidx).intersects(self.view.viewport().rect()):  # a half-visible row stays put (see ModelPane.show_selection)
+                self.view.scrollTo(pidx, QAbstractItemView.ScrollHint.EnsureVisible)
         finally:
             self._quiet = False
 

@@ -1,0 +1,1 @@
+"""The diagnosis' actions on a layer: Apply fix (through the requantize feature) and Extract as repro."""

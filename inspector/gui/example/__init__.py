@@ -1,0 +1,1 @@
+"""The bundled example pair: opened compared on its bundled inputs, once per opening."""

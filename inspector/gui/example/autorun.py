@@ -1,0 +1,84 @@
+"""A newcomer's first screen: the bundled example pair opens compared, and a pair
+without a comparison says "Run" instead of "open models A and B".
+
+When both open models are the bundled example (`inputs_memory.is_example_pair`) and its
+bundled inputs are the chosen samples, the comparison starts at once, in the worker with its
+progress and Cancel (the compare controller's own run), on the Layer error tab, with the isolated
+error per layer (the diagnosis needs each layer's own error to name the worst layer's cause). Once per opening of the pair; the QSettings
+key `AUTORUN_KEY` (default on) turns it off. Composed by the main window.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer
+
+from inspector.gui.ui_services import UiServices
+from inspector.paths import example_inputs, is_example_pair
+
+AUTORUN_KEY = "compare/auto_run_example"
+READY_TEXT = "Models A and B are open: no comparison yet. Press Run comparison (Ctrl+R) in the Layer error tab to see how much the outputs change."
+EXAMPLE_TEXT = "The bundled example pair: comparing it on its bundled inputs and labels…"
+
+
+class ExampleAutorun(QObject):
+    """Collaborators: the models controller, the window's services (settings, tabs), the compare
+    controller, the compare features (the summary strip it writes its hint into, the layer-error
+    page it shows) and the session controller (no auto-run while a session restores)."""
+
+    def __init__(self, controller, ui: UiServices, compare, compare_features, session) -> None:
+        super().__init__(ui.parent)
+        self.ui, self.compare, self.session = ui, compare, session
+        self.features = compare_features
+        self._done_for: tuple[str, str] | None = None
+        controller.models_changed.connect(self._models_changed)
+        compare.result_changed.connect(lambda _r: self._hint())
+        compare.started.connect(self._hint)
+        compare.finished.connect(self._hint)
+
+    def enabled(self) -> bool:
+        v = self.ui.settings.value(AUTORUN_KEY, True)
+        return v not in (False, "false", "0", 0)
+
+    def _models_changed(self, *_args) -> None:
+        # after the inputs memory chose the example's samples (connected before us): next event loop turn
+        QTimer.singleShot(0, self._maybe_run)
+        self._hint()
+
+    def should_run(self) -> bool:
+        paths = self.compare.paths()
+        if paths is None or not is_example_pair(*paths) or not self.enabled():
+            return False
+        if self.compare.result is not None or self.compare.running or self._done_for == paths:
+            return False
+        if self.session.restoring:
+            return False  # a session is being restored: its own result (or none) is what it saved
+        source = self.compare.options.samples.source
+        return source is not None and Path(source).resolve() == example_inputs().resolve()
+
+    def _maybe_run(self) -> None:
+        if not self.should_run():
+            return
+        self._done_for = self.compare.paths()
+        if not self.compare.options.isolated:
+            self.compare.set_options(dataclasses.replace(self.compare.options, isolated=True))
+        self.compare.run()
+        self._show_layer_error()
+        self._hint()
+
+    def _show_layer_error(self) -> None:
+        """Show the run's plot instead of the empty weight histogram ("Select a layer…") that
+        filled half the first screen, unless the user already chose another tab."""
+        if self.ui.current_tab_index() == 0:
+            self.features.show_page()
+
+    def _hint(self, *_args) -> None:
+        """The summary strip's hint while there is no result: 'Run' once both models are open."""
+        if self.compare.result is not None:
+            return
+        if self.compare.paths() is None:
+            return  # the summary's own hint: open models A and B
+        text = EXAMPLE_TEXT if self.compare.running and is_example_pair(*self.compare.paths()) else READY_TEXT
+        self.features.show_summary_hint(text)

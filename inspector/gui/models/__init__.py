@@ -1,0 +1,1 @@
+"""Models A and B and the linked selection: the controller that opens models into `AppState`."""

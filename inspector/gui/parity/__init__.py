@@ -1,0 +1,1 @@
+"""The Runtime parity tab: model B on two runtimes or thread counts."""

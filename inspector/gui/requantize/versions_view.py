@@ -1,0 +1,191 @@
+"""Versions of model B and what changed between two of them.
+
+Top: the versions (name, size, output SQNR; the current model B in bold), double-click to make
+one model B; "compare [before] → [after]" picks any two ('after' becomes model B). Below: a one-line summary (output SQNR
+and size before → after) and the per-layer SQNR table before / after / delta of a
+`core.requantize.delta.VersionDelta`. Renders only; intents go out as signals.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from inspector.core.requantize.delta import VersionDelta
+from inspector.core.viewdata.layer_series import format_value
+from inspector.gui.views.sizing import CappedLabel, table_height
+
+VERSION_COLUMNS = ("Version", "Size", "Output SQNR")
+DELTA_COLUMNS = ("#", "Layer", "Edit", "SQNR before", "SQNR after", "Δ dB", "Type (before → after)")
+COL_EDIT, COL_DELTA = 2, 5
+UP, DOWN = QColor("#2ca02c"), QColor("#d62728")
+
+
+def db_text(v: float | None) -> str:
+    return "n/a" if v is None else format_value(v, "sqnr_db")
+
+
+def delta_text(v: float | None) -> str:
+    if v is None:
+        return "n/a"
+    if math.isinf(v):
+        return "+∞" if v > 0 else "−∞"
+    return f"{v:+.2f}"
+
+
+def kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB"
+
+
+def summary_text(d: VersionDelta) -> str:
+    ratio = d.size_ratio
+    size = f"size {kib(d.size_before)} → {kib(d.size_after)}" + ("" if ratio is None else f" ({100 * (ratio - 1):+.1f} %)")
+    moved = d.changed()
+    edited = d.edited()
+    what = ""
+    if edited:
+        what = " · edited: " + ", ".join(f"op {r.op_index} {r.edit}" for r in edited)
+    return (f"<b>{d.before_name}</b> → <b>{d.after_name}</b>: output SQNR {db_text(d.output_before_db)} → "
+            f"<b>{db_text(d.output_after_db)}</b> ({delta_text(d.output_delta_db)} dB) · {size}{what} · "
+            f"{len(moved)} of {len(d.rows)} layers moved by ≥ 0.05 dB")
+
+
+def _item(text: str, align_right: bool = False, tip: str = "") -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    it.setFlags(Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled)
+    if align_right:
+        it.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+    if tip:
+        it.setToolTip(tip)
+    return it
+
+
+class VersionsView(QWidget):
+    switch_requested = Signal(int)  # version index
+    compare_requested = Signal(int, int)  # before, after
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.table = QTableWidget(0, len(VERSION_COLUMNS))
+        self.table.setHorizontalHeaderLabels(VERSION_COLUMNS)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.setToolTip("Double-click a version to make it model B (its comparison is shown)")
+        self.table.cellDoubleClicked.connect(lambda r, _c: self.switch_requested.emit(r))
+        self.before = QComboBox()
+        self.after = QComboBox()
+        for combo in (self.before, self.after):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(10)
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Show 'after' as model B with 'before' as the baseline series and the deltas below")
+        self.compare_button.clicked.connect(lambda: self.compare_requested.emit(self.before.currentIndex(), self.after.currentIndex()))
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Compare"))
+        row.addWidget(self.before, 1)
+        row.addWidget(QLabel("→"))
+        row.addWidget(self.after, 1)
+        row.addWidget(self.compare_button)
+        self.summary = CappedLabel("Run requantize to compare a new version of model B with the current one.", lines=3)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.reason = QLabel()  # why the baseline is what it is (quantizer route)
+        self.reason.setWordWrap(True)
+        self.reason.setStyleSheet("font-style: italic")
+        self.reason.hide()
+        self.deltas = QTableWidget(0, len(DELTA_COLUMNS))
+        self.deltas.setHorizontalHeaderLabels(DELTA_COLUMNS)
+        self.deltas.verticalHeader().hide()
+        self.deltas.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.deltas.setWordWrap(False)
+        self.deltas.horizontalHeader().setStretchLastSection(True)
+        self.deltas.horizontalHeader().setMinimumSectionSize(28)
+        for col, w in ((0, 56), (1, 150), (COL_EDIT, 96), (3, 80), (4, 80), (COL_DELTA, 54), (6, 180)):
+            self.deltas.setColumnWidth(col, w)
+        fm = self.deltas.horizontalHeader().fontMetrics()
+        for col in (0, 2, 3, 4):  # headers whole even before the first delta
+            self.deltas.setColumnWidth(col, max(self.deltas.columnWidth(col), fm.horizontalAdvance(DELTA_COLUMNS[col]) + 16))
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.table.setMinimumHeight(table_height(self.table, 4))  # 4 versions visible at 1280×800
+        self.deltas.setMinimumHeight(table_height(self.deltas, 2))
+        lay.addWidget(self.table, 2)
+        lay.addLayout(row)
+        lay.addWidget(self.summary)
+        lay.addWidget(self.reason)
+        lay.addWidget(self.deltas, 3)
+        self.delta: VersionDelta | None = None
+
+    def set_versions(self, rows: list[tuple[str, int, float | None]], current: int | None, reference: int | None) -> None:
+        """(name, size bytes, output SQNR dB or None) per version; `current` is model B."""
+        self.table.setRowCount(len(rows))
+        bold = QFont(self.font())
+        bold.setBold(True)
+        for r, (name, size, sqnr) in enumerate(rows):
+            items = [_item(("▶ " if r == current else "") + name, tip=name), _item(kib(size), True),
+                     _item(db_text(sqnr) if sqnr is not None else "not compared yet", True)]
+            for c, it in enumerate(items):
+                if r == current:
+                    it.setFont(bold)
+                self.table.setItem(r, c, it)
+        self.table.resizeColumnToContents(1)
+        self.table.resizeColumnToContents(2)
+        for combo, pick in ((self.before, reference), (self.after, current)):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems([name for name, _, _ in rows])
+            if pick is not None and 0 <= pick < len(rows):
+                combo.setCurrentIndex(pick)
+            combo.blockSignals(False)
+        self.compare_button.setEnabled(len(rows) >= 2)
+
+    def set_baseline_reason(self, text: str) -> None:
+        self.reason.setText(text)
+        self.reason.setVisible(bool(text))
+
+    def set_delta(self, d: VersionDelta | None) -> None:
+        self.delta = d
+        if d is None:
+            self.summary.setText("Pick two versions that have both been compared to see their deltas.")
+            self.deltas.setRowCount(0)
+            return
+        self.summary.setText(summary_text(d))
+        self.deltas.setColumnHidden(COL_EDIT, not d.edited())  # only surgical versions edit ops
+        self.deltas.setRowCount(len(d.rows))
+        for r, row in enumerate(d.rows):
+            dt = row.before_dtype if row.before_dtype == row.after_dtype else f"{row.before_dtype or '—'} → {row.after_dtype or '—'}"
+            beside = "" if row.float_op_index in (None, row.op_index) else f" (A: {row.float_op_index})"
+            op = "" if row.op_index is None else f"{row.op_index}{beside}"
+            delta = row.delta_db
+            items = [_item(op, True, "op index in model B (the 'after' version); A's op beside it where it differs"),
+                     _item(row.tensor_name, tip=row.tensor_name),
+                     _item(row.edit, tip="the edit applied to this layer's op" if row.edit else "not edited"),
+                     _item(db_text(row.before_db), True), _item(db_text(row.after_db), True),
+                     _item(delta_text(delta), True), _item(f"{row.op_type} · {dt}")]
+            if delta is not None and abs(delta) >= 0.05:
+                items[COL_DELTA].setForeground(QBrush(UP if delta > 0 else DOWN))
+            if row.edit:
+                bold = QFont(self.font())
+                bold.setBold(True)
+                for it in items:
+                    it.setFont(bold)
+            for c, it in enumerate(items):
+                self.deltas.setItem(r, c, it)
+        for c in (0, 2, 3, 4):  # numbers: as wide as their values and header, never cut
+            self.deltas.resizeColumnToContents(c)

@@ -1,0 +1,1 @@
+"""File > Save session / Open session and crash recovery."""

@@ -1,0 +1,1 @@
+"""The signature chooser above the comparison's inputs."""

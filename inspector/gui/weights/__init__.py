@@ -1,0 +1,1 @@
+"""The Weights and Per-channel quantization tabs."""
