@@ -7,10 +7,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -106,9 +108,16 @@ class KerasView(QWidget):
         split.setChildrenCollapsible(True)
         split.addWidget(self.qat_pages)
         split.addWidget(lower)
+        for label in (self.qat_title, self.var_title, self.layer_title):
+            label.setWordWrap(True)  # a long title must not widen the window
+        scroll = QScrollArea()  # the tables' rows must not raise the window's minimum height
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(split)
+        split.setMinimumHeight(300)
         lay = QVBoxLayout(self)
         lay.addLayout(top)
-        lay.addWidget(split, 1)
+        lay.addWidget(scroll, 1)
 
     def set_source(self, text: str, can_compare: bool) -> None:
         self.header.setText(text)
