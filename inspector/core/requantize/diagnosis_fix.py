@@ -52,12 +52,7 @@ def _db(v: float | None) -> str:
 def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> list[str]:
     """One line per fixed op: accumulated SQNR before -> after, the cause now; then the output."""
     lines = []
-    for k, op in enumerate(fix.ops):
-        if fix.edit == "equalize" and k == 0:  # the producer's output is rescaled per channel: A's no longer matches it
-            partner = fix.ops[1] if len(fix.ops) > 1 else "?"
-            lines.append(f"op {op}: equalized with op {partner}; its output is now scaled per channel against the "
-                         "float model's (by design), so its SQNR is not comparable")
-            continue
+    for op in fix.ops:  # an equalized producer is compared with A's output ÷ s (compare.equalized): like for like
         b = next((lay for lay in before.layers if lay.op_index == op), None)
         # the same layer after the edit: by A's tensor (an edit that inserts ops moves B's indices)
         a = None if b is None else next((lay for lay in after.layers if lay.float_tensor == b.float_tensor), None)
@@ -65,7 +60,8 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
             continue
         gain = a.metrics.sqnr_db - b.metrics.sqnr_db
         cause = a.diagnosis.cause if a.diagnosis is not None else "–"
-        lines.append(f"op {op} {a.op_type}: SQNR {_db(b.metrics.sqnr_db)} → {_db(a.metrics.sqnr_db)} dB "
+        ref = " (against the float output ÷ s)" if fix.edit == "equalize" and op == fix.ops[0] else ""
+        lines.append(f"op {op} {a.op_type}: SQNR {_db(b.metrics.sqnr_db)} → {_db(a.metrics.sqnr_db)} dB{ref} "
                      f"({gain:+.2f} dB) after {fix.edit}; cause now: {cause}")  # fmt: skip
         lines += _part_lines(f"op {op}", b.slices, a.slices)
     if before.outputs and after.outputs:
