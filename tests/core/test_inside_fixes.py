@@ -23,7 +23,7 @@ from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.diagnosis import THRESHOLDS
 from inspector.core.compare.diagnosis_types import Fix
 from inspector.core.progress import NO_TASK
-from inspector.core.requantize.diagnosis_fix import fix_outcome, fix_plan
+from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
 from inspector.core.requantize.jobs import surgical_version_job
 from inspector.core.samples.holdout import HELD_OUT
 from inspector.core.samples.settings import SampleSettings
@@ -143,6 +143,11 @@ def test_the_detector_head_fix_raises_the_held_out_score_slice(detector):
     print(f"detector: score slice SQNR on held-out samples {before:.2f} -> {after:.2f} dB "
           f"(the app's {app_before:.2f} -> {app_after:.2f} dB)")  # fmt: skip
     assert after - before >= 20.0 and app_after - app_before >= 20.0
+    # Apply fix's one-line outcome names the slice (the whole output hides it)
+    again = compare_models(str(f), str(new), opts)
+    ob, oa = res.outputs[0], again.outputs[0]
+    assert fix_headline(res, again) == (f"output SQNR {ob.metrics.sqnr_db:.2f} → {oa.metrics.sqnr_db:.2f} dB; output slice "
+                                        f"4:7 SQNR {ob.slices[1].sqnr_db:.2f} → {oa.slices[1].sqnr_db:.2f} dB")  # fmt: skip
     # every op outside the fix and every tensor they hold is untouched, but the DEQUANTIZE that
     # made the concatenation B's float output: the float concatenation now writes that output itself
     qm = load_model(q)

@@ -91,7 +91,8 @@ def clip_error_bound(layer: LayerResult) -> float | None:
     averaged over the channels (every channel has as many elements), which is never above the
     whole tensor's clip rate x (largest overshoot)^2 and is exact where a channel's clipped values
     overshoot alike (MobileNetV2's last FC: one clipped class per sample); the whole tensor's
-    bound where no channel figures (of the same values) exist. None for per-channel or unquantized outputs."""
+    bound where no channel figures (of the same values) exist. Values within half a step of the
+    range count as rounding, as in the clip rate. None for per-channel or unquantized outputs."""
     m = layer.metrics
     lim = INT_LIMITS.get(layer.dtype)
     if m.clip_rate is None or lim is None or not layer.scale or len(layer.scale) != 1 or layer.float_min is None or layer.float_max is None:

@@ -73,10 +73,32 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
     return lines
 
 
+def fix_headline(before: ComparisonResult, after: ComparisonResult) -> str:
+    """The outcome in one line: the model output's SQNR before -> after and, where an output is a
+    concatenation, its worst slice's (the whole tensor hides that one; issue 25)."""
+    if not before.outputs or not after.outputs:
+        return ""
+    parts = [f"output SQNR {_db(min(o.metrics.sqnr_db for o in before.outputs))} → "
+             f"{_db(min(o.metrics.sqnr_db for o in after.outputs))} dB"]  # fmt: skip
+    for o_b, o_a in zip(before.outputs, after.outputs, strict=False):
+        worst = _worst_part(o_b.slices, o_a.slices)
+        if worst is not None:
+            parts.append(f"output slice {worst[0].label} SQNR {_db(worst[0].sqnr_db)} → {_db(worst[1].sqnr_db)} dB")
+    return "; ".join(parts)
+
+
+def _worst_part(before, after):
+    """(before, after) of the slice worst before, when both results have the same slices."""
+    if not before or not after or len(before) != len(after):
+        return None
+    k = min(range(len(before)), key=lambda i: before[i].sqnr_db)
+    return before[k], after[k]
+
+
 def _part_lines(where: str, before, after) -> list[str]:
     """The worst slice of a concatenation before -> after (issue 25: the whole tensor hides it)."""
-    if not before or not after or len(before) != len(after):
+    worst = _worst_part(before, after)
+    if worst is None:
         return []
-    k = min(range(len(before)), key=lambda i: before[i].sqnr_db)
-    b, a = before[k], after[k]
+    b, a = worst
     return [f"slice {b.label} of {where}: SQNR {_db(b.sqnr_db)} → {_db(a.sqnr_db)} dB"]
