@@ -16,6 +16,8 @@ first 2/3 and measuring on the held-out rest), and the result is checked indepen
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -104,11 +106,13 @@ def test_the_outlier_channel_fix_equalizes_and_raises_the_held_out_output(outlie
     assert set(old["tensors"]) == set(edited["tensors"]) and old["ops"] == edited["ops"]
     assert {n for n, rec in old["tensors"].items() if edited["tensors"][n] != rec} == names
 
-    # compared again (on the same samples): the imbalance is gone, and P is not called clipping
-    again = compare_models(str(f), str(new), opts)
-    causes = {lay.op_index: lay.diagnosis.cause for lay in again.layers}
-    assert causes[p] not in ("channel_imbalance", "clipping") and causes[c] != "channel_imbalance", causes
-    assert "channel_imbalance" not in causes.values()
+    # compared again (on the same samples, with and without the own error): the imbalance is gone,
+    # and P (whose output now stands for A's ÷ s) is not called clipping
+    for isolated in (True, False):
+        again = compare_models(str(f), str(new), replace(opts, isolated=isolated))
+        causes = {lay.op_index: lay.diagnosis.cause for lay in again.layers}
+        assert causes[p] not in ("channel_imbalance", "clipping") and causes[c] != "channel_imbalance", causes
+        assert "channel_imbalance" not in causes.values()
     producer = next(lay for lay in again.layers if lay.op_index == p)
     assert producer.channels.range_ratio < THRESHOLDS.imbalance_ratio
     # what Apply fix says: P and C before -> after, P against A's output ÷ s, and the model output
