@@ -74,6 +74,8 @@ def test_apply_fix_runs_the_edit_and_shows_before_after(qtbot, diagnosed):
     b_db, a_db = float(m.group(1)), float(m.group(2))
     assert a_db >= b_db + 6.0 and "cause now: none" in line
     assert "SQNR" in ed.status.text() and "→" in ed.status.text()
+    first = ed.status.text().splitlines()[0]  # the key figures first: the label keeps two lines, the status bar one
+    assert first.startswith(f"Applied the fix (re-calibrate op {op}): output SQNR ") and first.endswith(f"now model B: {v.name}")
     independent = compare_models(f, v.path, CompareOptions(samples=opts.samples, isolated=True))
     lay = next(lay for lay in independent.layers if lay.op_index == op)
     assert lay.metrics.sqnr_db == pytest.approx(a_db, abs=0.01)

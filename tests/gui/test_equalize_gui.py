@@ -71,7 +71,7 @@ def test_editor_offers_equalize_for_a_producer_and_runs_it(qtbot, eq_pair):
     assert _changed(q.read_bytes(), Path(v.path).read_bytes()) == _pair_tensors(q, 2, 3)
     assert any(n.startswith("gain: output SQNR") and "held-out" in n for n in v.notes)
     marks = {r.op_index: r.edit for r in rq.delta.edited()}
-    assert marks == {2: "equalized (output ÷ s)", 3: "equalized"}  # the producer's SQNR drop is by design
+    assert marks == {2: "equalized (output ÷ s)", 3: "equalized"}  # the producer's reference is A's output ÷ s
 
 
 def test_apply_fix_equalize_queues_the_pair(qtbot, eq_pair):
@@ -90,6 +90,8 @@ def test_apply_fix_equalize_queues_the_pair(qtbot, eq_pair):
     assert v.edited_ops == (2, 3) and v.name.startswith("v1 equalized op 2 conv2")  # named as from the editor
     assert _changed(q.read_bytes(), Path(v.path).read_bytes()) == _pair_tensors(q, 2, 3)
     lines = feats.outcome
-    assert lines[0].startswith("op 2: equalized with op 3")
+    # the producer is compared with A's output ÷ s (compare.equalized): its SQNR before -> after too
+    p_before, p_after = (float(x) for x in lines[0].split("SQNR ")[1].split(" dB")[0].split(" → "))
+    assert lines[0].startswith("op 2 CONV_2D: SQNR") and "(against the float output ÷ s)" in lines[0] and p_after > p_before
     before, after = (float(x) for x in lines[1].split("SQNR ")[1].split(" dB")[0].split(" → "))
     assert lines[1].startswith("op 3 CONV_2D") and after >= before + 6.0

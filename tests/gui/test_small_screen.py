@@ -70,3 +70,23 @@ def test_long_error_stays_inside_the_inputs_panel(qtbot, window):
     assert st.text() == message and st.toolTip() == message and st.shown_text().endswith("…")
     assert st.height() <= 2 * st.fontMetrics().lineSpacing() + 8
     assert panel.minimumSizeHint().width() == width
+
+
+def test_rich_text_too_long_for_its_lines_is_cut_whole_not_mid_line(qtbot):
+    """The versions' summary (rich text) at 1280×800 grew to a fourth line, drawn cut in half under
+    the third: a capped label shows rich text that does not fit as plain text cut with "…"."""
+    from inspector.gui.views.sizing import CappedLabel
+
+    make_app()
+    short, long = "<b>v0</b> → <b>v1</b>: output SQNR 19.69 dB", "<b>v0</b> → <b>v1</b>: " + "edited: op 2 equalized, " * 20
+    label = CappedLabel(short, lines=3)
+    qtbot.addWidget(label)
+    label.resize(400, label.maximumHeight())
+    label.show()
+    label.setText(short)
+    assert label.shown_text() == short  # fits: kept rich
+    label.setText(long)
+    shown = label.shown_text()
+    assert label.text() == long and label.toolTip() == long
+    assert shown.endswith("…") and "<b>" not in shown and shown.startswith("v0 → v1: edited")
+    assert label.heightForWidth(400) <= 3 * label.fontMetrics().lineSpacing() + 8

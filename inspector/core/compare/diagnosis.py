@@ -76,8 +76,8 @@ class Thresholds:
 
     own_excess: float = 0.6  # own RMSE/scale: pure output rounding is 0.29; healthy twins <= 0.46
     clip_rate: float = 0.001  # share of float values that saturate, with own_excess
-    clip_share: float = 1.0  # clip rate x (largest overshoot)^2 / own MSE: an upper bound of the share
-    # of the own error clipping can carry (loose: most clipped values overshoot far less)
+    clip_share: float = 0.5  # clipping's error power (bounded per channel: clip rate x largest
+    # overshoot^2) / own MSE: clipping is the cause where it carries at least half the own error
     range_use: float = 0.25  # float range / representable range: < 1/4 = two bits lost; healthy >= 0.48
     weight_gain_db: float = 6.0  # predicted weight-noise gain of per-channel over per-tensor scales
     weight_sqnr_db: float = 30.0  # B's weights vs A's: 8-bit per-channel weights measure 38-45 dB

@@ -52,12 +52,7 @@ def _db(v: float | None) -> str:
 def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> list[str]:
     """One line per fixed op: accumulated SQNR before -> after, the cause now; then the output."""
     lines = []
-    for k, op in enumerate(fix.ops):
-        if fix.edit == "equalize" and k == 0:  # the producer's output is rescaled per channel: A's no longer matches it
-            partner = fix.ops[1] if len(fix.ops) > 1 else "?"
-            lines.append(f"op {op}: equalized with op {partner}; its output is now scaled per channel against the "
-                         "float model's (by design), so its SQNR is not comparable")
-            continue
+    for op in fix.ops:  # an equalized producer is compared with A's output ÷ s (compare.equalized): like for like
         b = next((lay for lay in before.layers if lay.op_index == op), None)
         # the same layer after the edit: by A's tensor (an edit that inserts ops moves B's indices)
         a = None if b is None else next((lay for lay in after.layers if lay.float_tensor == b.float_tensor), None)
@@ -65,7 +60,8 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
             continue
         gain = a.metrics.sqnr_db - b.metrics.sqnr_db
         cause = a.diagnosis.cause if a.diagnosis is not None else "–"
-        lines.append(f"op {op} {a.op_type}: SQNR {_db(b.metrics.sqnr_db)} → {_db(a.metrics.sqnr_db)} dB "
+        ref = " (against the float output ÷ s)" if fix.edit == "equalize" and op == fix.ops[0] else ""
+        lines.append(f"op {op} {a.op_type}: SQNR {_db(b.metrics.sqnr_db)} → {_db(a.metrics.sqnr_db)} dB{ref} "
                      f"({gain:+.2f} dB) after {fix.edit}; cause now: {cause}")  # fmt: skip
         lines += _part_lines(f"op {op}", b.slices, a.slices)
     if before.outputs and after.outputs:
@@ -77,10 +73,32 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
     return lines
 
 
+def fix_headline(before: ComparisonResult, after: ComparisonResult) -> str:
+    """The outcome in one line: the model output's SQNR before -> after and, where an output is a
+    concatenation, its worst slice's (the whole tensor hides that one; issue 25)."""
+    if not before.outputs or not after.outputs:
+        return ""
+    parts = [f"output SQNR {_db(min(o.metrics.sqnr_db for o in before.outputs))} → "
+             f"{_db(min(o.metrics.sqnr_db for o in after.outputs))} dB"]  # fmt: skip
+    for o_b, o_a in zip(before.outputs, after.outputs, strict=False):
+        worst = _worst_part(o_b.slices, o_a.slices)
+        if worst is not None:
+            parts.append(f"output slice {worst[0].label} SQNR {_db(worst[0].sqnr_db)} → {_db(worst[1].sqnr_db)} dB")
+    return "; ".join(parts)
+
+
+def _worst_part(before, after):
+    """(before, after) of the slice worst before, when both results have the same slices."""
+    if not before or not after or len(before) != len(after):
+        return None
+    k = min(range(len(before)), key=lambda i: before[i].sqnr_db)
+    return before[k], after[k]
+
+
 def _part_lines(where: str, before, after) -> list[str]:
     """The worst slice of a concatenation before -> after (issue 25: the whole tensor hides it)."""
-    if not before or not after or len(before) != len(after):
+    worst = _worst_part(before, after)
+    if worst is None:
         return []
-    k = min(range(len(before)), key=lambda i: before[i].sqnr_db)
-    b, a = before[k], after[k]
+    b, a = worst
     return [f"slice {b.label} of {where}: SQNR {_db(b.sqnr_db)} → {_db(a.sqnr_db)} dB"]

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu
 from inspector.core.compare.diagnosis import with_parity
 from inspector.core.compare.diagnosis_types import Fix
 from inspector.core.compare.extract import extract_op, write_extraction
-from inspector.core.requantize.diagnosis_fix import fix_outcome, fix_plan
+from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
 from inspector.core.viewdata.layer_series import cause_cells, fix_label
@@ -140,7 +140,9 @@ class DiagnosisFeatures(QObject):
         if before is None or after is None:
             return
         self.outcome = fix_outcome(before, after, fix)
-        self.requantize.say(f"Applied the fix ({label}) → {v.name}:\n" + "\n".join(self.outcome))
+        # the key figures first (the status keeps two lines, the status bar one; the tooltip all)
+        gain = [n for n in getattr(v, "notes", ()) if n.startswith("gain: ")]
+        self.requantize.say(f"Applied the fix ({label}): {fix_headline(before, after)} · now model B: {v.name}\n" + "\n".join(gain + self.outcome))
 
     # ------------------------------------------------------------------ extract
     def choose_extract(self, op: int | None) -> None:

@@ -1,11 +1,12 @@
 """Sizes that keep a small screen usable: `table_height` (a table showing n rows) and
 `CappedLabel`, a word-wrapped label of at most a few lines: a long status or error is cut with
-"…" (plain text; rich text is cut at a whole line) and shown whole in its tooltip, so it never
+"…" (rich text that does not fit: as plain text) and shown whole in its tooltip, so it never
 pushes the tables above it out of room nor widens the window. `text()` is always the whole text."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QAbstractScrollArea, QHeaderView, QLabel, QSizePolicy
 
 
@@ -49,12 +50,31 @@ class CappedLabel(QLabel):
     def _height(self, s: str, width: int) -> int:
         return self.fontMetrics().boundingRect(QRect(0, 0, width, 1 << 20), int(Qt.TextFlag.TextWordWrap), s).height()
 
+    def _document(self, t: str, width: int) -> QTextDocument:
+        doc = QTextDocument()
+        doc.setDefaultFont(self.font())
+        doc.setDocumentMargin(0)
+        doc.setHtml(t)
+        doc.setTextWidth(width)
+        return doc
+
+    def _rich_height(self, t: str, width: int) -> int:
+        return int(self._document(t, width).size().height())
+
+    def _plain(self, t: str) -> str:
+        return self._document(t, 1 << 20).toPlainText()
+
     def _fit(self) -> None:
         t = self._full
         width = max(self.contentsRect().width(), 60)
         limit = self.fontMetrics().lineSpacing() * self.lines
-        if "<" in t and ">" in t or self._height(t, width) <= limit:
-            super().setText(t)  # fits (or rich text: the maximum height cuts it at a line)
+        if "<" in t and ">" in t:
+            if self._rich_height(t, width) <= limit:
+                super().setText(t)
+                return
+            t = self._plain(t)  # too tall: its plain text, cut with "…" (a line cut in half read as a glitch)
+        if self._height(t, width) <= limit:
+            super().setText(t)
             return
         lo, hi = 0, len(t)
         while lo < hi:  # the longest start that fits with "…"
