@@ -14,7 +14,8 @@ as views and dropped after each sample, so memory stays flat however many sample
 Layers are the outputs of the quantized model's ops other than QUANTIZE/DEQUANTIZE,
 in execution order, that have a float counterpart; the rest is listed as unmatched.
 
-Accumulated error: both models end to end. Isolated error (`isolated=True`): see `isolated.py`.
+Accumulated error: both models end to end. Isolated error (`isolated=True`, the default): see
+`isolated.py`; its parts share the two threads with the models (`isolated_work.py`).
 `compare_models` is a top-level function of picklable arguments, so it can run in a worker
 process; its result is picklable too.
 """
