@@ -17,6 +17,7 @@ be shared: read the per-round ratios, not one number.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import inspect
 import math
@@ -149,11 +150,12 @@ def quantization_debugger(n: int) -> float:
     from tests.helpers.fixture_models import representative_images
 
     data = np.random.default_rng(0).uniform(-1, 1, (n, *SHAPE)).astype(np.float32)
-    conv = _converter(_keras_model(), representative_images(16, 1, SHAPE))
-    dbg = tf.lite.experimental.QuantizationDebugger(converter=conv, debug_dataset=lambda: ([data[i : i + 1]] for i in range(n)))
-    t = time.perf_counter()
-    dbg.run()
-    return time.perf_counter() - t
+    with contextlib.redirect_stdout(sys.stderr):  # the converter's chatter stays out of the table
+        conv = _converter(_keras_model(), representative_images(16, 1, SHAPE))
+        dbg = tf.lite.experimental.QuantizationDebugger(converter=conv, debug_dataset=lambda: ([data[i : i + 1]] for i in range(n)))
+        t = time.perf_counter()
+        dbg.run()
+        return time.perf_counter() - t
 
 
 def litert_validate(fpath: Path, qpath: Path, n: int) -> float:
