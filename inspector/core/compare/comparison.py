@@ -30,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from inspector.core.compare import isolated_work
 from inspector.core.compare.diagnosis import with_diagnoses
 from inspector.core.compare.isolated_work import IsolatedWork
 from inspector.core.compare.options import CompareOptions
@@ -245,8 +246,9 @@ class _Slot:
 
 
 def _slot_key(fm: Model, qm: Model, opts: CompareOptions) -> tuple | None:
-    try:  # threads: how many parts the isolated model has
-        return (*file_key(fm.path), fm.main.index, *file_key(qm.path), qm.main.index, opts.runtime, opts.isolated, opts.threads > 1)
+    parts = (isolated_work.PARTS if opts.threads > 1 else 1) if opts.isolated else 0  # the isolated runners a set holds
+    try:
+        return (*file_key(fm.path), fm.main.index, *file_key(qm.path), qm.main.index, opts.runtime, parts)
     except OSError:
         return None
 
