@@ -13,7 +13,12 @@ import math
 import sys
 import threading
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.sample_flags import (
+    add_isolated_flag,
+    add_sample_flags,
+    sample_settings,
+    use_example_inputs,
+)
 from inspector.cli.verbose import add_verbose_flag, verbose_task
 from inspector.core.compare.options import CompareOptions
 
@@ -28,7 +33,7 @@ def add_parser(sub) -> None:
     add_sample_flags(p)
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
-    p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
+    add_isolated_flag(p)
     p.add_argument("--signature", metavar="KEY",
                    help="compare this signature (its subgraph, inputs and outputs; default: subgraph 0)")
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")
@@ -111,6 +116,10 @@ def _emit(args: argparse.Namespace, result, json_obj: dict, extra: tuple[str, ..
                     print(f"output '{result.outputs[k].name}': " + task_summary(other, worst=0))
         for line in extra:
             print(line)
+    from inspector.core.compare.isolated_work import isolated_refusal
+
+    if (refusal := isolated_refusal(result)) is not None:
+        print(f"warning: {refusal}; compared without each layer's own error", file=sys.stderr)
     code = 0
     if args.fail_below_sqnr is not None:
         code = max(code, _gate(result, args.fail_below_sqnr))

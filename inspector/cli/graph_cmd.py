@@ -12,7 +12,12 @@ import argparse
 import dataclasses
 import sys
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.sample_flags import (
+    add_isolated_flag,
+    add_sample_flags,
+    sample_settings,
+    use_example_inputs,
+)
 from inspector.core.compare.options import CompareOptions
 from inspector.core.errors import InputError
 from inspector.core.graph.scales import METRICS
@@ -32,7 +37,7 @@ def add_parser(sub) -> None:
                    help="one model: draw subgraph N (a control-flow body...) instead of the signature's")  # fmt: skip
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels")  # fmt: skip
-    p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error (implied by --metric isolated)")
+    add_isolated_flag(p)
     p.add_argument("--allow-unrelated", action="store_true", help="compare even when the weights say the files are not twins")
 
 

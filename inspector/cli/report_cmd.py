@@ -12,7 +12,12 @@ import argparse
 import dataclasses
 import sys
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.sample_flags import (
+    add_isolated_flag,
+    add_sample_flags,
+    sample_settings,
+    use_example_inputs,
+)
 from inspector.cli.verbose import add_verbose_flag, verbose_task
 from inspector.core.compare.options import CompareOptions
 from inspector.core.errors import InputError, RuntimeFailure
@@ -29,7 +34,7 @@ def add_parser(sub) -> None:
     add_sample_flags(p, exclusive=True)
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
-    p.add_argument("--isolated", action="store_true", help="also compute each layer's isolated error")
+    add_isolated_flag(p)
     p.add_argument("--signature", metavar="KEY",
                    help="compare this signature (its subgraph, inputs and outputs; default: subgraph 0)")
     p.add_argument("--worst", type=int, default=5, metavar="N", help="worst layers to detail (default 5)")

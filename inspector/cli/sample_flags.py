@@ -1,4 +1,5 @@
-"""The sample flags of every subcommand that runs samples: --samples, --seed, --inputs, --normalization.
+"""The sample flags of every subcommand that runs samples: --samples, --seed, --inputs, --normalization
+(and --no-isolated for the commands that compare).
 
 `add_sample_flags` adds them (the same names, defaults and help everywhere); `sample_settings`
 turns the parsed flags into the one `SampleSettings` (validated there: `--samples` at least 1;
@@ -27,6 +28,14 @@ def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclu
         metavar="SPEC",
         help="image folders: '-1,1', '0,1', '0,255' or 'mean=M,std=S' (default: model metadata, else -1,1)",
     )
+
+
+def add_isolated_flag(p: argparse.ArgumentParser) -> None:
+    """--no-isolated (the own error is computed by default; --isolated, its old opt-in, stays
+    accepted and changes nothing)."""
+    p.add_argument("--isolated", action=argparse.BooleanOptionalAction, default=True,
+                   help="each layer's own (isolated) error, which the diagnosis needs to tell a layer's own cause "
+                        "(bias shift, weight rounding) from inherited error; on by default, --no-isolated skips it")  # fmt: skip
 
 
 def use_example_inputs(args: argparse.Namespace, command: str) -> str:

@@ -21,7 +21,7 @@ def reports(example_pair):
     f, q = (str(p) for p in example_pair)
     out = {}
     three = SampleSettings(count=3)
-    for name, opts in (("isolated", CompareOptions(samples=three, isolated=True)), ("plain", CompareOptions(samples=three))):
+    for name, opts in (("isolated", CompareOptions(samples=three, isolated=True)), ("plain", CompareOptions(samples=three, isolated=False))):
         result = compare_models(f, q, opts)
         if name == "isolated":  # an op equal up to float rounding (as QuantizationDebugger can report)
             result = _with_isolated_sqnr(result, "MAX_POOL_2D", 151.7)

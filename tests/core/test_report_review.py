@@ -96,11 +96,13 @@ def test_every_output_is_shown_and_the_cards_name_theirs(tmp_path):
 
 
 def test_causes_without_isolated_error_say_so(example):
+    """The own error is computed by default: the report says nothing; with --no-isolated it says
+    the causes were judged from the accumulated error and how to get the own error."""
     f, q, result, html = example
-    worst = _section(html, "worst-layers")
-    assert 'id="causes-accumulated"' in worst and "--isolated" in worst
-    iso = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), isolated=True))
-    assert 'id="causes-accumulated"' not in render_html(build_report(f, q, iso))
+    assert result.isolated and 'id="causes-accumulated"' not in html
+    plain = compare_models(f, q, CompareOptions(samples=SampleSettings(count=2), isolated=False))
+    worst = _section(render_html(build_report(f, q, plain)), "worst-layers")
+    assert 'id="causes-accumulated"' in worst and "--no-isolated" in worst
 
 
 def test_a_signature_comparison_is_named_above_its_plot():

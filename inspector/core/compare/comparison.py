@@ -14,7 +14,8 @@ as views and dropped after each sample, so memory stays flat however many sample
 Layers are the outputs of the quantized model's ops other than QUANTIZE/DEQUANTIZE,
 in execution order, that have a float counterpart; the rest is listed as unmatched.
 
-Accumulated error: both models end to end. Isolated error (`isolated=True`): see `isolated.py`.
+Accumulated error: both models end to end. Isolated error (`isolated=True`, the default): see
+`isolated.py`; its parts share the two threads with the models (`isolated_work.py`).
 `compare_models` is a top-level function of picklable arguments, so it can run in a worker
 process; its result is picklable too.
 """
@@ -29,10 +30,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from inspector.core.compare import isolated_work
 from inspector.core.compare.diagnosis import with_diagnoses
 from inspector.core.compare.equalized import divided, float_divisors
 from inspector.core.compare.inside import channel_stats, slice_stats
-from inspector.core.compare.isolated import build_isolated_plan
+from inspector.core.compare.isolated_work import IsolatedWork
 from inspector.core.compare.options import CompareOptions
 from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.pairing import check_correspondence, pair_models
@@ -93,14 +95,13 @@ def compare_models(
         raise InputError("no samples to run", opts.samples.source)
     count = source.count - opts.samples_from
     pool = ThreadPoolExecutor(max_workers=2) if opts.threads > 1 else None
-    iso_plan = build_isolated_plan(fm, qm, pairing) if opts.isolated else None
+    iso = IsolatedWork(fm, qm, pairing, plan.layers, pool is not None, lambda jobs: _batch(jobs, fm, qm)) if opts.isolated else None
     # Two sets of interpreters when threaded: sample k's statistics are computed while both
     # models already run sample k+1 (views of one set stay valid while the other runs).
     # Big models run on one set only: each set holds its own packed copy of every weight.
     double = pool is not None and fm.size_bytes + qm.size_bytes <= DOUBLE_BUFFER_MAX_BYTES
     slot_key = _slot_key(fm, qm, opts)
-    slots: list[_Slot | None] = [_take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso_plan)), None]
-    iso_jobs = _isolated_jobs(plan.layers, iso_plan) if iso_plan else []
+    slots: list[_Slot | None] = [_take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso)), None]
     keep = {j.quant_tensor: _Keeper(j, count, opts.samples.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
     store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
     per_f: list[tuple[np.ndarray, ...]] = []
@@ -109,10 +110,10 @@ def compare_models(
     jobs = [(j.stats, j.float_tensor, j.quant_tensor, j.quant) for j in plan.layers]
     jobs += [(o.stats, o.float_tensor, o.quant_tensor, o.quant) for o in plan.outputs]
     batch = _batch(jobs, fm, qm)
-    iso_batch = _batch(iso_jobs, fm, qm) if iso_plan is not None else None
     done = 0
     samples = itertools.islice(iter(source), opts.samples_from, None)
     slow: str | None = None  # "f" | "q": the model the worker thread runs (double buffering)
+    main_end = 0.0  # when the calling thread finished its part of the last sample
     try:
         sample = next(samples, None)
         if sample is not None and double:
@@ -127,16 +128,19 @@ def compare_models(
             fv, qv = slot.values(running)
             fv = divided(fv, equalized)
             del running
+            if iso is not None and double and k > 0:
+                iso.balance(slot.worker_end - main_end)
             nxt = next(samples, None)
+            shared = 0  # isolated parts of this sample the worker thread runs
             if nxt is not None and double:
                 if slots[(k + 1) % 2] is None:  # the second set, made only when needed
-                    slots[(k + 1) % 2] = _take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso_plan))
-                running = slots[(k + 1) % 2].start(pool, nxt, slow)  # the faster model runs here, now
+                    slots[(k + 1) % 2] = _take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso))
+                shared = iso.share if iso is not None else 0
+                after = (lambda s=slot, v=qv, n=shared: iso.run(s.iso, v, 0, n)) if shared else None
+                running = slots[(k + 1) % 2].start(pool, nxt, slow, after)  # the faster model runs here, now
             batch.add(fv, qv)
-            if slot.iso is not None:
-                iv = slot.iso.run(iso_plan.feed(qv))
-                iso_batch.add(iv, qv)
-                del iv
+            if iso is not None:
+                iso.run(slot.iso, qv, shared, iso.parts)
             for kp in keep.values():
                 kp.add(fv, qv)
             if store_outputs:
@@ -150,6 +154,7 @@ def compare_models(
             sample = nxt
             k += 1
             done += 1
+            main_end = time.perf_counter()
             task.report(done / count, f"sample {done} of {count}")
     finally:
         if pool:
@@ -157,9 +162,9 @@ def compare_models(
     # Completed (no views of the interpreters left): keep them for the next run of this pair.
     _keep_slots(slot_key, [s for s in slots if s is not None], fm.size_bytes + qm.size_bytes)
     batch.finish()
-    if iso_batch is not None:
-        iso_batch.finish()
-    layers = with_diagnoses(fm, qm, tuple(_layer_result(j, iso_plan) for j in plan.layers))
+    if iso is not None:
+        iso.finish()
+    layers = with_diagnoses(fm, qm, tuple(_layer_result(j, iso) for j in plan.layers))
     outputs = tuple(
         OutputResult(o.name, o.float_tensor, o.quant_tensor, o.stats.result(),
                      channel_stats(o.stats, len(qm.main.tensors[o.quant_tensor].shape)),
@@ -206,20 +211,22 @@ def _load(path: str) -> Model:
 
 
 class _Slot:
-    """One float and one quantized interpreter (and the isolated model's), run together."""
+    """One float and one quantized interpreter (and the isolated model's parts), run together."""
 
-    def __init__(self, fm, qm, runtime: str, iso_plan) -> None:
+    def __init__(self, fm, qm, runtime: str, iso: IsolatedWork | None) -> None:
         self.fm, self.qm = fm, qm
         self.f = ModelRunner(fm, runtime)
         self.q = ModelRunner(qm, runtime)
         self.iso = None
         self.seconds = (0.0, 0.0)  # the last unpooled run of each model
-        if iso_plan is not None:
-            self.iso = ModelRunner(fm, runtime, content=iso_plan.content, exposed=iso_plan.outputs)
+        self.worker_end = 0.0  # when the pool's part of the last `start` with `slow` ended
+        if iso is not None:
+            self.iso = iso.runners(runtime)
 
-    def start(self, pool, sample, slow: str | None = None):
+    def start(self, pool, sample, slow: str | None = None, after=None):
         """Feed and invoke both models: here (no pool; timed into `seconds`), both in the pool's
-        threads, or (`slow` "f" or "q") that model in the pool and the other one here."""
+        threads, or (`slow` "f" or "q") that model in the pool, then `after()` there (the
+        isolated parts of the sample before), and the other model here."""
         ffeed, qfeed = feed(self.fm, sample), feed(self.qm, sample)
         if pool is None:
             t0 = time.perf_counter()
@@ -229,12 +236,19 @@ class _Slot:
             self.seconds = (t1 - t0, time.perf_counter() - t1)
             return fv, qv
         if slow == "f":
-            later = pool.submit(self.f.run, ffeed)
+            later = pool.submit(self._run_then, self.f, ffeed, after)
             return later, self.q.run(qfeed)
         if slow == "q":
-            later = pool.submit(self.q.run, qfeed)
+            later = pool.submit(self._run_then, self.q, qfeed, after)
             return self.f.run(ffeed), later
         return pool.submit(self.f.run, ffeed), pool.submit(self.q.run, qfeed)
+
+    def _run_then(self, runner: ModelRunner, values: dict, after) -> dict:
+        out = runner.run(values)
+        if after is not None:
+            after()
+        self.worker_end = time.perf_counter()
+        return out
 
     @staticmethod
     def values(running) -> tuple[dict, dict]:
@@ -243,8 +257,9 @@ class _Slot:
 
 
 def _slot_key(fm: Model, qm: Model, opts: CompareOptions) -> tuple | None:
+    parts = (isolated_work.PARTS if opts.threads > 1 else 1) if opts.isolated else 0  # the isolated runners a set holds
     try:
-        return (*file_key(fm.path), fm.main.index, *file_key(qm.path), qm.main.index, opts.runtime, opts.isolated)
+        return (*file_key(fm.path), fm.main.index, *file_key(qm.path), qm.main.index, opts.runtime, parts)
     except OSError:
         return None
 
@@ -275,16 +290,6 @@ def _slower(seconds: tuple[float, float]) -> str:
     return "f" if seconds[0] >= seconds[1] else "q"
 
 
-def _isolated_jobs(layers: list[LayerJob], iso_plan) -> list[tuple]:
-    jobs = []
-    for j in layers:
-        f_op = iso_plan.float_ops.get(j.op_index)
-        if f_op is None or j.iso_stats is None:
-            continue
-        jobs.append((j.iso_stats, j.float_tensor, j.quant_tensor, j.quant))
-    return jobs
-
-
 def _batch(jobs: list[tuple], fm, qm) -> BatchStats:
     ft = [fm.main.tensors[j[1]] for j in jobs]
     qt = [qm.main.tensors[j[2]] for j in jobs]
@@ -299,15 +304,9 @@ def _batch(jobs: list[tuple], fm, qm) -> BatchStats:
     )
 
 
-def _layer_result(j: LayerJob, iso_plan) -> LayerResult:
+def _layer_result(j: LayerJob, iso_work: IsolatedWork | None) -> LayerResult:
     st = j.stats
-    iso = None
-    note = None
-    if iso_plan is not None:
-        if j.op_index in iso_plan.float_ops and j.iso_stats is not None:
-            iso = j.iso_stats.result()
-        else:
-            note = iso_plan.notes.get(j.op_index, "no float op to run in isolation")
+    iso, note = iso_work.layer(j) if iso_work is not None else (None, None)
     q = j.quant
     return LayerResult(
         op_index=j.op_index,

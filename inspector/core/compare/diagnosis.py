@@ -194,7 +194,7 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity=None, t: Thr
                                             f"{_db(own.sqnr_db)} dB", Fix("weight_rounding", (layer.op_index,)))
     if layer.isolated is None:  # the accumulated error mixes in what comes from upstream
         why = (f"no isolated error ({layer.isolated_note})" if layer.isolated_note else
-               "compare with the isolated error to tell the layer's own error (bias, weights) from inherited error")  # fmt: skip
+               "the own (isolated) error, left out by --no-isolated, tells the layer's own error (bias, weights) from inherited error")  # fmt: skip
         return Diagnosis("none", f"accumulated SQNR {_db(m.sqnr_db)} dB, RMSE {_opt(excess)} steps, range use "
                                  f"{_pct(m.range_use)}, clip {_pct(m.clip_rate)}; {why}")  # fmt: skip
     share = bias_share(own, t.bias_sigmas)

@@ -13,7 +13,7 @@ from inspector.core.samples.settings import SampleSettings
 class CompareOptions:
     samples: SampleSettings = SampleSettings()  # count, seed, source, normalization
     runtime: str = "optimized"  # "optimized" | "reference"
-    isolated: bool = False
+    isolated: bool = True  # each layer's own error too (`isolated.py`); the diagnosis needs it
     keep_values: frozenset[int] = field(default_factory=frozenset)  # quant tensor indices
     threads: int = 2  # 1: run everything in the calling thread
     task_kind: str | None = None  # "classification" | "regression" ("other"); None: per output, from the graph
@@ -33,7 +33,7 @@ class CompareOptions:
         return cls(
             samples=samples,
             runtime=str(d.get("runtime") or "optimized"),
-            isolated=bool(d.get("isolated", False)),
+            isolated=bool(d.get("isolated", True)),
             keep_values=frozenset(int(i) for i in d.get("keep_values") or ()),
             threads=int(d.get("threads") or 2),
             task_kind=d.get("task_kind"),

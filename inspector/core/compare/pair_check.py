@@ -398,7 +398,8 @@ def _step_errors(float_values: np.ndarray, b: WeightSource) -> np.ndarray | None
         axis = q.quantized_dimension
         if b.values.ndim == 0 or b.values.shape[axis] != len(scales):
             return None
-        ch = np.unravel_index(idx, b.values.shape)[axis]
+        inner = int(np.prod(b.values.shape[axis + 1 :], dtype=np.int64))
+        ch = (idx // inner) % b.values.shape[axis]  # C order: the index along `axis` (unravel_index without the others)
         s, z = scales[ch], (zps[ch] if len(zps) == len(scales) else 0.0)
     err = np.abs((qv - z) * s - av) / s
     return err[np.isfinite(err)]

@@ -205,7 +205,7 @@ def quantizer_versions_job(
                         signature=options.signature,
                         task=task.span(0.6, 1.0, "requantizing by the plan: "))  # fmt: skip
     save_model(second, out_path, protect=[*protect, out_unchanged])
-    held = dataclasses.replace(cmp_opts, samples_from=split.evaluation_start)
+    held = dataclasses.replace(cmp_opts, samples_from=split.evaluation_start, isolated=False)  # output SQNR only
     before = compared if split.evaluation_start == 0 else compare_models(float_path, out_unchanged, held)
     after = compare_models(float_path, out_path, held)
     db = [output_sqnr_db(r) for r in (before, after)]

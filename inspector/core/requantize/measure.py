@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.core.compare.equalized import divided, float_divisors
-from inspector.core.compare.isolated import build_isolated_plan
+from inspector.core.compare.isolated import IsolatedRunner, build_isolated_plan
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
 from inspector.core.quantmath.quant import dequantize, representable_range
@@ -107,13 +107,13 @@ def isolated_mean_error(
         i = missing[0]
         raise InputError(f"op {i} ({qm.main.ops[i].type}) cannot be measured in isolation: {iso.notes.get(i, 'no float counterpart')}", qm.path)
     q_runner = ModelRunner(qm, runtime)
-    i_runner = ModelRunner(fm, runtime, content=iso.content, exposed=iso.outputs)
+    i_runner = IsolatedRunner(fm, iso, runtime)
     sums: dict[int, np.ndarray] = {}
     counts: dict[int, np.ndarray] = {}
     per_sample: dict[int, list[np.ndarray]] = {}
     for sample in samples:
         qv = q_runner.run(feed(qm, sample))
-        iv = i_runner.run(iso.feed(qv))
+        iv = i_runner.run(qv)
         for i in ops:
             q_out = qm.main.ops[i].outputs[0]
             f_out = fm.main.ops[iso.float_ops[i]].outputs[0]

@@ -215,7 +215,7 @@ def _worst(report: dict) -> str:
     worst = report.get("worst_layers") or []
     if not worst:
         return '<p class="muted">No comparison run, so no layer ranking.</p>'
-    with_iso = any(lay.get("isolated") for lay in worst)  # the column only when --isolated ran
+    with_iso = any(lay.get("isolated") for lay in worst)  # the column only when the own error ran (not --no-isolated)
     head = "".join(f'<th data-key="{k}">{escape(WORST_LABELS[k])}</th>' for k in _WORST_KEYS)
     head += "<th>isolated SQNR (dB)</th>" if with_iso else ""
     rows = []
@@ -271,9 +271,9 @@ def _accumulated_note(report: dict) -> str:
     if any(lay.get("isolated") for lay in layers):
         return ""
     return ('<p class="banner sev-warning" id="causes-accumulated">Judged from each layer\'s accumulated error: this '
-            "report ran without <code>--isolated</code>, so a layer downstream of a bad one can show a cause that "
-            "belongs upstream, no layer is marked inherited, and bias shifts are not judged. Run with <code>--isolated</code> to separate each "
-            "layer's own error.</p>")  # fmt: skip
+            "report ran without the own (isolated) error (<code>--no-isolated</code>), so a layer downstream of a bad one can show a "
+            "cause that belongs upstream, no layer is marked inherited, and bias shifts are not judged. Run without "
+            "<code>--no-isolated</code> to separate each layer's own error.</p>")  # fmt: skip
 
 
 def _pct(v) -> str:

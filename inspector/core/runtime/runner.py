@@ -47,10 +47,15 @@ def make_interpreter(
     runtime: str = "optimized",
     num_threads: int | None = None,
     preserve_all_tensors: bool = False,
+    input_shapes: Mapping[int, tuple[int, ...]] | None = None,
+    label: str | None = None,
 ):
     """An allocated LiteRT interpreter; refusals become RuntimeFailure naming model and op.
 
     `content`: the model's bytes, or (a str) the path of a model file the interpreter maps.
+    `input_shapes`: {input tensor: shape} set before the runtime plans the graph (delegates plan
+    on the shapes they see first). `label`: what the refused model is, when it is not the
+    user's file `model.path` (a model the app made): the message names it instead of the file.
     """
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
@@ -69,13 +74,21 @@ def make_interpreter(
                 experimental_op_resolver_type=resolver,
                 experimental_preserve_all_tensors=preserve_all_tensors,
             )
+            for idx, shape in (input_shapes or {}).items():  # the wrapper's call takes the subgraph
+                it._interpreter.ResizeInputTensor(idx, np.array(shape, np.int32), False, model.main.index)
             it.allocate_tensors()
             error = None
         except Exception as e:  # the wrapper raises RuntimeError/ValueError with the kernel's text
             error = e
     if error is not None:
-        raise RuntimeFailure(_refusal_message(model, f"{error}\n{captured()}"), model.path) from error
+        raise _failure(model, f"{error}\n{captured()}", label) from error
     return it
+
+
+def _failure(model: Model, text: str, label: str | None) -> RuntimeFailure:
+    """The refusal, naming the user's file, or (`label`) the app's own model that was refused."""
+    message = _refusal_message(model, text)
+    return RuntimeFailure(f"{label}: {message}") if label else RuntimeFailure(message, model.path)
 
 
 @contextlib.contextmanager
@@ -133,8 +146,13 @@ class ModelRunner:
         num_threads: int | None = None,
         content: bytes | None = None,
         exposed: tuple[int, ...] | None = None,
+        input_shapes: Mapping[int, tuple[int, ...]] | None = None,
+        label: str | None = None,
     ) -> None:
+        """`content`/`exposed`: a model the app made from `model` (then `label` says what it is,
+        for refusals); `input_shapes`: see `make_interpreter`."""
         self.model = model
+        self.label = label
         self.runtime = runtime
         self.subgraph = model.main.index
         temp = None
@@ -147,7 +165,7 @@ class ModelRunner:
             content, exposed = expose_intermediates(model.path, self.subgraph)
         self.exposed: tuple[int, ...] = tuple(exposed or ())
         try:
-            self.interpreter = make_interpreter(content, model, runtime, num_threads)
+            self.interpreter = make_interpreter(content, model, runtime, num_threads, input_shapes=input_shapes, label=label)
         finally:
             if temp is not None:
                 os.unlink(temp)  # the interpreter's map keeps the data readable
@@ -156,7 +174,7 @@ class ModelRunner:
             try:
                 w.AllocateTensors(self.subgraph)
             except Exception as e:
-                raise RuntimeFailure(_refusal_message(model, str(e)), model.path) from e
+                raise _failure(model, str(e), label) from e
         self.input_indices: tuple[int, ...] = tuple(int(i) for i in w.InputIndices()) if self.subgraph == 0 else model.main.inputs
         self._shapes = {i: tuple(int(s) for s in w.TensorSize(i, self.subgraph)) for i in self.input_indices}
         self._views: dict[int, np.ndarray] | None = None  # the last run's views, valid until a resize
@@ -188,7 +206,7 @@ class ModelRunner:
                 w.SetTensor(idx, value, sg)
             w.Invoke(sg)
         except Exception as e:
-            raise RuntimeFailure(_refusal_message(self.model, str(e)), self.model.path) from e
+            raise _failure(self.model, str(e), self.label) from e
         if self._views is None or any(idx not in self._views for idx in feed):
             views = {i: w.tensor(w, i, sg) for i in self.exposed}
             for idx in feed:

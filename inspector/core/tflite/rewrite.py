@@ -74,7 +74,8 @@ def exposed_outputs(path: str, subgraph: int = 0) -> tuple[int, ...]:
     """The subgraph's outputs followed by every other op output that can be read back."""
     from inspector.core.tflite.model import load_model
 
-    sg = load_model(path).subgraphs[subgraph]
+    # the parsed model the comparison keeps under this key (`compare.comparison._load`): not parsed twice
+    sg = cached(("model", *file_key(path)), lambda: load_model(path)).subgraphs[subgraph]  # type: ignore[attr-defined]
     outs = list(sg.outputs)
     seen = set(outs)
     for op in sg.ops:

@@ -141,7 +141,7 @@ class CompareFeatures(QObject):
         self.act_clear.triggered.connect(self.compare.clear_baseline)
         self.act_isolated = QAction("SQNR column shows the &isolated error", self.ui.parent, checkable=True)
         self.act_isolated.setStatusTip("The layer lists' SQNR column: each layer's own (isolated) error instead of the "
-                                       "accumulated one; needs a comparison run with 'isolated error per layer'")
+                                       "accumulated one; needs a comparison run with 'own (isolated) error per layer'")  # fmt: skip
         self.act_isolated.setEnabled(False)
         self.act_isolated.toggled.connect(lambda _on: self._fill_error_columns(self.compare.result))
         for a in (self.act_run, self.act_cancel, self.act_clear):
@@ -162,6 +162,23 @@ class CompareFeatures(QObject):
             self.compare.set_options(new)
         finally:
             self._editing = False
+        if name == "isolated":
+            self._isolated_toggled(bool(value))
+
+    def _isolated_toggled(self, on: bool) -> None:
+        """The result shown was computed with or without the own error: say whether it still
+        matches, and that a run is needed when it does not."""
+        result = self.compare.result
+        if result is None:
+            return
+        if result.isolated == on:
+            self.inputs.status.setText("The result shown matches this setting again.")
+        elif on:
+            self.inputs.status.setText("Own (isolated) error on: run the comparison again to compute it "
+                                       "(the result shown has the accumulated error only).")  # fmt: skip
+        else:
+            self.inputs.status.setText("Own (isolated) error off: the next run leaves it out "
+                                       "(the result shown still has it).")  # fmt: skip
 
     def run(self) -> None:
         """Run what the panel shows: each field it holds that the state does not yet (a path typed

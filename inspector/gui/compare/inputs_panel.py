@@ -26,6 +26,7 @@ from inspector.core.samples.settings import ALL, DEFAULT_COUNT, SampleSettings
 from inspector.gui.views.run_row import RunRow
 
 SOURCES = (("random", "Random (from each input's range)"), ("file", ".npy / .npz file"), ("folder", "Image folder"))
+ISOLATED_LABEL = "own (isolated) error per layer"
 NORMALIZATIONS = (("", "model metadata, else [-1, 1]"), ("-1,1", "[-1, 1]"), ("0,1", "[0, 1]"), ("0,255", "[0, 255]"))
 
 
@@ -61,8 +62,10 @@ class InputsPanel(QWidget):
         for key, text in NORMALIZATIONS:
             self.normalization.addItem(text, key)
         self.normalization.setToolTip("How image pixels (0..255) become float inputs")
-        self.isolated = QCheckBox("isolated error per layer")
-        self.isolated.setToolTip("Also run each float op on the dequantized inputs the quantized op saw")
+        self.isolated = QCheckBox(ISOLATED_LABEL, checked=CompareOptions.isolated)
+        self.isolated.setToolTip("Each layer's own error: each float op also runs on the dequantized inputs the quantized "
+                                 "op saw. The diagnosis needs it to tell a layer's own cause (bias shift, weight rounding) "
+                                 "from error inherited from upstream; off, the comparison runs faster")  # fmt: skip
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)

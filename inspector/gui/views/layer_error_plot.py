@@ -241,7 +241,7 @@ class LayerErrorPlot(QWidget):
         if r is None:
             self.title.setText(self.baseline_label and f"baseline: {self.baseline_label}")
             return
-        iso = " · isolated error included" if r.isolated else " · tick 'isolated error per layer' to see each layer's own error"
+        iso = " · isolated error included" if r.isolated else " · without each layer's own error: tick 'own (isolated) error per layer' and run again"
         s = self.series.get("accumulated")
         shape = [r.layers[i].op_type for i, flag in enumerate(s.shape_only if s is not None else ()) if flag]
         kinds = ", ".join(dict.fromkeys(shape))
