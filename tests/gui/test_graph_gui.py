@@ -16,9 +16,11 @@ from tests.helpers.gui_helpers import open_pair_checked
 WAIT_MS = 30_000
 
 
-def _opened(qtbot, window):
+def _opened(qtbot, window, pair):
+    """`pair`: the fixture CNN (`cnn_pair`: 13+ ops, a residual ADD, shape ops; the bundled
+    digits example is too small for the selection and search checks)."""
     g = window.graph
-    f, q = example_pair()
+    f, q = pair
     open_pair_checked(qtbot, window, f, q)
     qtbot.waitUntil(lambda: g.view.canvas["B"].graph is not None and g.graphs["B"] is g.view.canvas["B"].graph, timeout=WAIT_MS)
     window.tabs.setCurrentWidget(g.view)
@@ -32,8 +34,8 @@ def _click_node(qtbot, canvas, op: int) -> None:
     qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=pos)
 
 
-def test_structure_first_then_colours_and_selection_both_ways(qtbot, window):
-    g = _opened(qtbot, window)
+def test_structure_first_then_colours_and_selection_both_ways(qtbot, window, cnn_pair):
+    g = _opened(qtbot, window, cnn_pair)
     canvas = g.view.canvas["B"]
     n_ops = len(window.controller.models["B"].main.ops)
     assert sorted(canvas.nodes) == list(range(n_ops))  # one item per op
@@ -91,8 +93,8 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window):
     assert g.search(name) in {n.op_index for n in g.graphs["B"].nodes if n.name == name}
 
 
-def test_a_beside_b_marks_the_partner_and_clicks_in_a_select_in_b(qtbot, window):
-    g = _opened(qtbot, window)
+def test_a_beside_b_marks_the_partner_and_clicks_in_a_select_in_b(qtbot, window, cnn_pair):
+    g = _opened(qtbot, window, cnn_pair)
     g.view.show_a.setChecked(True)
     ca = g.view.canvas["A"]
     qtbot.waitUntil(lambda: ca.graph is not None, timeout=WAIT_MS)
