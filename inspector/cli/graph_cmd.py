@@ -20,7 +20,7 @@ from inspector.cli.sample_flags import (
 )
 from inspector.core.compare.options import CompareOptions
 from inspector.core.errors import InputError
-from inspector.core.graph.scales import METRICS
+from inspector.core.graph.metric_names import METRICS
 
 
 def add_parser(sub) -> None:

@@ -52,8 +52,11 @@ def guarded_keras_pair(
     check, twin = run_isolated(
         keras_pair_check, model_path, quant_path, signature, step="checking the pair", models=(model_path, quant_path)
     )
+    from inspector.core.keras.pair_inputs import check_twin_inputs
+
     a = select_signature(load_model(twin), signature)
     b = select_signature(load_model(quant_path), signature)
+    check_twin_inputs(a, b, model_path, quant_path)  # one line naming the Keras model, not its cached twin
     check_correspondence(a, b)
     if check.note:
         print(f"tflite-inspector {command}: note: {check.note}", file=sys.stderr)

@@ -177,8 +177,8 @@ def run(args: argparse.Namespace) -> int:
     )
     samples = _samples(args.model, settings) if args.inputs else None
     from inspector.core.requantize.calibration_source import (
-        calibration_json,
         random_calibration_warning,
+        with_calibration_source,
     )
     from inspector.core.requantize.jobs import requantize_cli_job
     from inspector.core.runtime.worker import run_isolated
@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save_recipe:
         save_recipe(result, args.save_recipe, protect=protect)
     if args.json:
-        write_json_output({**result.to_json(), "calibration": calibration_json(settings)}, args.json)
+        write_json_output(with_calibration_source(result.to_json(), settings), args.json)
     out = sys.stderr if args.json == "-" else sys.stdout
     float_size = Path(args.model).stat().st_size
     print(

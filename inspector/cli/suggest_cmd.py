@@ -97,9 +97,9 @@ def _warn_random(samples) -> None:
 
 
 def _with_calibration(d: dict, samples) -> dict:
-    from inspector.core.requantize.calibration_source import calibration_json
+    from inspector.core.requantize.calibration_source import with_calibration_source
 
-    return {**d, "calibration": calibration_json(samples)}
+    return with_calibration_source(d, samples)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -81,8 +81,8 @@ def run_surgical(args: argparse.Namespace) -> int:
         raise InputError("the output path is a folder", args.out)
     plan = _with_signature(_plan(args), args.quant, args.signature)
     from inspector.core.requantize.calibration_source import (
-        calibration_json,
         random_calibration_warning,
+        with_calibration_source,
     )
 
     result = run_isolated(
@@ -97,7 +97,7 @@ def run_surgical(args: argparse.Namespace) -> int:
     if args.save_plan:
         write_json_output(result.plan.to_json(), args.save_plan)
     if args.json:
-        write_json_output({**result.to_json(), "calibration": calibration_json(plan.samples, plan.needs_samples())}, args.json)
+        write_json_output(with_calibration_source(result.to_json(), plan.samples, plan.needs_samples()), args.json)
     out = sys.stderr if args.json == "-" else sys.stdout
     q_size = Path(args.quant).stat().st_size
     ops = ", ".join(str(i) for i in result.edited_ops)

@@ -41,10 +41,11 @@ def test_mismatched_pair_is_named_but_still_inspectable(fixture_path, example_pa
         (lambda d: (d / "imgs").mkdir() or (d / "imgs" / "x.png").write_text("not an image"), "cannot read the image"),
     ],
 )
-def test_bad_sample_files(example_pair, tmp_path, make, needle):
+def test_bad_sample_files(cnn_pair, tmp_path, make, needle):
+    """On the fixture CNN (a 32x32x3 image input: an image folder is a valid source for it)."""
     make(tmp_path)
     path = tmp_path / "s.npz" if (tmp_path / "s.npz").exists() else tmp_path / "imgs"
-    r = _compare(*example_pair, "--inputs", path)
+    r = _compare(*cnn_pair, "--inputs", path)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from inspector.core.compare.diagnosis import THRESHOLDS
 from inspector.core.compare.result import LayerResult
+from inspector.core.graph.metric_names import METRICS
 
-METRICS = ("sqnr", "isolated", "worst_channel", "clip", "range_use", "cause")
 METRIC_LABELS = {
     "sqnr": "accumulated SQNR (dB)", "isolated": "own (isolated) SQNR (dB)", "worst_channel": "worst-channel SQNR (dB)",
     "clip": "clip rate", "range_use": "range use", "cause": "diagnosed cause",

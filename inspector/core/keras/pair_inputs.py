@@ -24,12 +24,24 @@ def _text(shapes: list[list[int | None]]) -> str:
     return ", ".join("[" + ", ".join("?" if d is None else str(d) for d in s) + "]" for s in shapes)
 
 
+def _tflite_inputs(m: Model) -> list[list[int | None]]:
+    sg = m.main
+    return [_dims(sg.tensors[i].shape_signature or sg.tensors[i].shape) for i in sg.inputs]
+
+
 def check_same_inputs(keras_model: Any, qm: Model, keras_path: str, tflite_path: str) -> None:
     """InputError (one line naming both files) when the models' inputs differ in number or in
     shape after the batch dimension."""
-    ks = [_dims(t.shape) for t in keras_model.inputs]
-    sg = qm.main
-    ts = [_dims(sg.tensors[i].shape_signature or sg.tensors[i].shape) for i in sg.inputs]
+    _check([_dims(t.shape) for t in keras_model.inputs], _tflite_inputs(qm), keras_path, tflite_path)
+
+
+def check_twin_inputs(twin: Model, qm: Model, keras_path: str, tflite_path: str) -> None:
+    """The same check from the Keras model's float twin (its inputs are the Keras model's), so
+    the pair check, which runs on the twin, names the Keras model and not the cached twin."""
+    _check(_tflite_inputs(twin), _tflite_inputs(qm), keras_path, tflite_path)
+
+
+def _check(ks: list[list[int | None]], ts: list[list[int | None]], keras_path: str, tflite_path: str) -> None:
     if len(ks) == len(ts) and all(_agree(a, b) for a, b in zip(ks, ts, strict=True)):
         return
     raise InputError(f"the Keras model {Path(keras_path.rstrip('/')).name} takes inputs of shape {_text(ks)} (after the batch), "

@@ -40,3 +40,10 @@ def random_calibration_warning(settings: SampleSettings, command: str) -> str | 
     """The CLI's stderr line (None when inputs were chosen)."""
     note = random_calibration_note(settings)
     return None if note is None else f"tflite-inspector {command}: WARNING: calibrating on {note}; give --inputs FILE|FOLDER"
+
+
+def with_calibration_source(d: dict[str, Any], settings: SampleSettings, calibrates: bool = True) -> dict[str, Any]:
+    """`d` (a result's JSON) with where its calibration samples came from added to its
+    "calibration" object: the keys the result already has there (the held-out split, the
+    quantizer's seeding) stay as they are; "source", "inputs", "description"... are added."""
+    return {**d, "calibration": {**calibration_json(settings, calibrates), **(d.get("calibration") or {})}}
