@@ -63,8 +63,8 @@ def about_versions() -> list[tuple[str, str]]:
     return runtime_versions([("PySide6 / Qt", f"{PySide6.__version__} / Qt {qVersion()}"), ("pyqtgraph", pyqtgraph.__version__)])
 
 
-FILE_FILTER = ("TFLite models and LiteRT-LM bundles (*.tflite *.litertlm);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;"
-               "Keras models (*.keras *.h5 *.hdf5);;All files (*)")
+FILE_FILTER = ("Models (*.tflite *.litertlm *.keras *.h5 *.hdf5);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;"
+               "Keras models (*.keras *.h5 *.hdf5);;All files (*)")  # the first (default) filter shows every kind it opens
 
 
 class MainWindow(TfliteDropTarget, QMainWindow):

@@ -25,3 +25,14 @@ def test_a_list_names_a_ops_and_b_list_names_b_ops():
 def test_a_source_outside_the_comparison_keeps_its_number():
     result = NS(layers=[_layer(5, 4, "inherited", 9)])
     assert cause_cells(result, float_side=True)[4][0] == "← op 9"
+
+
+def test_every_cause_cell_uses_the_diagnosis_word():
+    """The Cause cell says what the diagnosis, the CLI and the report say ("resolution" read
+    "coarse range" there alone); underscores become spaces, nothing else is renamed."""
+    from inspector.core.compare.diagnosis import CAUSES
+    from inspector.core.viewdata.layer_series import CAUSE_LABELS
+
+    for cause in CAUSES:
+        if cause not in ("none", "inherited"):
+            assert CAUSE_LABELS[cause] == cause.replace("_", " ").replace("weight channels", "uneven weight channels"), cause

@@ -201,7 +201,7 @@ def worst_channel_cell(layer: LayerResult | None) -> tuple[str, float | None, st
 
 
 CAUSE_LABELS = {
-    "clipping": "clipping", "resolution": "coarse range", "weight_channels": "uneven weight channels",
+    "clipping": "clipping", "resolution": "resolution", "weight_channels": "uneven weight channels",
     "weight_rounding": "weight rounding", "bias_shift": "bias shift", "inherited": "inherited",
     "kernel": "kernel", "none": "", "mixed_ranges": "mixed ranges", "channel_imbalance": "channel imbalance",
 }  # fmt: skip
