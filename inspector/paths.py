@@ -91,6 +91,16 @@ def in_versions_cache(path: str | Path) -> bool:
     return any(part.startswith(VERSIONS_PREFIX) for part in p.parts) or p.is_relative_to(user_cache_dir() / "versions")
 
 
+def in_app_cache(path: str | Path) -> bool:
+    """True for a file the app made in its own caches (versions, Keras float twins): not a
+    file the user opened, so never a recent file or a last folder."""
+    try:
+        p = Path(path).resolve()
+    except OSError:
+        return False
+    return in_versions_cache(p) or p.is_relative_to(user_cache_dir().resolve())
+
+
 def new_versions_folder(keep_days: float = VERSIONS_KEEP_DAYS) -> Path:
     """A fresh folder for requantized versions, under the user cache so that sessions and crash
     recovery still find the files after a restart (a temp folder may be wiped at boot). Version

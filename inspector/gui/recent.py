@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings
 
-from inspector.paths import in_versions_cache, resources_dir
+from inspector.paths import in_app_cache, in_versions_cache, resources_dir
 
 MAX_RECENT = 10
 
@@ -37,6 +37,10 @@ class RecentFiles:
         return out
 
     def add(self, slot: str, path: str) -> None:
+        """Remember `path` (not a file of the app's own caches: a requantized version, a Keras
+        model's float twin; the Keras feature remembers the Keras model itself)."""
+        if in_app_cache(path):
+            return
         path = str(Path(path).resolve())
         items = [(s, p) for s, p in self.entries() if (s, p) != (slot, path)]
         items.insert(0, (slot, path))
