@@ -92,6 +92,8 @@ class InputsPanel(QWidget):
         self.source.currentIndexChanged.connect(self._source_changed)
         self._source_changed()
         self._setting = False
+        self._count_chosen = False  # the user set Count (a file chosen later then keeps it)
+        self.count.valueChanged.connect(lambda _v: self._setting or setattr(self, "_count_chosen", True))
         bindings = (
             (self.source.currentIndexChanged, "source", self.pending_source),
             (self.path.editingFinished, "source", self.pending_source),
@@ -153,6 +155,7 @@ class InputsPanel(QWidget):
         self.source.setCurrentIndex(self.source.findData(kind))
         self.path.setText(s.source or "")
         self.count.setValue(0 if s.count is ALL else s.count)
+        self._count_chosen = s.count is not ALL and s.count != DEFAULT_COUNT
         self.seed.setValue(s.seed)
         self.runtime.setCurrentIndex(max(0, self.runtime.findData(o.runtime)))
         i = self.normalization.findData(s.normalization or "")
@@ -169,6 +172,9 @@ class InputsPanel(QWidget):
         else:
             p, _ = QFileDialog.getOpenFileName(self, "Sample inputs", start, "NumPy arrays (*.npy *.npz);;All files (*)")
         if p:
+            if not self._count_chosen and self.count.value() == DEFAULT_COUNT:
+                self.count.setValue(0)  # a file or folder chosen: all of it, unless the user set a count
+                self._count_chosen = False
             self.path.setText(p)
             self.last_dir = str(Path(p).parent)
 
