@@ -92,3 +92,16 @@ def test_where_a_metric_is_shown_is_the_tables_choice(compared, qtbot, monkeypat
     assert "bias" in head and " cos " not in f"{head} "
     _patched(monkeypatch, "cosine", report=True)
     assert "cosine similarity" in _report_heads(render_html(report))
+
+
+def test_percent_metrics_read_in_percent_on_the_plot_axis(compared, qtbot):
+    """The table's percent-ness reaches the plot: "clip rate (%)" with ticks in % (the drawn values
+    stay shares, as the tooltips and the ring use them); before, the axis read "clip rate (x0.001)"."""
+    result, _ = compared
+    plot = _plot(qtbot)
+    plot.set_result(result)
+    left = plot.plot.getPlotItem().getAxis("left")
+    plot.set_metric("clip_rate")
+    assert left.labelText == "clip rate (%)" and left.scale == 100.0
+    plot.set_metric("sqnr_db")
+    assert left.labelText == "SQNR (dB)" and left.scale == 1.0

@@ -202,8 +202,9 @@ class LayerErrorPlot(QWidget):
         has_inf = any(n == EXACT_NOTE or "∞ line" in n for s in self.series.values() for n in s.notes)
         self.exact_line.setVisible(key in SQNR_KEYS and has_inf)
         self.exact_line.setValue(top)
-        p.setLabel("left", choice.header)  # "SQNR (dB)", as the report's column
+        p.setLabel("left", choice.header)  # "SQNR (dB)", "clip rate (%)", as the report's column
         left = p.getAxis("left")
+        left.setScale(100.0 if choice.percent else 1.0)  # shares are drawn as fractions, ticks read in %
         if self.exact_line.isVisible() and shown_y:
             left.setTicks([exact_axis_ticks(min(shown_y), top), []])
         else:
