@@ -41,8 +41,8 @@ def test_named_sums_are_the_kernels_positions():
     s, z = 0.05, 3
     q = np.clip(np.round(x / s) + z, -128, 127).astype(np.int8)
     lo, hi = (-128 - z - 0.5) * s, (127 - z + 0.5) * s
-    a = native_stats.tensor_sums(x, q, s, z, lo, hi, None)
-    t = native_stats.Sums(*(a[k] for k in native_stats.SUM_FIELDS))
+    t, channels = native_stats.tensor_sums(x, q, s, z, lo, hi, None)
+    assert isinstance(t, native_stats.Sums) and channels == {}
     xd, yd = x.astype(np.float64), (q.astype(np.float64) - z) * s
     e = xd - yd
     want = native_stats.Sums(x2=np.sum(xd * xd), e2=np.sum(e * e), y2=np.sum(yd * yd), xy=np.sum(xd * yd),

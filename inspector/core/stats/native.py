@@ -134,11 +134,11 @@ _P = ctypes.c_void_p
 
 def tensor_sums(
     x: np.ndarray, q: np.ndarray, s: float, z: float, lo: float, hi: float, channels: int | None
-) -> dict[str, np.ndarray | float]:
+) -> tuple[Sums, dict[str, np.ndarray]]:
     """Sums over all elements (per-tensor dequantization), and per last-axis channel if asked.
 
-    Keys: x2, e2, y2, xy, e, emax, xmin, xmax, clip (floats); with channels the arrays ch_x2, ch_e2,
-    ch_min, ch_max (of x) and ch_clip (counts of x outside [lo, hi]).
+    The `Sums` (Python floats), and with channels the arrays ch_x2, ch_e2, ch_min, ch_max (of x)
+    and ch_clip (counts of x outside [lo, hi]) by name (else an empty dict).
     """
     lib = library()
     assert lib is not None
@@ -150,7 +150,8 @@ def tensor_sums(
     flat.restype = None
     flat(_P(xf.ctypes.data), _P(qf.ctypes.data), ctypes.c_int64(xf.size), ctypes.c_double(s),
          ctypes.c_double(z), ctypes.c_double(lo), ctypes.c_double(hi), _P(out.ctypes.data))
-    res: dict[str, np.ndarray | float] = {k: float(v) for k, v in zip(SUM_FIELDS, out, strict=True)}
+    sums = Sums._make(out.tolist())
+    res: dict[str, np.ndarray] = {}
     if channels:
         cx2, ce2, ccl = np.zeros(channels), np.zeros(channels), np.zeros(channels)
         cmn, cmx = np.full(channels, np.inf), np.full(channels, -np.inf)
@@ -161,7 +162,7 @@ def tensor_sums(
              ctypes.c_double(hi), _P(cx2.ctypes.data), _P(ce2.ctypes.data), _P(cmn.ctypes.data),
              _P(cmx.ctypes.data), _P(ccl.ctypes.data))
         res["ch_x2"], res["ch_e2"], res["ch_min"], res["ch_max"], res["ch_clip"] = cx2, ce2, cmn, cmx, ccl
-    return res
+    return sums, res
 
 
 def channel_error_sums(x: np.ndarray, q: np.ndarray, s: float, z: float) -> np.ndarray | None:

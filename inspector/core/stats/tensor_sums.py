@@ -154,10 +154,10 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
     s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
     lo = -np.inf if st.lo is None else float(np.asarray(st.lo).reshape(-1)[0])
     hi = np.inf if st.hi is None else float(np.asarray(st.hi).reshape(-1)[0])
-    a = native_stats.tensor_sums(x, q, s, z, lo, hi, x.shape[-1] if ch else None)
-    if not math.isfinite(a["x2"] + a["e2"] + a["xmin"] + a["xmax"]):
+    t, a = native_stats.tensor_sums(x, q, s, z, lo, hi, x.shape[-1] if ch else None)
+    if not math.isfinite(t.x2 + t.e2 + t.xmin + t.xmax):
         return False  # NaN/inf in the data: the numpy path handles them as defined
-    add_sums(st, x.size, native_stats.Sums(*(float(a[k]) for k in native_stats.SUM_FIELDS)))
+    add_sums(st, x.size, t)
     if ch:
         if st.ch_sx2 is None:
             st.ch_sx2, st.ch_se2 = a["ch_x2"], a["ch_e2"]
