@@ -47,7 +47,7 @@ def test_named_sums_are_the_kernels_positions():
     e = xd - yd
     want = native_stats.Sums(x2=np.sum(xd * xd), e2=np.sum(e * e), y2=np.sum(yd * yd), xy=np.sum(xd * yd),
                              e=np.sum(e), emax=np.max(np.abs(e)), xmin=xd.min(), xmax=xd.max(),
-                             clip=np.count_nonzero((xd < lo) | (xd > hi)))  # fmt: skip
+                             clip=np.count_nonzero((xd < lo) | (xd > hi)))
     for name in native_stats.SUM_FIELDS:
         assert getattr(t, name) == pytest.approx(getattr(want, name), rel=1e-6, abs=1e-9), name
     assert t.clip > 0  # the data saturate, so the clip position is really tested

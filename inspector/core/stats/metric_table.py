@@ -81,7 +81,7 @@ METRIC_TABLE: tuple[MetricSpec, ...] = (
     MetricSpec("range_use", "range use", percent=True, higher_is_better=True),
     MetricSpec("cosine", "cosine similarity", digits=6, fixed=True, higher_is_better=True, report=False,
                column=Column("cos", 7, ".4f"), brief=".5f"),
-)  # fmt: skip
+)
 
 
 def metric_specs() -> tuple[MetricSpec, ...]:

@@ -31,7 +31,7 @@ from inspector.core.tflite.op_facts import facts
 WORST_CHANNEL_KEY = "worst_channel_sqnr_db"  # the lowest SQNR of a layer's channels or slices (`inside`)
 # not a `Metrics` field: derived from a layer's channels and slices, so presented beside the table
 WORST_CHANNEL = MetricSpec(WORST_CHANNEL_KEY, "worst channel SQNR", "dB", higher_is_better=True, unit_on_values=True,
-                           report=False)  # fmt: skip
+                           report=False)
 SQNR_KEYS = ("sqnr_db", WORST_CHANNEL_KEY)
 
 
