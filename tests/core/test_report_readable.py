@@ -12,8 +12,9 @@ import pytest
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.review.report import build_report
-from inspector.core.review.report_html import WORST_LABELS, render_html
+from inspector.core.review.report_html import render_html, worst_columns
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.stats.metric_table import spec
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +46,7 @@ def _worst_section(html: str) -> str:
 def test_worst_headers_are_labels_with_units(reports):
     _, html = reports["plain"]
     heads = re.findall(r"<th[^>]*>([^<]*)</th>", _worst_section(html).split("</tr>")[0])
-    assert heads[3:] == list(WORST_LABELS.values())
+    assert heads[3:] == [spec(k).header for k in worst_columns()]
     assert not any("_" in h for h in heads)  # no raw JSON keys such as rmse_over_scale
     assert "RMSE / scale (steps)" in heads and "SQNR (dB)" in heads
 

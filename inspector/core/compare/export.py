@@ -18,6 +18,7 @@ import numbers
 
 from inspector.core.compare.inside import BELOW_DB, part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.stats.metric_table import MetricSpec, metric_specs, spec
 from inspector.core.stats.metrics import METRIC_KEYS, Metrics
 
 QD_COLUMNS = (
@@ -95,6 +96,16 @@ def to_csv_text(result: ComparisonResult) -> str:
     return buf.getvalue()
 
 
+OUTPUT_KEYS = ("sqnr_db", "mse", "max_abs", "cosine")  # the metrics of a model output's summary line
+
+
+def _brief(m: Metrics, key: str) -> str:
+    """"SQNR 31.20 dB", "MSE 0.0012": a metric in a one-line summary."""
+    s = spec(key)
+    unit = f" {s.unit}" if s.unit_on_values and s.unit else ""
+    return f"{s.label} {s.brief_text(getattr(m, key))}{unit}"
+
+
 def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
     if v is None:
         return none
@@ -103,9 +114,23 @@ def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
     return format(v, spec)
 
 
+def _columns() -> list[MetricSpec]:
+    """The metrics with a column in the text table, in the metric table's order."""
+    return [m for m in metric_specs() if m.column is not None]
+
+
+def _cell_text(m: MetricSpec, v: float | None) -> str:
+    c = m.column
+    assert c is not None
+    if v is not None and m.percent:
+        v = 100 * v
+    return f"{_fmt(v, c.spec):>{c.width}}"
+
+
 def text_table(result: ComparisonResult) -> str:
     iso = result.isolated
-    head = f"{'op':>4} {'type':<18} {'tensor':<34} {'match':<9} {'SQNR dB':>8} {'MSE':>10} {'RMSE/S':>7} {'clip%':>6} {'cos':>7}"
+    cols = _columns()
+    head = f"{'op':>4} {'type':<18} {'tensor':<34} {'match':<9} " + " ".join(f"{m.column.head:>{m.column.width}}" for m in cols)
     if iso:
         head += f" {'iso SQNR':>8}"
     head += "  cause"
@@ -121,23 +146,15 @@ def text_table(result: ComparisonResult) -> str:
     for layer in result.layers:
         m = layer.metrics
         name = layer.tensor_name if len(layer.tensor_name) <= 34 else layer.tensor_name[:31] + "..."
-        clip = None if m.clip_rate is None else 100 * m.clip_rate
-        row = (
-            f"{layer.op_index:>4} {layer.op_type[:18]:<18} {name:<34} {layer.match[:9]:<9} "
-            f"{_fmt(m.sqnr_db):>8} {_fmt(m.mse, '.3g'):>10} {_fmt(m.rmse_over_scale):>7} "
-            f"{_fmt(clip):>6} {_fmt(m.cosine, '.4f'):>7}"
-        )
+        row = f"{layer.op_index:>4} {layer.op_type[:18]:<18} {name:<34} {layer.match[:9]:<9} " + " ".join(
+            _cell_text(c, getattr(m, c.key)) for c in cols)
         if iso:
             row += f" {_fmt(None if layer.isolated is None else layer.isolated.sqnr_db):>8}"
         row += f"  {_cause(layer)}"
         lines.append(row.rstrip())
     lines.append("")
     for o in result.outputs:
-        m = o.metrics
-        lines.append(
-            f"output {o.name}: SQNR {_fmt(m.sqnr_db)} dB, MSE {_fmt(m.mse, '.3g')}, "
-            f"max |err| {_fmt(m.max_abs, '.3g')}, cosine {_fmt(m.cosine, '.5f')}"
-        )
+        lines.append(f"output {o.name}: " + ", ".join(_brief(o.metrics, k) for k in OUTPUT_KEYS))
     lines += inside_lines(result)
     if result.unmatched:
         lines.append(f"unmatched: {len(result.unmatched)}")

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from inspector.core.compare.diagnosis import THRESHOLDS
 from inspector.core.compare.result import LayerResult
 from inspector.core.graph.metric_names import METRICS
+from inspector.core.stats.metric_table import spec
 
-METRIC_LABELS = {
+METRIC_LABELS = {  # the colouring modes; a metric's own name is the metric table's
     "sqnr": "accumulated SQNR (dB)", "isolated": "own (isolated) SQNR (dB)", "worst_channel": "worst-channel SQNR (dB)",
-    "clip": "clip rate", "range_use": "range use", "cause": "diagnosed cause",
+    "clip": spec("clip_rate").label, "range_use": spec("range_use").label, "cause": "diagnosed cause",
 }  # fmt: skip
 RAMP = ("#d73027", "#fc8d59", "#fee090", "#91bfdb", "#4575b4")  # bad .. centre .. good
 NO_DATA = "#e4e4e4"  # not compared (shape ops, unmatched, structure only)

@@ -16,11 +16,10 @@ import math
 
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.quantmath.opmath import compared_subgraph
+from inspector.core.stats.metric_table import spec
 from inspector.core.stats.metrics import METRIC_KEYS
 from inspector.core.tflite.model import Model
 
-# Metrics for which a larger value is better (the gradient runs red -> green as values grow).
-HIGHER_IS_BETTER = frozenset({"sqnr_db", "cosine", "range_use"})
 RED, YELLOW, GREEN = "#d73027", "#fee08b", "#1a9850"
 
 
@@ -45,6 +44,7 @@ def node_data(comparison: ComparisonResult, metric: str = "sqnr_db", *, isolated
     """
     if metric not in METRIC_KEYS:
         raise ValueError(f"unknown metric {metric!r} (one of {', '.join(METRIC_KEYS)})")
+    up = spec(metric).higher_is_better  # the gradient runs red -> green as values grow
     results: dict[str, dict] = {}
     for layer in comparison.layers:
         m = layer.isolated if isolated else layer.metrics
@@ -55,9 +55,9 @@ def node_data(comparison: ComparisonResult, metric: str = "sqnr_db", *, isolated
         # one op can have several compared outputs: keep the worst
         if key in results:
             old = results[key]["value"]
-            v = min(old, v) if metric in HIGHER_IS_BETTER else max(old, v)
+            v = min(old, v) if up else max(old, v)
         results[key] = {"value": float(v)}
-    colors = (RED, YELLOW, GREEN) if metric in HIGHER_IS_BETTER else (GREEN, YELLOW, RED)
+    colors = (RED, YELLOW, GREEN) if up else (GREEN, YELLOW, RED)
     gradient = [{"stop": s, "bgColor": c} for s, c in zip((0, 0.5, 1), colors, strict=True)]
     subgraph = None if model is None else compared_subgraph(model, comparison)
     if model is not None and subgraph is None:

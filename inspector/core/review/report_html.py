@@ -14,6 +14,7 @@ from html import escape
 from inspector.core.review.report_keras import QAT_SECTION, qat_section_html, twin_note_html
 from inspector.core.review.report_provenance import provenance_html
 from inspector.core.review.svg_plot import PALETTE, Series, line_plot, step_histogram
+from inspector.core.stats.metric_table import metric_specs, spec
 from inspector.core.stats.sqnr_scale import (
     EXACT_LINE_LABEL,
     EXACT_TICK,
@@ -124,10 +125,11 @@ def _layer_error(report: dict) -> str:
                f"on the line marked “{EXACT_TICK}”, not to scale." if capped else "") + "</p>")  # fmt: skip
     banner = _random_banner(comp) + _pair_banner(comp) + _inside_banner(report)
     outs = comp.get("outputs") or []
-    rows = "".join(f"<tr>{_txt(o['name'])}" + "".join(_num((o.get('metrics') or {}).get(k), f"output.{k}") for k in
-                   ("sqnr_db", "mse", "max_abs", "cosine")) + "</tr>" for o in outs)  # fmt: skip
-    out_tab = ("<h3>Model outputs</h3><table><tr><th>output</th><th>SQNR dB</th><th>MSE</th><th>max |err|</th>"
-               f"<th>cosine</th></tr>{rows}</table>") if outs else ""  # fmt: skip
+    keys = ("sqnr_db", "mse", "max_abs", "cosine")
+    rows = "".join(f"<tr>{_txt(o['name'])}" + "".join(_metric((o.get("metrics") or {}).get(k), k, f"output.{k}")
+                                                      for k in keys) + "</tr>" for o in outs)
+    heads = "".join(f"<th>{escape(spec(k).header)}</th>" for k in keys)
+    out_tab = f"<h3>Model outputs</h3><table><tr><th>output</th>{heads}</tr>{rows}</table>" if outs else ""
     ref = f'<p>Reference: {escape(comp["reference"])}.</p>' if comp.get("reference") else ""
     return f'{banner}{ref}<div class="plot">{svg}</div>{meta}{out_tab}'
 
@@ -192,17 +194,18 @@ def _pair_banner(comp: dict) -> str:
     return (f'<p class="banner {cls}" id="pair-check"><b>{head}</b>{": " + escape(text) if text else ""} — '
             f"{escape(figures)}.</p>")
 
-_WORST_KEYS = ("sqnr_db", "mse", "max_abs", "mean_error", "rmse_over_scale", "clip_rate", "range_use")
-WORST_LABELS = {  # column headers with units (float units: the tensor's own values)
-    "sqnr_db": "SQNR (dB)",
-    "mse": "MSE (float units²)",
-    "max_abs": "max |error| (float units)",
-    "mean_error": "mean error / bias (float units)",
-    "rmse_over_scale": "RMSE / scale (steps)",
-    "clip_rate": "clipped (%)",
-    "range_use": "range use (%)",
-}
-_PERCENT_KEYS = frozenset({"clip_rate", "range_use"})
+def worst_columns() -> tuple[str, ...]:
+    """The metric columns of the worst-layers table, headers with units (`MetricSpec.header`;
+    float units: the tensor's own values), in the metric table's order."""
+    return tuple(m.key for m in metric_specs() if m.report)
+
+
+def _metric(v, key: str, data_key: str | None = None) -> str:
+    """A metric's table cell, formatted as the metric table says (the exact value in data-value)."""
+    m = spec(key)
+    if v is None or not isinstance(v, float) or not math.isfinite(v):
+        return _num(v, data_key or key)
+    return f'<td class="num" data-key="{escape(data_key or key)}" data-value="{json.dumps(v)}">{m.number(v)}</td>'
 
 
 def _float_op(lay: dict) -> str:
@@ -216,7 +219,8 @@ def _worst(report: dict) -> str:
     if not worst:
         return '<p class="muted">No comparison run, so no layer ranking.</p>'
     with_iso = any(lay.get("isolated") for lay in worst)  # the column only when the own error ran (not --no-isolated)
-    head = "".join(f'<th data-key="{k}">{escape(WORST_LABELS[k])}</th>' for k in _WORST_KEYS)
+    cols = worst_columns()
+    head = "".join(f'<th data-key="{k}">{escape(spec(k).header)}</th>' for k in cols)
     head += "<th>isolated SQNR (dB)</th>" if with_iso else ""
     rows = []
     for lay in worst:
@@ -224,7 +228,7 @@ def _worst(report: dict) -> str:
         iso = (lay.get("isolated") or {}).get("sqnr_db") if lay.get("isolated") else None
         rows.append(f'<tr id="worst-op-{lay["op_index"]}">' + _num(lay["op_index"], "op_index") + _txt(lay["op_type"])
                     + f"<td><code>{escape(str(lay['tensor_name']))}</code>{_float_op(lay)}</td>"
-                    + "".join(_num(m.get(k), k, percent=k in _PERCENT_KEYS) for k in _WORST_KEYS)
+                    + "".join(_metric(m.get(k), k) for k in cols)
                     + (_num(iso, "isolated.sqnr_db") if with_iso else "") + "</tr>")  # fmt: skip
     table = (f"<table><tr><th>op</th><th>type</th><th>tensor</th>{head}</tr>{''.join(rows)}</table>") + _causes(report)
     hists = []

@@ -18,7 +18,19 @@ import numpy as np
 
 from inspector.core.stats import native as native_stats
 from inspector.core.stats.metrics import TensorStats
-from inspector.core.stats.tensor_sums import Workspace, accumulate, add_slices
+from inspector.core.stats.native import (
+    ADDED,
+    CLIP,
+    E2,
+    EMAX,
+    NO_SUMS,
+    SUM_FIELDS,
+    X2,
+    XMAX,
+    XMIN,
+    Sums,
+)
+from inspector.core.stats.tensor_sums import Workspace, accumulate, add_slices, add_sums
 
 Job = tuple  # (TensorStats, float tensor index, quant tensor index, Quantization | None)
 
@@ -71,9 +83,9 @@ class BatchStats:
         # per channel, over samples: minimum and maximum of x, clip counts
         self.chmn, self.chmx = np.full(max(total, 1), np.inf), np.full(max(total, 1), -np.inf)
         self.chcl = np.zeros(max(total, 1))
-        self.out = np.zeros((J, 9))
-        self.tot = np.zeros((J, 9))
-        self.tot[:, 6], self.tot[:, 7] = np.inf, -np.inf
+        self.out = np.zeros((J, len(SUM_FIELDS)))  # one row of `Sums` per pair, as the kernel writes it
+        self.tot = np.zeros((J, len(SUM_FIELDS)))
+        self.tot[:] = NO_SUMS
         self.count = np.zeros(J, np.int64)
         self.xs = np.zeros(J, np.uint64)
         self.qs = np.zeros(J, np.uint64)
@@ -122,12 +134,12 @@ class BatchStats:
         self.qs[:] = qa
         self._fn(len(self.native), *self._ptrs)
         o = self.out
-        ok = np.isfinite(o[:, 0] + o[:, 1] + o[:, 6] + o[:, 7])
+        ok = np.isfinite(o[:, X2] + o[:, E2] + o[:, XMIN] + o[:, XMAX])
         if not ok.all():  # NaN/inf: those pairs take the numpy path for this sample
             for k in np.flatnonzero(~ok):
                 job = self.jobs[self.native[k]]
                 accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws, use_native=False)
-            o = np.where(ok[:, None], o, [[0, 0, 0, 0, 0, 0, np.inf, -np.inf, 0]])
+            o = np.where(ok[:, None], o, [NO_SUMS])
         for k in self._slices:
             if ok[k]:
                 job = self.jobs[self.native[k]]
@@ -150,11 +162,11 @@ class BatchStats:
                         self._mk[k] += 1
         self.che1[:] = 0
         t = self.tot
-        t[:, :5] += o[:, :5]
-        t[:, 8] += o[:, 8]
-        np.maximum(t[:, 5], o[:, 5], out=t[:, 5])
-        np.minimum(t[:, 6], o[:, 6], out=t[:, 6])
-        np.maximum(t[:, 7], o[:, 7], out=t[:, 7])
+        t[:, ADDED] += o[:, ADDED]
+        t[:, CLIP] += o[:, CLIP]
+        np.maximum(t[:, EMAX], o[:, EMAX], out=t[:, EMAX])
+        np.minimum(t[:, XMIN], o[:, XMIN], out=t[:, XMIN])
+        np.maximum(t[:, XMAX], o[:, XMAX], out=t[:, XMAX])
         self.count += np.where(ok, self.n, 0)
 
     def finish(self) -> None:
@@ -163,19 +175,8 @@ class BatchStats:
             st: TensorStats = self.jobs[i][0]
             if self.count[k] == 0:
                 continue
-            t = [float(v) for v in self.tot[k]]  # Python floats, as the per-pair path keeps them
-            st.n += int(self.count[k])
-            st.sx2 += t[0]
-            st.se2 += t[1]
-            st.sy2 += t[2]
-            st.sxy += t[3]
-            st.se += t[4]
-            st.max_abs = max(st.max_abs, t[5])
-            st.xmin, st.xmax = min(st.xmin, t[6]), max(st.xmax, t[7])
-            if st.lo is not None:
-                st.clipped += int(t[8])
-            if st.scale is not None:
-                st.se2_over_s2 += t[1] / float(np.asarray(st.scale).reshape(-1)[0]) ** 2
+            # Python floats, as the per-pair path keeps them
+            add_sums(st, int(self.count[k]), Sums(*(float(v) for v in self.tot[k])))
             w = int(self.width[k])
             if w:
                 a, b = int(self.choff[k]), int(self.choff[k]) + w
@@ -191,8 +192,7 @@ class BatchStats:
                         st.ch_m1, st.ch_m2, st.ch_mk = m1, m2, int(self._mk[k])
                     else:
                         st.ch_m1, st.ch_m2, st.ch_mk = st.ch_m1 + m1, st.ch_m2 + m2, st.ch_mk + int(self._mk[k])
-        self.tot[:] = 0
-        self.tot[:, 6], self.tot[:, 7] = np.inf, -np.inf
+        self.tot[:] = NO_SUMS
         self.count[:] = 0
         self.chx2[:] = 0
         self.che2[:] = 0

@@ -22,10 +22,33 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from inspector.core.stats.native_source import SOURCE
+
+
+class Sums(NamedTuple):
+    """One pair's sums, named in the order the kernel writes them (`out[0..8]` in `native_source`;
+    a row of `batch`'s output array). x = float reference, y = dequantized, e = x - y."""
+
+    x2: float  # sum of x²
+    e2: float  # sum of e²
+    y2: float  # sum of y²
+    xy: float  # sum of x·y
+    e: float  # sum of e
+    emax: float  # max |e|
+    xmin: float  # min x
+    xmax: float  # max x
+    clip: float  # count of x beyond the saturation bounds
+
+
+SUM_FIELDS = Sums._fields
+# positions in a row of sums, for the array operations over all pairs at once
+X2, E2, Y2, XY, E, EMAX, XMIN, XMAX, CLIP = range(len(SUM_FIELDS))
+ADDED = slice(X2, E + 1)  # the sums added over samples (with CLIP); EMAX, XMIN, XMAX are extremes
+NO_SUMS = Sums(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf, -np.inf, 0.0)  # the sums of no elements
 
 # Reassociation lets the reductions vectorize; finite-math assumes no NaN/inf in the data, so
 # callers check the sums and fall back to numpy when they are not finite; fp-contract fuses the
@@ -111,24 +134,24 @@ _P = ctypes.c_void_p
 
 def tensor_sums(
     x: np.ndarray, q: np.ndarray, s: float, z: float, lo: float, hi: float, channels: int | None
-) -> dict[str, np.ndarray | float]:
+) -> tuple[Sums, dict[str, np.ndarray]]:
     """Sums over all elements (per-tensor dequantization), and per last-axis channel if asked.
 
-    Keys: x2, e2, y2, xy, e, emax, xmin, xmax, clip (floats); with channels the arrays ch_x2, ch_e2,
-    ch_min, ch_max (of x) and ch_clip (counts of x outside [lo, hi]).
+    The `Sums` (Python floats), and with channels the arrays ch_x2, ch_e2, ch_min, ch_max (of x)
+    and ch_clip (counts of x outside [lo, hi]) by name (else an empty dict).
     """
     lib = library()
     assert lib is not None
     xf = np.ascontiguousarray(x).reshape(-1)
     qf = np.ascontiguousarray(q).reshape(-1)
     code = _KERNELS[q.dtype]
-    out = np.empty(9)
+    out = np.empty(len(SUM_FIELDS))
     flat = getattr(lib, "flat_" + code)
     flat.restype = None
     flat(_P(xf.ctypes.data), _P(qf.ctypes.data), ctypes.c_int64(xf.size), ctypes.c_double(s),
          ctypes.c_double(z), ctypes.c_double(lo), ctypes.c_double(hi), _P(out.ctypes.data))
-    keys = ("x2", "e2", "y2", "xy", "e", "emax", "xmin", "xmax", "clip")
-    res: dict[str, np.ndarray | float] = {k: float(v) for k, v in zip(keys, out, strict=True)}
+    sums = Sums._make(out.tolist())
+    res: dict[str, np.ndarray] = {}
     if channels:
         cx2, ce2, ccl = np.zeros(channels), np.zeros(channels), np.zeros(channels)
         cmn, cmx = np.full(channels, np.inf), np.full(channels, -np.inf)
@@ -139,7 +162,7 @@ def tensor_sums(
              ctypes.c_double(hi), _P(cx2.ctypes.data), _P(ce2.ctypes.data), _P(cmn.ctypes.data),
              _P(cmx.ctypes.data), _P(ccl.ctypes.data))
         res["ch_x2"], res["ch_e2"], res["ch_min"], res["ch_max"], res["ch_clip"] = cx2, ce2, cmn, cmx, ccl
-    return res
+    return sums, res
 
 
 def channel_error_sums(x: np.ndarray, q: np.ndarray, s: float, z: float) -> np.ndarray | None:

@@ -2,6 +2,8 @@
 
 `flat_*` / `chan_*`: float64 sums per tensor (the per-pair path, and int16 tensors). `fused_*`:
 one pass in float32 blocks summed into float64 (`batch`, the per-sample path of every layer).
+Each writes a pair's 9 sums as `out[0..8]` in the order `native.Sums` names them (x2, e2, y2,
+xy, e, emax, xmin, xmax, clip); Python reads them by those names only.
 """
 
 SOURCE = r"""

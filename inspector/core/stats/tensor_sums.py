@@ -154,22 +154,10 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
     s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
     lo = -np.inf if st.lo is None else float(np.asarray(st.lo).reshape(-1)[0])
     hi = np.inf if st.hi is None else float(np.asarray(st.hi).reshape(-1)[0])
-    a = native_stats.tensor_sums(x, q, s, z, lo, hi, x.shape[-1] if ch else None)
-    if not math.isfinite(a["x2"] + a["e2"] + a["xmin"] + a["xmax"]):
+    t, a = native_stats.tensor_sums(x, q, s, z, lo, hi, x.shape[-1] if ch else None)
+    if not math.isfinite(t.x2 + t.e2 + t.xmin + t.xmax):
         return False  # NaN/inf in the data: the numpy path handles them as defined
-    st.n += x.size
-    st.sx2 += a["x2"]
-    st.se2 += a["e2"]
-    st.sy2 += a["y2"]
-    st.sxy += a["xy"]
-    st.se += a["e"]
-    st.max_abs = max(st.max_abs, a["emax"])
-    st.xmin = min(st.xmin, a["xmin"])
-    st.xmax = max(st.xmax, a["xmax"])
-    if st.lo is not None:
-        st.clipped += int(a["clip"])
-    if st.scale is not None:
-        st.se2_over_s2 += a["e2"] / float(np.asarray(st.scale, np.float64).reshape(-1)[0]) ** 2
+    add_sums(st, x.size, t)
     if ch:
         if st.ch_sx2 is None:
             st.ch_sx2, st.ch_se2 = a["ch_x2"], a["ch_e2"]
@@ -181,6 +169,23 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
         if ce is not None:
             st.add_channel_means(ce / (x.size // x.shape[-1]))
     return True
+
+
+def add_sums(st: TensorStats, n: int, t: native_stats.Sums) -> None:
+    """Add the kernel's sums `t` over `n` elements to `st` (as `TensorStats.update` would)."""
+    st.n += n
+    st.sx2 += t.x2
+    st.se2 += t.e2
+    st.sy2 += t.y2
+    st.sxy += t.xy
+    st.se += t.e
+    st.max_abs = max(st.max_abs, t.emax)
+    st.xmin = min(st.xmin, t.xmin)
+    st.xmax = max(st.xmax, t.xmax)
+    if st.lo is not None:
+        st.clipped += int(t.clip)
+    if st.scale is not None:
+        st.se2_over_s2 += t.e2 / float(np.asarray(st.scale, np.float64).reshape(-1)[0]) ** 2
 
 
 def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) -> None:

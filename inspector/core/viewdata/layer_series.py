@@ -20,6 +20,7 @@ import numpy as np
 from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.review.audit import HIGH_CLIP_RATE
+from inspector.core.stats.metric_table import MetricSpec, metric_specs, spec
 from inspector.core.stats.metrics import Metrics
 from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, exact_line
 from inspector.core.stats.sqnr_scale import (
@@ -27,29 +28,23 @@ from inspector.core.stats.sqnr_scale import (
 )
 from inspector.core.tflite.op_facts import facts
 
-
-@dataclass(frozen=True)
-class MetricChoice:
-    key: str  # Metrics attribute, or WORST_CHANNEL_KEY
-    label: str
-    unit: str = ""
-    log: bool = False  # log y axis
-    higher_is_better: bool = False
-
-
-METRICS: tuple[MetricChoice, ...] = (
-    MetricChoice("sqnr_db", "SQNR", " dB", higher_is_better=True),
-    MetricChoice("mse", "MSE", log=True),
-    MetricChoice("max_abs", "max |error|", log=True),
-    MetricChoice("cosine", "cosine similarity", higher_is_better=True),
-    MetricChoice("rmse_over_scale", "RMSE / scale"),
-    MetricChoice("clip_rate", "clip rate"),
-    MetricChoice("range_use", "range use"),
-    MetricChoice("worst_channel_sqnr_db", "worst channel SQNR", " dB", higher_is_better=True),
-)
 WORST_CHANNEL_KEY = "worst_channel_sqnr_db"  # the lowest SQNR of a layer's channels or slices (`inside`)
+# not a `Metrics` field: derived from a layer's channels and slices, so presented beside the table
+WORST_CHANNEL = MetricSpec(WORST_CHANNEL_KEY, "worst channel SQNR", "dB", higher_is_better=True, unit_on_values=True,
+                           report=False)
 SQNR_KEYS = ("sqnr_db", WORST_CHANNEL_KEY)
-METRIC_BY_KEY = {m.key: m for m in METRICS}
+
+
+def plot_metrics() -> tuple[MetricSpec, ...]:
+    """The layer plot's choices: the metric table's plotted metrics, then the worst channel's SQNR."""
+    return tuple(m for m in metric_specs() if m.plot) + (WORST_CHANNEL,)
+
+
+def metric_spec(key: str) -> MetricSpec:
+    """The presentation of `key`: a row of the metric table, or `WORST_CHANNEL`."""
+    return WORST_CHANNEL if key == WORST_CHANNEL_KEY else spec(key)
+
+
 GOOD_DB, BAD_DB = 30.0, 10.0  # SQNR at or above GOOD is green, at or below BAD red
 
 
@@ -102,7 +97,7 @@ def layer_series(
 ) -> LayerSeries:
     """The chosen metric for every layer of `result` (isolated error when `isolated`)."""
     top = exact_sqnr_position(result) if exact_at is None else exact_at
-    choice = METRIC_BY_KEY[key]
+    choice = metric_spec(key)
     if key == WORST_CHANNEL_KEY:  # accumulated only: channels are measured on the end-to-end run
         raw = [None if isolated else worst_part_db(layer.channels, layer.slices) for layer in result.layers]
     else:
@@ -147,16 +142,8 @@ def op_label(layer: LayerResult) -> str:
 
 
 def format_value(v: float | None, key: str) -> str:
-    if v is None:
-        return "n/a"
-    if math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    unit = METRIC_BY_KEY[key].unit
-    if key in ("clip_rate", "range_use"):
-        return f"{100 * v:.3g} %"
-    if key == "cosine":
-        return f"{v:.6f}"
-    return f"{v:.4g}{unit}"
+    """`v` of metric `key` as the views show it (`MetricSpec.text`: "n/a", "∞", "31.2 dB")."""
+    return metric_spec(key).text(v)
 
 
 def layer_tooltip(layer: LayerResult, key: str, raw: float | None, note: str = "") -> str:
@@ -166,7 +153,7 @@ def layer_tooltip(layer: LayerResult, key: str, raw: float | None, note: str = "
     extra = f" ({note})" if note else ""
     return (
         f"{op_label(layer)} {layer.op_type}\n{layer.tensor_name}\n"
-        f"{METRIC_BY_KEY[key].label}: {format_value(raw, key)}{extra}{iso}{inside_lines(layer)}{diagnosis_lines(layer)}"
+        f"{metric_spec(key).label}: {format_value(raw, key)}{extra}{iso}{inside_lines(layer)}{diagnosis_lines(layer)}"
     )
 
 

@@ -24,14 +24,14 @@ from inspector.core.compare.result import ComparisonResult
 from inspector.core.stats.sqnr_scale import EXACT_LINE_LABEL, exact_axis_ticks
 from inspector.core.viewdata.layer_series import (
     EXACT_NOTE,
-    METRIC_BY_KEY,
-    METRICS,
     SQNR_KEYS,
     LayerSeries,
     aligned_x,
     exact_sqnr_position,
     layer_series,
     layer_tooltip,
+    metric_spec,
+    plot_metrics,
 )
 from inspector.gui.views.plot_style import (
     COLOR_B,
@@ -63,7 +63,7 @@ class LayerErrorPlot(QWidget):
         self.series: dict[str, LayerSeries] = {}
         self.legend_labels: list[str] = []  # series shown, in drawing order
         self.metric_combo = QComboBox()
-        for m in METRICS:
+        for m in plot_metrics():  # labels from the one metric table (`core.stats.metric_table`)
             self.metric_combo.addItem(m.label + (" (log)" if m.log else ""), m.key)
         self.metric_combo.currentIndexChanged.connect(lambda _i: self.redraw())
         self.title = QLabel()
@@ -152,7 +152,7 @@ class LayerErrorPlot(QWidget):
     # ------------------------------------------------------------------ drawing
     def redraw(self) -> None:
         key = self.metric_key
-        choice = METRIC_BY_KEY[key]
+        choice = metric_spec(key)
         p = self.plot.getPlotItem()
         legend: list[tuple[str, str]] = []
         self.series = {}
@@ -202,8 +202,9 @@ class LayerErrorPlot(QWidget):
         has_inf = any(n == EXACT_NOTE or "∞ line" in n for s in self.series.values() for n in s.notes)
         self.exact_line.setVisible(key in SQNR_KEYS and has_inf)
         self.exact_line.setValue(top)
-        p.setLabel("left", choice.label + choice.unit.replace(" ", " "))
+        p.setLabel("left", choice.header)  # "SQNR (dB)", "clip rate (%)", as the report's column
         left = p.getAxis("left")
+        left.setScale(100.0 if choice.percent else 1.0)  # shares are drawn as fractions, ticks read in %
         if self.exact_line.isVisible() and shown_y:
             left.setTicks([exact_axis_ticks(min(shown_y), top), []])
         else:
@@ -257,7 +258,7 @@ class LayerErrorPlot(QWidget):
             self.cursor.hide()
             return
         y = s.values[i]
-        if METRIC_BY_KEY[self.metric_key].log:
+        if metric_spec(self.metric_key).log:
             y = np.log10(y) if y > 0 else np.nan
         self.ring.setData([float(s.depth[i])], [float(y)])
         self.cursor.setValue(float(s.depth[i]))
