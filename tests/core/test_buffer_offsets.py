@@ -60,7 +60,7 @@ def test_weights_read_from_after_the_flatbuffer(pair):
 
 def test_exposing_copy_in_a_file_keeps_every_weight(pair, tmp_path):
     fpath, _ = pair
-    outs = exposed_outputs(str(fpath))
+    outs = exposed_outputs(str(fpath), 0)
     tmp = expose_to_file(str(fpath), 0, outs, folder=str(tmp_path))
     new = Path(tmp).read_bytes()
     old_bufs, new_bufs = _buffers(fpath.read_bytes()), _buffers(new)

@@ -41,7 +41,7 @@ def test_rewritten_model_values_equal_preserved_tensors(fixture_path, name):
 def test_exposed_outputs_cover_every_op_output(fixture_path):
     path = fixture_path("int8")
     model = load_model(path)
-    _, exposed = expose_intermediates(str(path))
+    _, exposed = expose_intermediates(str(path), model.main.index)
     wanted = {o for op in model.main.ops for o in op.outputs if o >= 0}
     assert wanted <= set(exposed)
 
@@ -139,7 +139,7 @@ def test_patched_rewrite_equals_object_api_rewrite(fixture_path, name):
 
     path = str(fixture_path(name))
     data = open(path, "rb").read()
-    outs = exposed_outputs(path)
+    outs = exposed_outputs(path, 0)
     patched = patch_outputs(data, 0, outs)
     assert patched is not None and patched[: len(data)] != data  # only the outputs field changed ...
     diff = [i for i in range(len(data)) if patched[i] != data[i]]
@@ -149,7 +149,7 @@ def test_patched_rewrite_equals_object_api_rewrite(fixture_path, name):
     a, b = Interpreter(model_content=patched), Interpreter(model_content=rebuilt)
     assert [d["index"] for d in a.get_output_details()] == [d["index"] for d in b.get_output_details()] == list(outs)
     assert a.get_signature_list() == {}
-    assert expose_intermediates(path) == (patched, outs)
+    assert expose_intermediates(path, 0) == (patched, outs)
     assert open(path, "rb").read() == data  # the input file is untouched
 
 

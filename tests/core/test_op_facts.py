@@ -192,3 +192,99 @@ def test_transpose_conv_bias_is_rescaled_when_weights_are_made_symmetric(model):
     s_in = float(sg.tensors[op.inputs[2]].quantization.scale[0])
     bias = sg.tensors[op.inputs[3]].quantization.scale
     np.testing.assert_allclose(bias, s_in * np.asarray(w.quantization.scale), rtol=1e-5)
+
+
+# ------------------------------------------------------------------ one table, one place (issue 27 item 5)
+def _core_sources():
+    import ast
+
+    root = REPO / "inspector" / "core"
+    for path in sorted(root.rglob("*.py")):
+        yield path.relative_to(REPO).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+
+
+def test_op_name_collections_live_in_op_facts():
+    """A set/tuple/list of >= 2 op names (or a dict keyed by them) written outside op_facts.py is a
+    second list of one category: the callers read op_facts instead. Op names come from the
+    independent `tflite` package's BuiltinOperator."""
+    import ast
+
+    import tflite
+
+    op_names = {n for n in vars(tflite.BuiltinOperator) if n.isupper()}
+    found = []
+    for rel, tree in _core_sources():
+        if rel.endswith("tflite/op_facts.py"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Set, ast.Tuple, ast.List)):
+                elts = [e for e in node.elts if not isinstance(e, ast.Starred)]
+            elif isinstance(node, ast.Dict):
+                elts = [k for k in node.keys if k is not None]
+            else:
+                continue
+            strings = [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+            if len(strings) >= 2 and len(strings) == len(elts) and all(s in op_names for s in strings):
+                found.append(f"{rel}:{node.lineno} {strings}")
+    assert not found, "op-name lists outside op_facts:\n" + "\n".join(found)
+
+
+def test_each_op_list_is_defined_once_in_the_package():
+    import ast
+
+    names = {"A16W8_OPS": [], "WEIGHT_OPS": []}
+    for path in sorted((REPO / "inspector").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for t in targets:
+                if isinstance(t, ast.Name) and t.id in names:
+                    names[t.id].append(path.relative_to(REPO).as_posix())
+    assert names == {"A16W8_OPS": ["inspector/core/tflite/op_facts.py"], "WEIGHT_OPS": ["inspector/core/tflite/op_facts.py"]}
+
+
+def test_no_subgraph_defaults_to_zero_in_core():
+    """Op indices count in one subgraph; a default of 0 silently addresses the wrong one for a
+    signature whose subgraph is not 0. Function parameters and dataclass fields alike."""
+    import ast
+
+    def zero(d):
+        return isinstance(d, ast.Constant) and d.value == 0 and not isinstance(d.value, bool)
+
+    found = []
+    for rel, tree in _core_sources():
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                a = node.args
+                pos = [*a.posonlyargs, *a.args]
+                pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults, strict=True), *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
+                found += [f"{rel}:{node.lineno} {p.arg}=0" for p, d in pairs if p.arg == "subgraph" and d is not None and zero(d)]
+            elif isinstance(node, ast.ClassDef):
+                found += [f"{rel}:{s.lineno} {node.name}.subgraph = 0" for s in node.body
+                          if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                          and s.target.id == "subgraph" and s.value is not None and zero(s.value)]  # fmt: skip
+    assert not found, "subgraph defaulting to 0:\n" + "\n".join(found)
+
+
+def test_the_moved_categories_keep_their_callers_contents():
+    """The lists moved from task_kind, keras/naming, keras/qat, compare/weights, diagnosis, audit,
+    concat_layout, extract, model_prep and clamp_ranges kept their contents (each caller its own)."""
+    from inspector.core.tflite import op_facts as o
+
+    assert o.CLASS_SCORE_OPS == {"SOFTMAX", "LOGISTIC", "LOG_SOFTMAX"}
+    assert o.CLASS_SCORE_PATH_OPS == {"DEQUANTIZE", "QUANTIZE", "RESHAPE", "SQUEEZE"}
+    assert o.ACTIVATION_OPS == {"SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "HARD_SWISH"}
+    assert o.FOLLOWED_ACTIVATION_OPS == o.ACTIVATION_OPS | {"LOG_SOFTMAX"}
+    assert o.WEIGHT_OPS == set(WEIGHTED_OPS) and all(r.weights == 1 for r in WEIGHTED_OPS.values())
+    assert o.EQUALIZE_OPS == SURGICAL_WEIGHT_OPS == {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"}
+    assert o.WEIGHT_DECODER_OPS == {"DEQUANTIZE", "DENSIFY"}
+    assert o.CONCAT_OPS == {"CONCATENATION", "PACK"}
+    assert o.PASS_THROUGH_OPS == {"QUANTIZE", "DEQUANTIZE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
+    assert o.REQUANTIZE_PATH_OPS == {"QUANTIZE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
+    assert o.OUTPUT_CONCAT_PATH_OPS == {"DEQUANTIZE", "QUANTIZE", "RESHAPE"}
+    assert o.SLICE_PATH_OPS == {"QUANTIZE", "DEQUANTIZE", "SHAPE", "RESHAPE", "SQUEEZE", "STRIDED_SLICE", "PACK",
+                                "EXPAND_DIMS"}  # fmt: skip
+    assert o.CONTROL_FLOW_OPS == {"WHILE", "IF"}
+    assert o.NOT_EXTRACTABLE_OPS == {"WHILE", "IF", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"}
+    assert o.UNQUANTIZED_INT_OPS == {"SHAPE", "CAST", "ARG_MAX", "ARG_MIN"}
+    assert o.OP_CLAMPS == {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
+    assert facts("RELU6").output_clamp == (0.0, 6.0) and facts("RELU").output_clamp is None

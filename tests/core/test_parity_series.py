@@ -26,7 +26,7 @@ def _result() -> RuntimeParityResult:
         LayerParity(5, "DEQUANTIZE", "d", 7, 0.5, None, False),
     )
     return RuntimeParityResult("m.tflite", ("reference", "optimized"), (1, 1), 3, layers,
-                               (OutputParity("out", 7, 0.5, 1.0),), ("reference", "optimized"), True)  # fmt: skip
+                               (OutputParity("out", 7, 0.5, 1.0),), ("reference", "optimized"), True, subgraph=0)  # fmt: skip
 
 
 def test_series_cells_and_headline():

@@ -280,7 +280,7 @@ def test_recipe_rules_match_exactly_one_op_scope():
             Override("op:0", "dynamic"),
         )
     )
-    chosen = select(plan, ops)
+    chosen = select(plan, ops, subgraph=0)
     assert {k: s.treatment for k, s in chosen.items()} == {
         (0, 0): "dynamic",
         (0, 1): "a16w8",

@@ -30,7 +30,7 @@ def test_op_index_addresses_the_signature_subgraph():
         want = view.main.ops[last]
         assert chosen[(sg, idx)].op.output_names == tuple(view.main.tensors[o].name for o in want.outputs)
     plan = Plan(overrides=(Override("op:0", "keep_float"),))
-    assert next(iter(select(plan, _refs(m)))) == (0, 0)  # default: subgraph 0, as before
+    assert next(iter(select(plan, _refs(m), subgraph=m.main.index))) == (0, 0)  # the whole model: subgraph 0
 
 
 def test_requantize_keeps_the_signature_op_float(tmp_path):

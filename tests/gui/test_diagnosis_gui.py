@@ -113,7 +113,7 @@ def test_runtime_parity_turns_a_layer_into_a_kernel_cause(qtbot, diagnosed):
     assert model.data(model.index(lay.op_index, CAUSE_COLUMN)) != "kernel"
     parity = RuntimeParityResult(str(q), ("reference", "optimized"), (1, 1), 4,
                                  (LayerParity(lay.op_index, lay.op_type, lay.tensor_name, lay.quant_tensor, 0.3, 6.0, True,
-                                              {"optimized": Difference(0.3, 6.0)}),), ())  # fmt: skip
+                                              {"optimized": Difference(0.3, 6.0)}),), (), subgraph=0)  # fmt: skip
     win.parity.controller.set_result(parity)
     assert model.data(model.index(lay.op_index, CAUSE_COLUMN)) == "kernel"
     assert "6 LSB" in model.data(model.index(lay.op_index, CAUSE_COLUMN), role=0x03)

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.core.tflite.model import Op, Subgraph
-
-CONCAT_OPS = ("CONCATENATION", "PACK")
-_THROUGH = ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+from inspector.core.tflite.op_facts import CONCAT_OPS, OUTPUT_CONCAT_PATH_OPS, PASS_THROUGH_OPS
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ class ConcatLayout:
 def _producer(sg: Subgraph, producers: dict[int, Op], t: int) -> Op | None:
     seen = 0
     p = producers.get(t)
-    while p is not None and p.type in _THROUGH and p.inputs and p.inputs[0] >= 0 and seen < 16:
+    while p is not None and p.type in PASS_THROUGH_OPS and p.inputs and p.inputs[0] >= 0 and seen < 16:
         seen += 1
         nxt = producers.get(p.inputs[0])
         if nxt is None:
@@ -84,7 +82,7 @@ def output_layout(sg: Subgraph, tensor: int) -> ConcatLayout | None:
     producers = sg.producers()
     p = producers.get(tensor)
     hops = 0
-    while p is not None and p.type in ("DEQUANTIZE", "QUANTIZE", "RESHAPE") and p.inputs and hops < 8:
+    while p is not None and p.type in OUTPUT_CONCAT_PATH_OPS and p.inputs and hops < 8:
         p = producers.get(p.inputs[0])
         hops += 1
     if p is None or p.type not in CONCAT_OPS:

@@ -46,7 +46,6 @@ from dataclasses import dataclass, replace
 
 from inspector.core.compare.diagnosis_figures import (  # noqa: F401  (re-exported: one import for users)
     BIAS_SIGMAS,
-    WEIGHT_OPS,
     bias_share,
     clip_error_bound,
     weight_channel_gain_db,
@@ -63,7 +62,7 @@ from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
-from inspector.core.tflite.op_facts import SAME_SCALE_OPS
+from inspector.core.tflite.op_facts import SAME_SCALE_OPS, SURGICAL_WEIGHT_OPS
 
 CAUSES = ("kernel", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
           "weight_rounding", "inherited", "none")
@@ -181,7 +180,7 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity=None, t: Thr
     imbalance = channel_imbalance(qm, layer, t)
     if imbalance is not None:
         return imbalance
-    weight_op = layer.op_type in WEIGHT_OPS
+    weight_op = layer.op_type in SURGICAL_WEIGHT_OPS
     gain = weight_channel_gain_db(fm, qm, layer) if weight_op and big else None  # weights read only when needed
     if gain is not None and gain >= t.weight_gain_db and big:
         return Diagnosis("weight_channels", f"per-tensor weights over channels of different ranges: per-channel scales cut the weight noise by "

@@ -20,7 +20,7 @@ from inspector.core.tflite.op_facts import SURGICAL_WEIGHT_OPS, WEIGHTED_OPS
 
 # The ops whose weights the diagnosis measures (and the surgical per-channel / rounding edits
 # can fix): their output-channel dimension from the one table of op facts.
-WEIGHT_OPS = {t: WEIGHTED_OPS[t].channel_dim for t in SURGICAL_WEIGHT_OPS}
+SURGICAL_CHANNEL_DIM = {t: WEIGHTED_OPS[t].channel_dim for t in SURGICAL_WEIGHT_OPS}  # the weights output-channel dim
 WEIGHT_SAMPLE = 1 << 20  # weight elements read for the weight SQNR (big weights: a subset of rows)
 BIAS_SIGMAS = 2.0  # a channel mean is significant beyond this many standard errors
 
@@ -38,7 +38,7 @@ def bias_share(m: Metrics | None, sigmas: float = BIAS_SIGMAS) -> float | None:
 def weight_channel_gain_db(fm: Model, qm: Model, layer: LayerResult) -> float | None:
     """Predicted weight-noise gain (dB) of per-channel over B's per-tensor weight scale, from A's
     per-channel ranges: 10 log10(max(a_c)^2 / mean(a_c^2)). None when not a per-tensor weight op."""
-    dim = WEIGHT_OPS.get(layer.op_type)
+    dim = SURGICAL_CHANNEL_DIM.get(layer.op_type)
     if dim is None or layer.float_op_index is None:
         return None
     qop = qm.main.ops[layer.op_index]
@@ -61,7 +61,7 @@ def weight_channel_gain_db(fm: Model, qm: Model, layer: LayerResult) -> float | 
 
 def weight_sqnr_db(fm: Model, qm: Model, layer: LayerResult) -> float | None:
     """SQNR (dB) of B's dequantized int8 weights against A's float weights (same layout only)."""
-    if layer.op_type not in WEIGHT_OPS or layer.float_op_index is None:
+    if layer.op_type not in SURGICAL_CHANNEL_DIM or layer.float_op_index is None:
         return None
     qop, fop = qm.main.ops[layer.op_index], fm.main.ops[layer.float_op_index]
     if len(qop.inputs) < 2 or len(fop.inputs) < 2 or min(qop.inputs[1], fop.inputs[1]) < 0:

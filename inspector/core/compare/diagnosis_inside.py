@@ -23,15 +23,12 @@ import math
 
 import numpy as np
 
-from inspector.core.compare.concat_layout import CONCAT_OPS
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import LayerResult
 from inspector.core.tflite.model import Model
-from inspector.core.tflite.op_facts import A16W8_OPS, SHAPE_ONLY_OPS
+from inspector.core.tflite.op_facts import A16W8_OPS, CONCAT_OPS, EQUALIZE_OPS, SLICE_PATH_OPS
 
-EQUALIZE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 HOMOGENEOUS = ("NONE", "RELU")
-_PATH_OPS = ("QUANTIZE", "DEQUANTIZE", *SHAPE_ONLY_OPS, "EXPAND_DIMS")
 
 
 def _db(v: float) -> str:
@@ -58,7 +55,7 @@ def slice_path_ops(qm: Model, layer: LayerResult, below_db: float = math.inf) ->
         if not s.sqnr_db < below_db:
             continue
         p = producers.get(s.tensor)
-        while p is not None and p.index != s.producer_op and p.type in _PATH_OPS:
+        while p is not None and p.index != s.producer_op and p.type in SLICE_PATH_OPS:
             out.append(p.index)
             p = producers.get(p.inputs[0]) if p.inputs and p.inputs[0] >= 0 else None
     return sorted(set(out))

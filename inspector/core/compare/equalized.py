@@ -35,11 +35,10 @@ import numpy as np
 
 from inspector.core.compare.pairing import Pairing
 from inspector.core.tflite.model import Model, Tensor
-from inspector.core.tflite.op_facts import WEIGHTED_OPS
+from inspector.core.tflite.op_facts import EQUALIZE_OPS, WEIGHTED_OPS
 
 METADATA_NAME = "tflite_inspector.equalize"
 VERSION = 1
-_TYPES = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 
 
 @dataclass(frozen=True)
@@ -138,7 +137,7 @@ def _resolve(qm: Model, d: dict[str, Any] | None) -> Equalization | None:
         if not 0 <= t < len(sg.tensors) or sg.tensors[t].name != name:
             t = next((x.index for x in sg.tensors if x.name == name), -1)
         p, readers = producers.get(t), consumers.get(t, [])
-        if p is None or len(readers) != 1 or p.type not in _TYPES or readers[0].type not in _TYPES:
+        if p is None or len(readers) != 1 or p.type not in EQUALIZE_OPS or readers[0].type not in EQUALIZE_OPS:
             continue
         c = readers[0]
         if sg.tensors[t].shape[-1:] != (len(s),) or not np.all(np.isfinite(s)) or not np.all(s > 0):

@@ -33,11 +33,11 @@ from inspector.core.samples.spec import feed
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.litertlm import read_model_bytes
 from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.op_facts import NOT_EXTRACTABLE_OPS
 from inspector.core.tflite.signatures import select_signature
 from inspector.core.writing import write_output
 
 FILES = ("model.tflite", "inputs.npz", "expected.npz", "run.py", "extract.json")  # what DIR receives
-NOT_EXTRACTABLE = frozenset({"WHILE", "IF", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"})
 FLOAT_PREFIX = "float:"
 
 
@@ -123,7 +123,7 @@ def extract_op(quant_path: str, op_index: int, samples: SampleSettings, float_pa
     if not 0 <= op_index < len(ops):
         raise InputError(f"--op {op_index}: the model has ops 0 to {len(ops) - 1} in this subgraph", quant_path)
     op = ops[op_index]
-    if op.type in NOT_EXTRACTABLE:
+    if op.type in NOT_EXTRACTABLE_OPS:
         raise InputError(f"op {op_index} ({op.type}) runs other subgraphs or variables; it cannot be extracted alone", quant_path)
     data, ins, outs = single_op_model(read_model_bytes(quant_path), qm.main.index, op_index)  # a bundle section too
     fm = f_op = None

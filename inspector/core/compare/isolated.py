@@ -41,12 +41,10 @@ from inspector.core.quantmath.quant import dequantize
 from inspector.core.runtime.runner import ModelRunner
 from inspector.core.tflite.fake_quant import fake_quant_after, fake_quantized_constant
 from inspector.core.tflite.model import Model, Quantization, Tensor
-from inspector.core.tflite.op_facts import BOUNDARY_OPS, facts
+from inspector.core.tflite.op_facts import BOUNDARY_OPS, NOT_EXTRACTABLE_OPS, facts
 from inspector.core.tflite.rewrite import cached, file_key, read_object, to_bytes
 
-NOT_ISOLATABLE = frozenset(
-    {"WHILE", "IF", "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", *BOUNDARY_OPS}
-)
+NOT_ISOLATABLE = NOT_EXTRACTABLE_OPS | BOUNDARY_OPS
 INTEGER_TYPES = frozenset({"int32", "int64", "bool", "uint32", "uint64"})  # unquantized: shapes, indices, masks
 DEQUANTIZED_IN_MODEL = frozenset({"int8", "uint8", "int16"})  # B dtypes the isolated model dequantizes itself
 INTEGER_NOTE = "computes integers only (shapes or indices): no quantization error of its own"

@@ -109,7 +109,7 @@ class RuntimeParityResult:
     samples_are_random: bool = False
     inputs: str = ""
     signature: str | None = None  # the signature whose subgraph ran (None: subgraph 0)
-    subgraph: int = 0  # the subgraph the op indices address
+    subgraph: int = field(kw_only=True)  # the subgraph the op indices address
 
     @property
     def first_divergence(self) -> LayerParity | None:

@@ -15,13 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from inspector.core.tflite.model import Model
+from inspector.core.tflite.op_facts import CLASS_SCORE_OPS, CLASS_SCORE_PATH_OPS
 
 KINDS = ("classification", "regression")
 ALIASES = {"other": "regression"}
-# Producers of a class-score vector (probabilities or log-probabilities); `op_facts.PROBABILITY_OPS`
-# is narrower (the int8 outputs fixed at 1/256), so this is its own list.
-CLASS_SCORE_OPS = ("SOFTMAX", "LOGISTIC", "LOG_SOFTMAX")
-PASS_THROUGH = ("DEQUANTIZE", "QUANTIZE", "RESHAPE", "SQUEEZE")
 
 
 def normalized_kind(kind: str | None) -> str | None:
@@ -52,7 +49,7 @@ def probability_producer(model: Model, tensor: int) -> str | None:
             return None
         if op.type in CLASS_SCORE_OPS:
             return op.type
-        if op.type not in PASS_THROUGH or not op.inputs:
+        if op.type not in CLASS_SCORE_PATH_OPS or not op.inputs:
             return None
         tensor = op.inputs[0]
     return None

@@ -32,6 +32,7 @@ from inspector.core.stats.metrics import Metrics, TensorStats
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.fake_quant import FakeQuant, fake_quantized_constant
 from inspector.core.tflite.model import Model, Op, Quantization, Subgraph, Tensor
+from inspector.core.tflite.op_facts import WEIGHT_DECODER_OPS
 
 MAX_BINS = 4096
 SUB_BINS = 5  # bins per grid step (odd: a grid point sits at the middle bin's centre)
@@ -143,9 +144,6 @@ def float_values(src: WeightSource) -> np.ndarray:
     return _rows_to_tensor(_dequant_rows(src, _as_rows(src.values, _axis(src.quantization, src.values.ndim))), src)
 
 
-WEIGHT_DECODERS = frozenset({"DEQUANTIZE", "DENSIFY"})  # float16 / sparse weights sit behind these
-
-
 def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
     """The op's weight tensor: its first constant input of rank >= 2 (else first constant input).
 
@@ -162,7 +160,7 @@ def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
         p = producers.get(i)
         if fq is not None:
             i = fq.source
-        elif p is not None and p.type in WEIGHT_DECODERS and p.inputs and p.inputs[0] >= 0:
+        elif p is not None and p.type in WEIGHT_DECODER_OPS and p.inputs and p.inputs[0] >= 0:
             i = p.inputs[0]
         if sg.tensors[i].is_constant:
             consts.append(i)

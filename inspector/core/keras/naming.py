@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from inspector.core.tflite.model import Model
-
-FOLLOWED_ACTIVATIONS = frozenset({"SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "HARD_SWISH", "LOG_SOFTMAX"})
+from inspector.core.tflite.op_facts import FOLLOWED_ACTIVATION_OPS
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def pair_layers(layer_order: Sequence[str], qm: Model) -> LayerPairing:
     for n, ref in list(out.paired.items()):
         while True:
             users = consumers.get(ref.tensor, [])
-            if len(users) != 1 or users[0].type not in FOLLOWED_ACTIVATIONS or not users[0].outputs:
+            if len(users) != 1 or users[0].type not in FOLLOWED_ACTIVATION_OPS or not users[0].outputs:
                 break
             t = users[0].outputs[0]
             if layers_named(sg.tensors[t].name, names):

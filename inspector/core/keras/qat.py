@@ -24,12 +24,10 @@ from inspector.core.keras.qat_math import (
 )
 from inspector.core.keras.qat_variables import param_counts, read_variables, variable_rows
 from inspector.core.tflite.model import Model
-from inspector.core.tflite.op_facts import WEIGHTED_OPS
+from inspector.core.tflite.op_facts import ACTIVATION_OPS, WEIGHT_OPS
 
 ACTIVATION_VARS = ("post_activation", "pre_activation", "output")  # a QuantizeLayer's own pair is "input"
 WEIGHT_VARS = ("kernel", "depthwise_kernel")
-WEIGHT_OPS = frozenset(t for t, roles in WEIGHTED_OPS.items() if roles.weights == 1)  # kernel at input 1 (op facts)
-ACTIVATION_OPS = ("SOFTMAX", "LOGISTIC", "TANH", "RELU", "RELU6", "HARD_SWISH")
 
 
 @dataclass

@@ -46,7 +46,12 @@ from inspector.core.quantmath.opmath_types import (  # noqa: F401  (re-exported)
 from inspector.core.quantmath.quant import representable_range
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Op, Subgraph, Tensor
-from inspector.core.tflite.op_facts import SAME_SCALE_OPS, fixed_output
+from inspector.core.tflite.op_facts import (
+    ADD_SUB_OPS,
+    HYBRID_CONV_OPS,
+    SAME_SCALE_OPS,
+    fixed_output,
+)
 
 
 def tensor_quant(t: Tensor, role: str, observed: dict | None = None, model: Model | None = None) -> TensorQuant:
@@ -195,7 +200,7 @@ def rescale_math(sg: Subgraph, op: Op) -> RescaleMath | None:
         return None
     s_out = float(out.quantization.scales[0])  # type: ignore[union-attr]
     clamp = activation_clamp(op, out) if out.dtype in INT_LIMITS else None
-    if op.type in ("ADD", "SUB") and len(qins) >= 2:
+    if op.type in ADD_SUB_OPS and len(qins) >= 2:
         s1, s2 = float(qins[0].quantization.scales[0]), float(qins[1].quantization.scales[0])  # type: ignore[union-attr]
         zs = [t.quantization.zero_points[0] for t in (qins[0], qins[1], out)]  # type: ignore[union-attr]
         int16 = out.dtype == "int16"
@@ -257,7 +262,7 @@ def hybrid_math(sg: Subgraph, op: Op, model: Model | None = None) -> HybridMath 
     # hybrid convolutions always quantize inputs asymmetrically (conv.cc EvalHybridPerChannel
     # calls AsymmetricQuantizeFloats), per-tensor ones symmetrically (EvalHybrid).
     asym = bool(op.options.get("asymmetric_quantize_inputs", False))
-    if op.type in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+    if op.type in HYBRID_CONV_OPS:
         asym = q.per_channel  # type: ignore[union-attr]
     if q.blockwise is not None:  # type: ignore[union-attr]
         return HybridMath(

@@ -36,7 +36,7 @@ class RuntimeProblem:
     fix: str | None  # "symmetric_weights" when requantizing weights symmetrically can help
     runtime: str
     raw: str
-    subgraph: int = 0  # the subgraph `op_index` counts in (the signature run's)
+    subgraph: int  # the subgraph `op_index` counts in (the signature run's)
 
 
 def _invoke(data: bytes, feed: dict[str, np.ndarray], signature: str | None, resolver: Any) -> None:
@@ -116,7 +116,7 @@ def delegate_only_custom_ops(
     )
 
 
-def explain(raw: str, data: bytes, runtime: str, subgraph: int = 0) -> RuntimeProblem:
+def explain(raw: str, data: bytes, runtime: str, subgraph: int) -> RuntimeProblem:
     """Turn an interpreter error into a sentence naming the op (of `subgraph`) and the reason."""
     text = " ".join(raw.split())
     m = _NODE.search(text)

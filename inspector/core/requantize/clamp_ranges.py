@@ -27,10 +27,10 @@ import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
 from inspector.core.tflite import edit as fe
+from inspector.core.tflite.op_facts import OP_CLAMPS
 
 _AF = schema.ActivationFunctionType
 FUSED_CLAMPS = {_AF.RELU6: (0.0, 6.0), _AF.RELU_N1_TO_1: (-1.0, 1.0)}
-OP_CLAMPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _LIMIT = 2.0**30  # clamp / S must stay well inside int32
 MIN_SPAN = 2e-6  # narrowest calibrated range kept (the TF converter's floor, seen in its models)
 _SEARCH_DEPTH = 16  # ops to look downstream for a real range

@@ -28,9 +28,9 @@ from ai_edge_litert import schema_py_generated as schema
 
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.dtypes import numpy_dtype_name
+from inspector.core.tflite.op_facts import CONTROL_FLOW_OPS
 from inspector.core.tflite.sparse_densify import DimLevel, densify
 
-CONTROL_FLOW_OPS = ("WHILE", "IF")
 DEFAULT_SIGNATURE_KEY = "serving_default"
 
 

@@ -81,7 +81,7 @@ def objective_tensor(m: Model, name: str):
     return t if t is not None else m.main.tensor_by_name(f"{name}/float")
 
 
-def _rebuilt_outputs(data: bytes, idx: list[int], subgraph: int = 0) -> bytes:
+def _rebuilt_outputs(data: bytes, idx: list[int], subgraph: int) -> bytes:
     m = fe.read(data)
     m.subgraphs[subgraph].outputs = list(idx)
     m.signatureDefs = []

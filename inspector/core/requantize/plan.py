@@ -138,11 +138,11 @@ def compile_selector(selector: str) -> int | re.Pattern[str]:
 
 
 def select(
-    plan: Plan, ops: list[OpRef], path: str | None = None, subgraph: int = 0
+    plan: Plan, ops: list[OpRef], path: str | None = None, *, subgraph: int
 ) -> dict[tuple[int, int], Selection]:
     """Resolve each override to ops; later overrides replace earlier ones for the same op.
 
-    `op:INDEX` addresses the main subgraph: `subgraph` (the chosen signature's; 0 by default)."""
+    `op:INDEX` addresses the main subgraph: `subgraph` (the chosen signature's, `model.main.index`)."""
     chosen: dict[tuple[int, int], Selection] = {}
     main_count = sum(1 for o in ops if o.subgraph == subgraph)
     for ov in plan.overrides:

@@ -8,7 +8,7 @@ Per-op rules live in `audit_rules`; model-level and comparison-based rules are h
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from inspector.core.compare.result import ComparisonResult
@@ -37,7 +37,7 @@ class Finding:
     message: str
     observed: Any = None
     expected: Any = None
-    subgraph: int = 0  # the op's / tensor's subgraph (op indices are that subgraph's)
+    subgraph: int = field(kw_only=True)  # the op's / tensor's subgraph (op indices are that subgraph's)
 
     def to_json(self) -> dict:
         return asdict(self)

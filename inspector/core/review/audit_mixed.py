@@ -9,13 +9,13 @@ into the concatenation's scale (a LOGISTIC's fixed 1/256), or the input itself.
 
 from __future__ import annotations
 
-from inspector.core.compare.concat_layout import CONCAT_OPS, op_layout
+from inspector.core.compare.concat_layout import op_layout
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Subgraph, Tensor
+from inspector.core.tflite.op_facts import CONCAT_OPS, REQUANTIZE_PATH_OPS
 
 MIXED_RATIO = 16.0  # the diagnosis' `mixed_ratio` too
-_THROUGH = ("QUANTIZE", "RESHAPE", "SQUEEZE", "EXPAND_DIMS")
 
 
 def _per_tensor(t: Tensor) -> float | None:
@@ -30,7 +30,7 @@ def _own_range(sg: Subgraph, producers: dict, t: int) -> tuple[float, float] | N
     seen = 0
     cur = t
     p = producers.get(cur)
-    while p is not None and p.type in _THROUGH and p.inputs and p.inputs[0] >= 0 and seen < 8:
+    while p is not None and p.type in REQUANTIZE_PATH_OPS and p.inputs and p.inputs[0] >= 0 and seen < 8:
         if _per_tensor(sg.tensors[p.inputs[0]]) is None:
             break
         cur = p.inputs[0]

@@ -18,7 +18,7 @@ from inspector.core.quantmath.blockwise import blockwise_problems
 from inspector.core.quantmath.kernel_path import input_at, is_quantized_int, roles
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.tflite.model import Model, Op, Subgraph, Tensor
-from inspector.core.tflite.op_facts import SAME_SCALE_OPS
+from inspector.core.tflite.op_facts import SAME_SCALE_OPS, UNQUANTIZED_INT_OPS
 
 BIAS_SCALE_RTOL = 1e-5
 FIXED_OUTPUT_RTOL = 1e-3
@@ -221,7 +221,7 @@ def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict]:
             continue
         op = producers.get(t.index) or (consumers.get(t.index) or [None])[0]
         if t.quantization is None:
-            if op is not None and op.type not in ("SHAPE", "CAST", "ARG_MAX", "ARG_MIN"):
+            if op is not None and op.type not in UNQUANTIZED_INT_OPS:
                 out.append(_f("error", "missing-quantization", op, t,
                               f"{t.dtype} activation without scale/zero-point: integer kernels cannot interpret it.",
                               observed=None, expected="scale and zero-point"))  # fmt: skip

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 from inspector.core.errors import InputError
 from inspector.core.tflite.model import Model
+from inspector.core.tflite.op_facts import EQUALIZE_OPS
 
-EQUALIZE_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 HOMOGENEOUS = ("NONE", "RELU")  # f(s·x) = s·f(x) for s > 0
 
 

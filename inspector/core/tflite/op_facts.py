@@ -3,7 +3,9 @@
 Every question "is this a weight op / must it keep its input's scale / is its output grid fixed /
 can we recompute it / does LiteRT run it in 16x8 / is it worth suggesting" is answered here, so
 the audit, op math, the comparison, the surgical edits and Suggest cannot disagree (they kept
-their own lists before: four weight-op lists with three contents, two suggest-skip lists).
+their own lists before: four weight-op lists with three contents, two suggest-skip lists). So are
+the categories the analyses look for (activations, class scores, concatenations, the ops a path is
+followed through, control flow): no op-name list lives outside this module (tests/core/test_op_facts.py).
 Sources: the TFLite int8 quantization spec (weights symmetric per output channel, same-scale ops,
 fixed output params), LiteRT's reference kernels (activations.cc Prepare, the 16x8 kernels,
 TFLITE_SINGLE_ROUNDING of FULLY_CONNECTED). `tests/core/test_op_facts.py` pins them.
@@ -41,6 +43,15 @@ class OpFacts:
     a16w8: bool = False  # LiteRT has an int16-activation (16x8) kernel for it
     shape_only: bool = False  # moves or computes shapes, no arithmetic on values
     boundary: bool = False  # QUANTIZE / DEQUANTIZE: converts between float and integer
+    reshape: bool = False  # keeps every value in order, only the shape changes
+    concat: bool = False  # lays its inputs side by side along an axis
+    activation: bool = False  # what a Keras layer's `activation=` becomes, after the layer's own op
+    class_score: bool = False  # its output is a vector of class scores (probabilities or log-probabilities)
+    weight_decoder: bool = False  # float16 / sparse constant weights are stored behind it
+    control_flow: bool = False  # branches or loops over other subgraphs
+    stateful: bool = False  # runs an init subgraph once or reads/writes resource variables
+    unquantized_int_output: bool = False  # integer output that is no quantized value (shape, cast, index)
+    output_clamp: tuple[float, float] | None = None  # a clamping activation op's float output bounds
 
     @property
     def suggest_skip(self) -> bool:
@@ -59,6 +70,17 @@ _SHAPE_ONLY = ("SHAPE", "RESHAPE", "SQUEEZE", "STRIDED_SLICE", "PACK")
 _A16W8 = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE",
           "LOGISTIC", "TANH", "SOFTMAX")  # int16 kernels on the fixed 1/32768 grid (tests/core/test_a16w8_fixed_ops.py;
 # MEAN's int16 kernel runs too, but the edit of MEAN alone cost 3.3 dB of output there: not offered)
+_CATEGORIES: dict[str, tuple[str, ...]] = {  # boolean fields not derived from the tables above
+    "reshape": ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"),
+    "concat": ("CONCATENATION", "PACK"),
+    "activation": ("LOGISTIC", "TANH", "RELU", "RELU6", "HARD_SWISH", "SOFTMAX"),
+    "class_score": ("SOFTMAX", "LOGISTIC", "LOG_SOFTMAX"),
+    "weight_decoder": ("DEQUANTIZE", "DENSIFY"),
+    "control_flow": ("WHILE", "IF"),
+    "stateful": ("CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE"),
+    "unquantized_int_output": ("SHAPE", "CAST", "ARG_MAX", "ARG_MIN"),
+}
+_CLAMPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _FIXED: dict[str, FixedOutputs] = {
     "LOGISTIC": ((("*", "int8"), (1 / 256, -128)), (("*", "int16"), (1 / 32768, 0))),
     "SOFTMAX": ((("*", "int8"), (1 / 256, -128)), (("int8", "int16"), (1 / 65536, -32768)), (("*", "int16"), (1 / 32768, 0))),
@@ -77,7 +99,8 @@ _WEIGHTS = {
 
 
 def _build() -> dict[str, OpFacts]:
-    names = {*_SAME, *_SHAPE_ONLY, *_A16W8, *_FIXED, *_WEIGHTS, "QUANTIZE", "DEQUANTIZE", "ADD"}
+    names = {*_SAME, *_SHAPE_ONLY, *_A16W8, *_FIXED, *_WEIGHTS, *_CLAMPS, "QUANTIZE", "DEQUANTIZE", "ADD", "SUB"}
+    names.update(*_CATEGORIES.values())
     return {
         n: OpFacts(
             n,
@@ -91,6 +114,8 @@ def _build() -> dict[str, OpFacts]:
             a16w8=n in _A16W8,
             shape_only=n in _SHAPE_ONLY,
             boundary=n in ("QUANTIZE", "DEQUANTIZE"),
+            output_clamp=_CLAMPS.get(n),
+            **{flag: n in ops for flag, ops in _CATEGORIES.items()},
         )
         for n in sorted(names)
     }
@@ -118,6 +143,35 @@ A16W8_OPS = _where("a16w8")
 SHAPE_ONLY_OPS = _where("shape_only")
 BOUNDARY_OPS = _where("boundary")
 SUGGEST_SKIP_OPS = _where("suggest_skip")
+RESHAPE_OPS = _where("reshape")
+CONCAT_OPS = _where("concat")
+ACTIVATION_OPS = _where("activation")  # the Keras/QAT route skips their outputs for a layer's pre-activation
+# task_kind: an output they produce is classification; PROBABILITY_OPS below is narrower (int8 fixed at 1/256).
+CLASS_SCORE_OPS = _where("class_score")
+WEIGHT_DECODER_OPS = _where("weight_decoder")
+CONTROL_FLOW_OPS = _where("control_flow")  # the quantizer keeps them float
+NOT_EXTRACTABLE_OPS = CONTROL_FLOW_OPS | _where("stateful")  # need other subgraphs or variables to run
+UNQUANTIZED_INT_OPS = _where("unquantized_int_output")  # the audit accepts integer tensors without quantization there
+OP_CLAMPS: dict[str, tuple[float, float]] = {n: f.output_clamp for n, f in FACTS.items() if f.output_clamp is not None}
+# Keras layers pair through the activation op the converter put after them (keras/naming).
+FOLLOWED_ACTIVATION_OPS = ACTIVATION_OPS | CLASS_SCORE_OPS
+# Ops whose kernel (weights) is input 1 (the Keras/QAT route reads it there): every weighted op today.
+WEIGHT_OPS = frozenset(n for n, r in WEIGHTED_OPS.items() if r.weights == 1)
+EQUALIZE_OPS = SURGICAL_WEIGHT_OPS  # equalize scales their weights (input 1) and bias (2) like the surgical edits
+# ADD and SUB share LiteRT's two-input rescale (both inputs to 2·max(S1, S2), add.cc / sub.cc).
+ADD_SUB_OPS = frozenset({"ADD", "SUB"})
+# Hybrid convolutions: per-channel weights mean asymmetric input quantization (conv.cc EvalHybridPerChannel),
+# whatever their asymmetric_quantize_inputs option says.
+HYBRID_CONV_OPS = frozenset({"CONV_2D", "DEPTHWISE_CONV_2D"})
+
+# Paths an analysis looks through. Each caller kept its own list before; the contents differ, so each
+# keeps its meaning under its own name (unifying them would change what the analyses find).
+PASS_THROUGH_OPS = BOUNDARY_OPS | RESHAPE_OPS  # concat_layout: a slice's producer through requantization and reshapes
+REQUANTIZE_PATH_OPS = PASS_THROUGH_OPS - {"DEQUANTIZE"}  # audit_mixed: an input's own integer grid (stops at float)
+SLICE_PATH_OPS = PASS_THROUGH_OPS | SHAPE_ONLY_OPS  # diagnosis: from a concatenated slice to its producer
+CLASS_SCORE_PATH_OPS = frozenset({"DEQUANTIZE", "QUANTIZE", "RESHAPE", "SQUEEZE"})  # task_kind (no EXPAND_DIMS)
+OUTPUT_CONCAT_PATH_OPS = frozenset({"DEQUANTIZE", "QUANTIZE", "RESHAPE"})  # concat_layout: an output to its concatenation
+
 # Probability outputs: int8 output fixed at scale 1/256, zero point -128 (SOFTMAX, LOGISTIC).
 PROBABILITY_OPS = frozenset(n for n, f in FACTS.items() if (("*", "int8"), (1 / 256, -128)) in f.fixed_outputs)
 

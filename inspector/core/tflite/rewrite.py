@@ -70,7 +70,7 @@ def to_bytes(model_obj) -> bytes:
     return write(model_obj)
 
 
-def exposed_outputs(path: str, subgraph: int = 0) -> tuple[int, ...]:
+def exposed_outputs(path: str, subgraph: int) -> tuple[int, ...]:
     """The subgraph's outputs followed by every other op output that can be read back."""
     from inspector.core.tflite.model import load_model
 
@@ -146,7 +146,7 @@ def patch_file(path: str, subgraph: int, outputs: tuple[int, ...]) -> bytes | No
     return patch_outputs(buf, subgraph, outputs, size=n)
 
 
-def expose_intermediates(path: str, subgraph: int = 0) -> tuple[bytes, tuple[int, ...]]:
+def expose_intermediates(path: str, subgraph: int) -> tuple[bytes, tuple[int, ...]]:
     """(model bytes, exposed tensor indices): every op output of `subgraph` is a graph output.
 
     Tensor indices are unchanged, so they match the original model's. Patched in place where the
