@@ -133,6 +133,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         example_autorun = ExampleAutorun(c, ui, compare, compare_features, session)  # the bundled pair opens compared
         parity = ParityFeatures(c, ui)  # Runtime parity tab
         keras = KerasFeatures(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
+        session.add_part("keras", keras.session_part, keras.restore_session_part)  # the Keras source, not its cached twin
         diagnosis_features = DiagnosisFeatures(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
         compare_features.layer_shown.connect(weights.per_channel_view.set_layer)  # the selected layer's channels and slices
         requantize.inputs_wanted.connect(compare_features.choose_sample_file)  # "Choose inputs…" before a random calibration

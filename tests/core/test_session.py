@@ -230,3 +230,30 @@ def test_migrates_schema_2_flat_inputs(tmp_path):
     assert o.runtime == "reference" and o.isolated and o.keep_values == frozenset({2, 5})
     assert s["inputs"]["samples"] == {"count": None, "seed": 7, "source": "/data/imgs", "normalization": "0,1"}
     assert s["selection"] == {"op_b": 3}
+
+
+def test_keras_part_round_trip_relative_paths_and_old_sessions(tmp_path, models, monkeypatch):
+    """Issue 27 item 9: the Keras source of model A and its Keras-vs-B table are saved (paths made
+    absolute, relative ones against the session's folder); a session without it loads as before."""
+    f, q = models
+    table = {"quant": str(q), "layers": [{"op_index": 1, "keras_layer": "dense"}]}
+    path = tmp_path / "k.tqi.json"
+    monkeypatch.chdir(tmp_path)
+    written = save_session(path, {"models": {"float": str(f), "quant": str(q)},
+                                  "keras": {"source": "model.h5", "float_twin": str(f), "comparison": table}})
+    assert written["keras"]["source"] == str(tmp_path / "model.h5")
+    back = load_session(path)
+    assert back["keras"] == {"source": str(tmp_path / "model.h5"), "float_twin": str(f), "comparison": table}
+    monkeypatch.chdir("/")
+    hand = json.loads(path.read_text())
+    hand["keras"]["source"] = "sub/model.h5"
+    path.write_text(json.dumps(hand))
+    assert load_session(path)["keras"]["source"] == str(tmp_path / "sub" / "model.h5")
+    del hand["keras"]
+    path.write_text(json.dumps(hand))
+    assert "keras" not in load_session(path)
+    assert "keras" not in save_session(tmp_path / "n.tqi.json", {"models": {"float": str(f)}, "keras": None})
+    hand["keras"] = {"comparison": {}}
+    path.write_text(json.dumps(hand))
+    with pytest.raises(SessionFileError, match="session key 'keras' should be an object with a 'source' path"):
+        load_session(path)

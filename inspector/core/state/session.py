@@ -7,7 +7,12 @@ Schema (version 3):
      "selection": {"origin", "op_a", "op_b", "tensor_a", "tensor_b", "channel", "tensor_name_a", "tensor_name_b"},
      "requantize_plans": [the versions of B, Version.to_json() and "comparison": a compare JSON],
      "versions": {"current": path of model B's version, "reference": path of the version it is measured against},
-     "results": {"compare": a compare JSON, "parity": a compare-runtimes JSON of B}}
+     "results": {"compare": a compare JSON, "parity": a compare-runtimes JSON of B},
+     "keras": KERAS (optional: model A is a Keras / SavedModel model)}
+    KERAS = {"source": path of the .h5 / .keras / SavedModel folder, "float_twin": the cached
+             twin model A is, "comparison": the Keras-vs-B compare JSON | null}
+    (the twin is a cache file: a restore reopens the source through the Keras feature; a
+    session without "keras" loads as before)
     MODEL = {"path": str, "size": int | null, "sha256": 16 hex digits | null}
     (a `.litertlm` section is saved as its address 'BUNDLE.litertlm#N'; size and hash are the bundle's)
 `session_from_state(state)` builds it. Size and hash prefix let a restore tell that a model
@@ -141,6 +146,11 @@ def _map_paths(state: dict, base: str) -> None:
     parity = (state.get("results") or {}).get("parity")
     if isinstance(parity, dict) and "model" in parity:
         parity["model"] = _absolute(parity["model"], base)
+    keras = state.get("keras")
+    if isinstance(keras, dict):
+        for key in ("source", "float_twin"):
+            if key in keras:
+                keras[key] = _absolute(keras[key], base)
 
 
 # ---------------------------------------------------------------------- save / load
@@ -158,12 +168,14 @@ def new_state() -> dict:
 def save_session(path: str | os.PathLike[str], state: dict) -> dict:
     """Write `state` atomically; model entries may be plain paths (fingerprinted here). Returns what was written."""
     out = new_state()
-    for key in ("inputs", "selection", "requantize_plans", "results", "versions"):
-        if key in state:
+    for key in ("inputs", "selection", "requantize_plans", "results", "versions", "keras"):
+        if key in state and (key != "keras" or state[key] is not None):
             out[key] = state[key]
     out["inputs"] = json.loads(json.dumps(out["inputs"])) if isinstance(out["inputs"], dict) else out["inputs"]
     if isinstance(out["results"], dict):  # paths are rewritten below: copies, not the caller's
         out["results"] = {k: dict(v) if isinstance(v, dict) else v for k, v in out["results"].items()}
+    if isinstance(out.get("keras"), dict):
+        out["keras"] = dict(out["keras"])
     if isinstance(out["requantize_plans"], list):
         out["requantize_plans"] = [dict(v) if isinstance(v, dict) else v for v in out["requantize_plans"]]
     for role, m in (state.get("models") or {}).items():
@@ -303,6 +315,12 @@ def _check(s: dict, where: str) -> None:
         raise bad("models", "an object")
     if "versions" in s and not isinstance(s["versions"], dict):
         raise bad("versions", "an object")
+    if "keras" in s:
+        k = s["keras"]
+        if not isinstance(k, dict) or not isinstance(k.get("source"), str):
+            raise bad("keras", "an object with a 'source' path")
+        if k.get("comparison") is not None and not isinstance(k["comparison"], dict):
+            raise bad("keras.comparison", "an object or null")
     for role, m in s["models"].items():
         if m is None:
             continue

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -49,6 +50,9 @@ class ActivationView(QWidget):
         self.title = QLabel(EMPTY_TEXT)
         self.title.setWordWrap(True)
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # a tensor name is one long word (300 characters in converted models): it must not set the
+        # window's minimum width (it grew past a 1280 px screen); cut at the edge, whole in the tooltip
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.collect = QPushButton("Collect values (re-run)")
         self.collect.setToolTip("This model is large, so only the selected layer's values were kept: re-run keeping this one too")
         self.collect.hide()
@@ -119,6 +123,7 @@ class ActivationView(QWidget):
             for it in (*self.clip_regions, *self.range_lines):
                 it.hide()
             self.title.setText(message or EMPTY_TEXT)
+            self.title.setToolTip("")
             return
         self.log_check.blockSignals(True)
         self.log_check.setChecked(hist.peaked)
@@ -154,6 +159,7 @@ class ActivationView(QWidget):
             sp.setXRange(a - pad, b + pad, padding=0)
             sp.setYRange(a - pad, b + pad, padding=0)
         self.title.setText(self._title(layer, hist, depth))
+        self.title.setToolTip(self.title.text())
 
     def _draw_counts(self) -> None:
         h = self.hist

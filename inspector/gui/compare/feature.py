@@ -18,7 +18,7 @@ import dataclasses
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence
-from PySide6.QtWidgets import QScrollArea, QSplitter, QWidget
+from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.samples.settings import SampleSettings
@@ -76,7 +76,14 @@ class CompareFeatures(QObject):
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setMinimumWidth(self.inputs.minimumSizeHint().width() + 16)
-        page.addWidget(scroll)
+        left = QWidget()  # the form scrolls; its Run row stays pinned below it
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(scroll, 1)
+        run_row = self.inputs.take_run_row()
+        run_row.setContentsMargins(4, 0, 4, 4)
+        column.addWidget(run_row)
+        page.addWidget(left)
         page.addWidget(self.plot)
         page.setStretchFactor(1, 1)
         page.setSizes([280, 1100])

@@ -185,6 +185,12 @@ class InputsPanel(QWidget):
         self.normalization.setEnabled(kind == "folder")
 
     # ------------------------------------------------------------------ run state
+    def take_run_row(self) -> RunRow:
+        """The Run / Cancel / progress / status row, out of this form's layout: the page pins it
+        below the form's scroll area, so Run is never scrolled or cut away in a small window."""
+        self.layout().removeWidget(self.run_row)
+        return self.run_row
+
     def set_running(self, running: bool, text: str = "") -> None:
         self.run_row.set_running(running, text)
 

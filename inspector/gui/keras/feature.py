@@ -24,6 +24,7 @@ from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tenso
 from inspector.core.keras.qat_variables import variable_table_rows, variables_caption
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
 from inspector.core.runtime.worker import run_isolated
+from inspector.core.state.app_state import same_file
 from inspector.gui.keras.keras_view import KerasView
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
@@ -44,6 +45,7 @@ class KerasFeatures(QObject):
         self.source: dict[str, Any] | None = None  # open_for_view's result for model A
         self.comparison: dict[str, Any] | None = None  # KerasComparison.to_json() of the last run
         self.worker: Worker | None = None
+        self._restored_comparison: dict[str, Any] | None = None  # a session's Keras-vs-B table, shown once its source is back
         self.qat_tensors: dict[int, QatTensor] = {}  # model B's tensor -> its QAT range (when paired with B)
         self.cache_root = str(default_cache_root())  # where Keras models' float twins are kept
         self.view = KerasView()
@@ -98,6 +100,7 @@ class KerasFeatures(QObject):
         self.view.set_layers([], None, "")
         w = self.controller.open_model("A", src["float_twin"])
         w.done.connect(guarded(self, lambda: self.ui.recent.add("A", src["path"])))
+        w.done.connect(guarded(self, self._show_restored_comparison))
         self._show_info(src["info"])
 
     def _select_b_tensor(self, tensor: int) -> None:
@@ -183,6 +186,7 @@ class KerasFeatures(QObject):
             return  # A changed meanwhile
         self.source = {"path": src, "float_twin": twin, "int8_twin": None, "info": info}
         self._show_info(info)
+        self._show_restored_comparison()
 
     def _info_for_b(self, info: dict[str, Any]) -> None:
         if self.source is not None:
@@ -205,7 +209,9 @@ class KerasFeatures(QObject):
         return w
 
     def _compared(self, kc) -> None:
-        d = kc.to_json()
+        self._show_comparison(kc.to_json())
+
+    def _show_comparison(self, d: dict[str, Any]) -> None:
         self.comparison = d
         rows, mark = layer_rows(d)
         fd = d["first_departure"]
@@ -218,6 +224,42 @@ class KerasFeatures(QObject):
                      "B follows the QAT simulation within one int8 step at every paired layer.")
         ops = [layer["op_index"] for layer in d["layers"]] + [None] * (len(rows) - len(d["layers"]))
         self.view.set_layers(rows, mark, text, ops)
+
+    # ------------------------------------------------------------------ session
+    def session_part(self) -> dict[str, Any] | None:
+        """What a session keeps of the Keras work: the source of model A (not only its cached
+        twin, which a cleared cache or another machine lacks) and the Keras-vs-B table."""
+        if self.source is None or not self._a_is_keras():
+            return None
+        return {"source": self.source["path"], "float_twin": self.source["float_twin"], "comparison": self.comparison}
+
+    def restore_session_part(self, part: dict[str, Any]) -> None:
+        """A session's Keras part, once its models are open: model A is the saved twin (relinked
+        to its source, as the cache may not know it) or, the twin gone, the source reopened."""
+        src, twin = part["source"], part.get("float_twin")
+        self._restored_comparison = part.get("comparison")
+        a = self.controller.models["A"]
+        if a is not None and twin is not None and same_file(a.path, twin):
+            if self.source is not None and same_file(self.source["path"], src):
+                self._show_restored_comparison()
+            else:
+                self._relink(src, a.path)
+        elif Path(src).exists():
+            self.open_keras("A", src)
+        else:
+            self._restored_comparison = None
+            self.ui.show_error(f"The session's Keras model {src} no longer exists: model A is not restored")
+
+    def _show_restored_comparison(self) -> None:
+        """The session's Keras-vs-B table, when it describes the open model B."""
+        d, self._restored_comparison = self._restored_comparison, None
+        b = self.controller.models["B"]
+        if d is None or self.source is None:
+            return
+        if b is None or not isinstance(d.get("quant"), str) or not same_file(d["quant"], b.path):
+            self.ui.status("The session's Keras comparison describes another model B: not restored", 8000)
+            return
+        self._show_comparison(d)
 
     # ------------------------------------------------------------------ dialogs
     def choose_folder(self) -> None:

@@ -191,6 +191,12 @@ class PlanEditor(QWidget):
         lay.addWidget(self.run_row)
         self._route_changed()
 
+    def take_run_row(self) -> RunRow:
+        """The Run / Cancel / progress / status row, out of this editor's layout: the panel pins
+        it below its scroll area, so Run is never scrolled or cut away in a small window."""
+        self.layout().removeWidget(self.run_row)
+        return self.run_row
+
     # ------------------------------------------------------------------ route
     def current_route(self) -> str:
         return self.route.currentData()

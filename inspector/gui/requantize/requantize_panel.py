@@ -173,9 +173,12 @@ class RequantizePanel(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidget(split)
+        run_row = self.editor.take_run_row()  # pinned below the scroll area: Run is never cut away
+        run_row.setContentsMargins(4, 0, 4, 4)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(scroll)
+        lay.addWidget(scroll, 1)
+        lay.addWidget(run_row)
 
     def set_notes(self, title: str, notes: list[str]) -> None:
         body = "\n".join(f"• {n}" for n in notes) if notes else "(nothing was reported for this version)"

@@ -6,13 +6,16 @@ comparison's options and sample settings, the selection, the comparison result J
 versions of B (with their comparisons, current and reference). Restoring opens the models, then
 applies the typed parts `core.state.session_restore` reads from the file: the options (through
 the comparison controller), the selection, the versions (through the requantize controller), the
-result and the runtime parity.
+result and the runtime parity. Features with state of their own add a part (`add_part(key,
+save, restore)`: the Keras feature saves the Keras source of model A and its Keras-vs-B
+table under "keras", and reopens them on restore).
 Crash recovery (`start_recovery`, used by `app.run_app`): an autosave after each comparison and
 every few minutes; after an abnormal exit the next start offers the autosaved session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
@@ -20,6 +23,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from inspector.core.errors import InspectorError
+from inspector.core.state.app_state import same_file
 from inspector.core.state.recovery import CrashRecovery, Recoverable
 from inspector.core.state.session import (
     SUFFIX,
@@ -62,6 +66,8 @@ class SessionController(QObject):
         self._autosave_worker: Worker | None = None
         self._autosave_again = False
         self._pending: tuple[dict, set, list[str]] | None = None
+        self._finishing: object | None = None  # a restore's last step is queued
+        self._parts: dict[str, tuple[Callable[[], dict | None], Callable[[dict], None]]] = {}
         self.act_open = QAction("Open &session…", ui.parent)
         self.act_open.setShortcut(QKeySequence("Ctrl+Shift+L"))
         self.act_open.triggered.connect(self.choose_open)
@@ -84,12 +90,23 @@ class SessionController(QObject):
 
     @property
     def restoring(self) -> bool:
-        """True while a session's models are opening (its saved result, or none, is what it shows)."""
-        return self._pending is not None
+        """True while a session's models are opening or its parts are applied (its saved result,
+        or none, is what it shows)."""
+        return self._pending is not None or self._finishing is not None
+
+    def add_part(self, key: str, save: Callable[[], dict | None], restore: Callable[[dict], None]) -> None:
+        """A feature's own part of the session: `save()` gives the JSON saved under `key` (None:
+        nothing to save), `restore(part)` gets it back once the session's models are open."""
+        self._parts[key] = (save, restore)
 
     def state(self) -> dict:
-        """The session content: the app state, serialized."""
-        return session_from_state(self.app_state)
+        """The session content: the app state, serialized, and the features' parts."""
+        out = session_from_state(self.app_state)
+        for key, (save, _restore) in self._parts.items():
+            part = save()
+            if part is not None:
+                out[key] = part
+        return out
 
     def save(self, path: str | Path) -> dict:
         p = str(path)
@@ -125,14 +142,17 @@ class SessionController(QObject):
                 self.controller.close_model(slot)
                 continue
             if role in changes:
-                problems.append(f"model {slot}: {changes[role]}")
-                if not Path(split_address(m["path"])[0]).is_file():
+                missing = not Path(split_address(m["path"])[0]).is_file()
+                if not (missing and self._reopened_by_part(state, m["path"])):
+                    problems.append(f"model {slot}: {changes[role]}")
+                if missing:
                     self.controller.close_model(slot)
                     continue
             w = self.controller.open_model(slot, m["path"])
             pending.add(w)
             workers.append(w)
         self._origin = origin
+        self._finishing = None
         self._pending = (state, pending, problems)
         token = self._pending
         for w in workers:
@@ -164,16 +184,36 @@ class SessionController(QObject):
         self._restore_selection(parts.selection)
         if parts.versions:
             self.requantize.restore_versions(parts.versions, parts.current, parts.reference, parts.missing_versions)
+        # the result's views are drawn in the next turn of the event loop: the versions and the
+        # result each redraw plots and tables, together they held the GUI thread ~180 ms
+        token = self._finishing = object()
+        QTimer.singleShot(0, self, lambda: self._finish_results(token, state, parts, problems, origin))
+
+    def _finish_results(self, token, state: dict, parts: SessionParts, problems: list[str], origin: str) -> None:
+        if self._finishing is not token:
+            return  # another session is being restored
+        self._finishing = None
+        st = self.app_state
         if parts.comparison is not None:
             self.source.set_result(parts.comparison)
         if parts.parity is not None:
             st.set_parity(parts.parity)
+        for key, (_save, restore) in self._parts.items():
+            if isinstance(state.get(key), dict):
+                restore(state[key])
         problems = problems + parts.problems
         if problems:
             self.ui.show_error(f"Restored {origin} with problems: " + "; ".join(problems))
         else:
             self.ui.status(f"Restored {origin}", 8000)
         self.restored.emit(state)
+
+    @staticmethod
+    def _reopened_by_part(state: dict, path: str) -> bool:
+        """A missing model A that is a Keras model's cached float twin: the Keras part reopens its source."""
+        keras = state.get("keras")
+        return (isinstance(keras, dict) and keras.get("float_twin") is not None and same_file(keras["float_twin"], path)
+                and Path(keras["source"]).exists())
 
     def _restore_selection(self, sel: SavedSelection) -> None:
         c = self.controller

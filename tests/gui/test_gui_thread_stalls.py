@@ -1,0 +1,144 @@
+"""Nothing blocks the GUI thread for long (issue 27, item 13): an event-loop watchdog (a 10 ms
+timer recording the longest gap between its ticks) runs while an action goes to completion:
+Apply fix on a small model and on the bundled example, opening a saved session, runtime-parity
+results arriving. The bound is honest on a shared 2-core machine (measured: Apply fix 56 ms and
+123 ms on the example, parity 54 ms, opening a session 115-178 ms, 80 ms once the restored
+result is drawn in its own event-loop turn; the issue's 1.4-2.3 s stalls, measured under load,
+did not reproduce here, so these guard against them coming back).
+
+`TQI_PROFILE_GUI=1` prints a cProfile of the GUI thread (the only thread cProfile sees here)
+over each action, to find what runs there."""
+
+from __future__ import annotations
+
+import contextlib
+import cProfile
+import gc
+import io
+import os
+import pstats
+
+from PySide6.QtCore import QSettings
+
+from inspector.core.compare.comparison import CompareOptions
+from inspector.core.samples.settings import SampleSettings
+from inspector.gui.main_window import MainWindow
+from tests.helpers import diagnosis_fixtures as dx
+from tests.helpers.event_loop_watchdog import EventLoopWatchdog
+from tests.helpers.gui_helpers import click_enabled, open_wait
+from tests.helpers.paths import REPO
+from tests.helpers.task_fixtures import TaskFixtures
+
+RUN_MS = 120_000
+BOUND_MS = 250.0
+
+
+@contextlib.contextmanager
+def _watch(name: str):
+    prof = cProfile.Profile() if os.environ.get("TQI_PROFILE_GUI") else None
+    if prof is not None:
+        prof.enable()
+    with EventLoopWatchdog() as dog:
+        yield dog
+    if prof is not None:
+        prof.disable()
+        out = io.StringIO()
+        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(35)
+        print(f"\n=== {name}: {dog.report()}\n{out.getvalue()}")
+    print(f"{name}: {dog.report()}")
+
+
+def _settle(qtbot) -> None:
+    """The queued work of the previous step, and a cyclic-GC pass over earlier tests' garbage
+    (their windows), are done before the watch starts: the action is charged for its own work
+    only (after many GUI tests, Apply fix on the example once measured 256 ms without this)."""
+    qtbot.wait(200)
+    gc.collect()
+    qtbot.wait(100)
+
+
+def test_apply_fix_does_not_block(qtbot, window, tmp_path):
+    paths = dx.models(REPO / ".fixture-cache")
+    q = paths["diag_int8"]
+    op = dx.op_index(q, "conv2")
+    plant = tmp_path / "clipping.tflite"
+    plant.write_bytes(dx.scale_output(q.read_bytes(), op, 0.25))
+    open_wait(qtbot, window, "A", paths["diag_float"])
+    open_wait(qtbot, window, "B", plant)
+    opts = CompareOptions(samples=SampleSettings(count=40, seed=1, source=str(TaskFixtures(REPO / ".fixture-cache").npz(40))), isolated=True)
+    window.compare.set_options(opts)
+    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):
+        window.compare.run(opts)
+    _settle(qtbot)
+    with _watch("apply fix") as dog:
+        with qtbot.waitSignal(window.requantize.finished, timeout=RUN_MS) as blocker:
+            assert window.diagnosis_features.apply_fix(op) is not None
+        qtbot.waitUntil(lambda: not window.requantize.running, timeout=RUN_MS)
+    assert blocker.args[0].kind == "edited"  # the action went to completion
+    assert dog.longest_ms < BOUND_MS, dog.report()
+
+
+def test_apply_fix_on_the_example_does_not_block(qtbot, window, example_pair):
+    """The bundled example (12 KiB), compared on its own inputs, the first layer with a fix."""
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+        click_enabled(qtbot, window.compare_features.inputs.run_button)
+    result = window.diagnosis_features.diagnosed()
+    op = next(lay.op_index for lay in result.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None)
+    assert blocker.args[0] is not None
+    _settle(qtbot)
+    with _watch("apply fix (example)") as dog:
+        with qtbot.waitSignal(window.requantize.finished, timeout=RUN_MS):
+            assert window.diagnosis_features.apply_fix(op) is not None
+        qtbot.waitUntil(lambda: not window.requantize.running, timeout=RUN_MS)
+        qtbot.wait(100)
+    assert dog.longest_ms < BOUND_MS, dog.report()
+
+
+def _run_parity(qtbot, win):
+    view = win.parity.view
+    with qtbot.waitSignal(win.parity.controller.result_changed, timeout=RUN_MS) as blocker:
+        click_enabled(qtbot, view.run_button)
+    qtbot.waitUntil(view.run_button.isEnabled, timeout=RUN_MS)
+    return blocker.args[0]
+
+
+def test_parity_results_arriving_do_not_block(qtbot, window, example_pair):
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    window.tabs.setCurrentWidget(window.parity.view)
+    _settle(qtbot)
+    with _watch("parity") as dog:
+        result = _run_parity(qtbot, window)
+        qtbot.wait(100)  # what the result's arrival queued runs too
+    assert result is not None and window.parity.view.table.rowCount() == len(result.layers)
+    assert dog.longest_ms < BOUND_MS, dog.report()
+
+
+def test_opening_a_session_does_not_block(qtbot, window, settings, example_pair, tmp_path):
+    fa, fb = (str(p) for p in example_pair)
+    open_wait(qtbot, window, "A", fa)
+    open_wait(qtbot, window, "B", fb)
+    opts = CompareOptions(samples=SampleSettings(count=8, seed=1))
+    window.compare.set_options(opts)
+    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):
+        window.compare.run(opts)
+    _run_parity(qtbot, window)
+    path = tmp_path / "s.tqi.json"
+    window.session.save(path)
+
+    other = MainWindow(settings=QSettings(str(tmp_path / "other.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(other)
+    other.resize(1400, 900)
+    other.show()
+    _settle(qtbot)
+    with _watch("open session") as dog:
+        with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
+            assert other.session.open(path)
+        qtbot.wait(100)
+    assert other.compare.result is not None and other.parity.controller.result is not None
+    assert dog.longest_ms < BOUND_MS, dog.report()
+

@@ -1,0 +1,43 @@
+"""A test watchdog of the GUI thread: a 10 ms QTimer records the longest gap between its ticks
+while an action runs (a gap is the time the event loop was blocked by whatever ran on it).
+
+    with EventLoopWatchdog() as dog:
+        with qtbot.waitSignal(done, timeout=...):
+            start_the_action()
+    assert dog.longest_ms < 250, dog.report()
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer
+
+
+class EventLoopWatchdog:
+    def __init__(self, interval_ms: int = 10) -> None:
+        self.interval_ms = interval_ms
+        self.longest_ms = 0.0
+        self.ticks = 0
+        self._last = 0.0
+        self._timer = QTimer()
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._tick)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.longest_ms = max(self.longest_ms, (now - self._last) * 1000.0)
+        self._last = now
+        self.ticks += 1
+
+    def __enter__(self) -> EventLoopWatchdog:
+        self._last = time.perf_counter()
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._tick()  # the time since the last tick counts too (an action that ends blocked)
+        self._timer.stop()
+
+    def report(self) -> str:
+        return f"longest event-loop gap {self.longest_ms:.0f} ms over {self.ticks} ticks"
