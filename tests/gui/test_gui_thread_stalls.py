@@ -1,10 +1,8 @@
 """Nothing blocks the GUI thread for long (issue 27, item 13): an event-loop watchdog (a 10 ms
 timer recording the longest gap between its ticks) runs while an action goes to completion:
 Apply fix on a small model and on the bundled example, opening a saved session, runtime-parity
-results arriving. The bound is honest on a shared 2-core machine (measured: Apply fix 56 ms and
-123 ms on the example, parity 54 ms, opening a session 115-178 ms, 80 ms once the restored
-result is drawn in its own event-loop turn; the issue's 1.4-2.3 s stalls, measured under load,
-did not reproduce here, so these guard against them coming back).
+results arriving. The bound is honest on a shared 2-core machine (measured at this commit: 56,
+123, 178 and 54 ms; the issue's 1.4-2.3 s stalls did not reproduce here, so these guard them).
 
 `TQI_PROFILE_GUI=1` prints a cProfile of the GUI thread (the only thread cProfile sees here)
 over each action, to find what runs there."""

@@ -66,7 +66,6 @@ class SessionController(QObject):
         self._autosave_worker: Worker | None = None
         self._autosave_again = False
         self._pending: tuple[dict, set, list[str]] | None = None
-        self._finishing: object | None = None  # a restore's last step is queued
         self._parts: dict[str, tuple[Callable[[], dict | None], Callable[[dict], None]]] = {}
         self.act_open = QAction("Open &session…", ui.parent)
         self.act_open.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -90,9 +89,8 @@ class SessionController(QObject):
 
     @property
     def restoring(self) -> bool:
-        """True while a session's models are opening or its parts are applied (its saved result,
-        or none, is what it shows)."""
-        return self._pending is not None or self._finishing is not None
+        """True while a session's models are opening (its saved result, or none, is what it shows)."""
+        return self._pending is not None
 
     def add_part(self, key: str, save: Callable[[], dict | None], restore: Callable[[dict], None]) -> None:
         """A feature's own part of the session: `save()` gives the JSON saved under `key` (None:
@@ -152,7 +150,6 @@ class SessionController(QObject):
             pending.add(w)
             workers.append(w)
         self._origin = origin
-        self._finishing = None
         self._pending = (state, pending, problems)
         token = self._pending
         for w in workers:
@@ -184,16 +181,6 @@ class SessionController(QObject):
         self._restore_selection(parts.selection)
         if parts.versions:
             self.requantize.restore_versions(parts.versions, parts.current, parts.reference, parts.missing_versions)
-        # the result's views are drawn in the next turn of the event loop: the versions and the
-        # result each redraw plots and tables, together they held the GUI thread ~180 ms
-        token = self._finishing = object()
-        QTimer.singleShot(0, self, lambda: self._finish_results(token, state, parts, problems, origin))
-
-    def _finish_results(self, token, state: dict, parts: SessionParts, problems: list[str], origin: str) -> None:
-        if self._finishing is not token:
-            return  # another session is being restored
-        self._finishing = None
-        st = self.app_state
         if parts.comparison is not None:
             self.source.set_result(parts.comparison)
         if parts.parity is not None:
