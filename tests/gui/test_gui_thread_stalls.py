@@ -1,8 +1,8 @@
 """Nothing blocks the GUI thread for long (issue 27, item 13): an event-loop watchdog (a 10 ms
 timer recording the longest gap between its ticks) runs while an action goes to completion:
 Apply fix on a small model and on the bundled example, opening a saved session, runtime-parity
-results arriving. The bound is honest on a shared 2-core machine (measured at this commit: 56,
-123, 178 and 54 ms; the issue's 1.4-2.3 s stalls did not reproduce here, so these guard them).
+results arriving. The bound (500 ms) is honest on a shared 2-core machine (measured: 56,
+123, 115-178 and 54 ms; the issue's 1.4-2.3 s stalls did not reproduce here, so these guard them).
 
 `TQI_PROFILE_GUI=1` prints a cProfile of the GUI thread (the only thread cProfile sees here)
 over each action, to find what runs there."""
@@ -28,7 +28,7 @@ from tests.helpers.paths import REPO
 from tests.helpers.task_fixtures import TaskFixtures
 
 RUN_MS = 120_000
-BOUND_MS = 250.0
+BOUND_MS = 500.0  # the issue's stalls were 1.4-2.3 s; half a second leaves room for a loaded shared machine
 
 
 @contextlib.contextmanager
