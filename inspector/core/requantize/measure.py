@@ -39,23 +39,34 @@ class Observed:
     hi: float
 
 
-def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample], runtime: str = "optimized") -> dict[int, Observed]:
-    """{B tensor: the float values of its A counterpart}."""
+
+def _float_counterparts(qm: Model, pairing: Pairing, tensors: Sequence[int]) -> dict[int, int]:
+    """{B tensor: its A counterpart}; InputError for one that has none."""
     pairs = {}
     for t in tensors:
         f = pairing.float_for_quant(t)
         if f is None:
             raise InputError(f"tensor '{qm.main.tensors[t].name}' has no float counterpart in the float model", qm.path)
         pairs[t] = f
+    return pairs
+
+
+def _float_runs(fm: Model, qm: Model, pairing: Pairing, samples: Sequence[Sample], runtime: str):
+    """A's values of each sample (an equalized B: A's values of P's output ÷ s), one run at a time."""
     runner = ModelRunner(fm, runtime)
+    equalized = float_divisors(qm, pairing)
+    for sample in samples:
+        yield divided(runner.run(feed(fm, sample)), equalized)
+
+def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample], runtime: str = "optimized") -> dict[int, Observed]:
+    """{B tensor: the float values of its A counterpart}."""
+    pairs = _float_counterparts(qm, pairing, tensors)
     chunks: dict[int, list[np.ndarray]] = {t: [] for t in tensors}
     lo = dict.fromkeys(tensors, np.inf)
     hi = dict.fromkeys(tensors, -np.inf)
     per_sample = max(1, MAX_VALUES // max(len(samples), 1))
     rng = np.random.default_rng(0)
-    equalized = float_divisors(qm, pairing)  # B equalized: A's values of P's output ÷ s
-    for sample in samples:
-        values = divided(runner.run(feed(fm, sample)), equalized)
+    for values in _float_runs(fm, qm, pairing, samples, runtime):
         for t, f in pairs.items():
             v = np.asarray(values[f], np.float64).reshape(-1)
             lo[t] = min(lo[t], float(v.min()))
@@ -70,17 +81,9 @@ def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int],
 def channel_ranges(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int], samples: Sequence[Sample],
                    runtime: str = "optimized") -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """{B tensor: (min, max) per channel (last axis) of its A counterpart over the samples}."""
-    pairs = {}
-    for t in tensors:
-        f = pairing.float_for_quant(t)
-        if f is None:
-            raise InputError(f"tensor '{qm.main.tensors[t].name}' has no float counterpart in the float model", qm.path)
-        pairs[t] = f
-    runner = ModelRunner(fm, runtime)
+    pairs = _float_counterparts(qm, pairing, tensors)
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    equalized = float_divisors(qm, pairing)  # B equalized: A's values of P's output ÷ s
-    for sample in samples:
-        values = divided(runner.run(feed(fm, sample)), equalized)
+    for values in _float_runs(fm, qm, pairing, samples, runtime):
         for t, f in pairs.items():
             v = np.asarray(values[f], np.float64)
             v = v.reshape(-1, v.shape[-1])
