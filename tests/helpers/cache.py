@@ -39,3 +39,28 @@ def cached_models(paths: dict[str, Path], build: Callable[[], dict[str, bytes]])
         for name, data in _quietly(build).items():  # type: ignore[union-attr]
             _write(paths[name], data)
     return paths
+
+
+def keras_built_folder(root: Path, prefix: str, module: str, builder_file: str) -> Path:
+    """`root/<prefix>_<key>`: a folder of Keras models that `python -m <module> FOLDER` builds in
+    a subprocess (tf-keras needs TF_USE_LEGACY_KERAS=1 before TensorFlow's import), once, renamed
+    into place when complete ("build_seconds.txt" marks it); `key` hashes `builder_file`, so a
+    changed builder builds anew."""
+    import hashlib
+    import shutil
+    import subprocess
+
+    key = hashlib.sha256(Path(builder_file).read_bytes()).hexdigest()[:10]
+    final = root / f"{prefix}_{key}"
+    if (final / "build_seconds.txt").exists():
+        return final
+    tmp = root / f"{prefix}_{key}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    subprocess.run([sys.executable, "-m", module, str(tmp)], check=True, env=env, stdout=sys.stderr,
+                   cwd=Path(__file__).resolve().parents[2])
+    try:
+        os.rename(tmp, final)
+    except OSError:  # another process built it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final

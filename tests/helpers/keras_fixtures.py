@@ -14,37 +14,20 @@ model (`<name>_int8.tflite`: QAT ranges, or post-training with the inputs) and i
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tests.helpers.cache import keras_built_folder
 
 NAMES = ("mlp_qat", "cnn_qat", "cnn_float")
 SAVED = {"h5": "{n}.h5", "keras": "{n}.keras", "saved_model": "{n}_sm"}
 
 
-def _key() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:10]
-
-
 def keras_fixture_dir(root: Path) -> Path:
     """The folder of every Keras fixture, built (about 20 s) when missing."""
-    final = root / f"keras_h20_{_key()}"
-    if (final / "build_seconds.txt").exists():
-        return final
-    tmp = root / f"keras_h20_{_key()}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    subprocess.run([sys.executable, "-m", "tests.helpers.keras_fixtures", str(tmp)], check=True, env=env,
-                   stdout=sys.stderr, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
-    try:
-        os.rename(tmp, final)
-    except OSError:  # another process built it first
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
+    return keras_built_folder(root, "keras_h20", "tests.helpers.keras_fixtures", __file__)
 
 
 def _build(out: Path) -> None:

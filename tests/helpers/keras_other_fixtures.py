@@ -12,34 +12,17 @@ TensorFlow is imported) and cached in `.fixture-cache/keras_other_<key>/`.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-
-def _key() -> str:
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:10]
+from tests.helpers.cache import keras_built_folder
 
 
 def keras_other_dir(root: Path) -> Path:
     """The folder of the second training, built (about 15 s) when missing."""
-    final = root / f"keras_other_{_key()}"
-    if (final / "build_seconds.txt").exists():
-        return final
-    tmp = root / f"keras_other_{_key()}.{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    cmd = [sys.executable, "-m", "tests.helpers.keras_other_fixtures", str(tmp)]
-    subprocess.run(cmd, check=True, env=env, stdout=sys.stderr, cwd=Path(__file__).resolve().parents[2])
-    try:
-        os.rename(tmp, final)
-    except OSError:  # another process built it first
-        shutil.rmtree(tmp, ignore_errors=True)
-    return final
+    return keras_built_folder(root, "keras_other", "tests.helpers.keras_other_fixtures", __file__)
 
 
 def _build(out: Path) -> None:
