@@ -88,3 +88,27 @@ def offset_pair():
     cache = REPO / ".fixture-cache"
     return str(cache_path(cache, "offset_float")), str(cache_path(cache, "offset_int8"))
 
+
+@pytest.fixture
+def diagnosed(qtbot, window, tmp_path):
+    """The diagnosis fixture with conv2's output scale planted ×0.25 (clipping), compared on 40
+    samples: (window, float path, planted path, op, options, result)."""
+    from inspector.core.compare.comparison import CompareOptions
+    from inspector.core.samples.settings import SampleSettings
+    from tests.helpers import diagnosis_fixtures as dx
+    from tests.helpers.gui_helpers import open_wait
+    from tests.helpers.paths import REPO
+    from tests.helpers.task_fixtures import TaskFixtures
+
+    paths = dx.models(REPO / ".fixture-cache")
+    q = paths["diag_int8"]
+    op = dx.op_index(q, "conv2")
+    plant = tmp_path / "clipping.tflite"
+    plant.write_bytes(dx.scale_output(q.read_bytes(), op, 0.25))
+    open_wait(qtbot, window, "A", paths["diag_float"])
+    open_wait(qtbot, window, "B", plant)
+    opts = CompareOptions(samples=SampleSettings(count=40, seed=1, source=str(TaskFixtures(REPO / ".fixture-cache").npz(40))), isolated=True)
+    window.compare.set_options(opts)
+    with qtbot.waitSignal(window.compare.result_changed, timeout=120_000) as blocker:
+        window.compare.run(opts)
+    return window, paths["diag_float"], plant, op, opts, blocker.args[0]

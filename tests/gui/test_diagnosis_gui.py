@@ -14,29 +14,8 @@ import pytest
 import tflite
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
-from inspector.core.samples.settings import SampleSettings
-from tests.helpers import diagnosis_fixtures as dx
-from tests.helpers.gui_helpers import open_wait
-from tests.helpers.paths import REPO
-from tests.helpers.task_fixtures import TaskFixtures
 
 RUN_MS = 120_000
-
-
-@pytest.fixture
-def diagnosed(qtbot, window, tmp_path):
-    paths = dx.models(REPO / ".fixture-cache")
-    q = paths["diag_int8"]
-    op = dx.op_index(q, "conv2")
-    plant = tmp_path / "clipping.tflite"
-    plant.write_bytes(dx.scale_output(q.read_bytes(), op, 0.25))
-    open_wait(qtbot, window, "A", paths["diag_float"])
-    open_wait(qtbot, window, "B", plant)
-    opts = CompareOptions(samples=SampleSettings(count=40, seed=1, source=str(TaskFixtures(REPO / ".fixture-cache").npz(40))), isolated=True)
-    window.compare.set_options(opts)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
-        window.compare.run(opts)
-    return window, paths["diag_float"], plant, op, opts, blocker.args[0]
 
 
 def test_cause_column_and_plot_tooltip(qtbot, diagnosed):

@@ -21,11 +21,8 @@ from PySide6.QtCore import QSettings
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.settings import SampleSettings
 from inspector.gui.main_window import MainWindow
-from tests.helpers import diagnosis_fixtures as dx
 from tests.helpers.event_loop_watchdog import EventLoopWatchdog
 from tests.helpers.gui_helpers import click_enabled, open_wait
-from tests.helpers.paths import REPO
-from tests.helpers.task_fixtures import TaskFixtures
 
 RUN_MS = 120_000
 BOUND_MS = 500.0  # the stalls were 1.4-2.3 s; half a second leaves room for a loaded shared machine
@@ -55,18 +52,8 @@ def _settle(qtbot) -> None:
     qtbot.wait(100)
 
 
-def test_apply_fix_does_not_block(qtbot, window, tmp_path):
-    paths = dx.models(REPO / ".fixture-cache")
-    q = paths["diag_int8"]
-    op = dx.op_index(q, "conv2")
-    plant = tmp_path / "clipping.tflite"
-    plant.write_bytes(dx.scale_output(q.read_bytes(), op, 0.25))
-    open_wait(qtbot, window, "A", paths["diag_float"])
-    open_wait(qtbot, window, "B", plant)
-    opts = CompareOptions(samples=SampleSettings(count=40, seed=1, source=str(TaskFixtures(REPO / ".fixture-cache").npz(40))), isolated=True)
-    window.compare.set_options(opts)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):
-        window.compare.run(opts)
+def test_apply_fix_does_not_block(qtbot, diagnosed):
+    window, _f, _q, op, _o, _r = diagnosed
     _settle(qtbot)
     with _watch("apply fix") as dog:
         with qtbot.waitSignal(window.requantize.finished, timeout=RUN_MS) as blocker:
