@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, SignalInstance
 from shiboken6 import isValid
 
-from inspector.core.state.app_state import Event
+from inspector.core.events import Event
 
 
 def relay(event: Event, signal: SignalInstance, owner: QObject, *, args: bool = True) -> None:

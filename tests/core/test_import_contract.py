@@ -4,7 +4,7 @@ tflite <- quantmath <- {samples, runtime, stats} <- compare <- {requantize, kera
 `graph` (the model graph, its layout and SVG) sits there too: it uses `compare` and below.
 `keras` (Keras / SavedModel / QAT models, TensorFlow imported lazily in the worker) sits beside
 `requantize`: it uses `compare` and below, and neither may import the other.
-The top-level modules (errors, progress, writing) sit below everything and import no subpackage.
+The top-level modules (errors, events, progress, writing) sit below everything and import no subpackage.
 Imports inside functions count too: a deferred import is still a dependency.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 CORE = Path(__file__).resolve().parents[2] / "inspector" / "core"
 RANK = {
-    "": 0,  # errors, progress, writing
+    "": 0,  # errors, events, progress, writing
     "tflite": 1,
     "quantmath": 2,
     "samples": 3,

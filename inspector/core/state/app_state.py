@@ -5,25 +5,26 @@ pairing, the linked selection (op and tensor indices in each model's main subgra
 index being the layer identifier), the comparison options (with their `SampleSettings` and the
 chosen signature: `models` are the opened files seen through it, `base_models` as opened), the
 current comparison and its baseline, the runtime parity of B, and the versions of B made by
-requantizing. Changes go
-through its methods, which emit plain `Event`s; GUI controllers take the state in their
-constructor and views subscribe to the events. `core.state.session` serializes it.
+requantizing; beside it, unsaved, the requantize workflow (`requantize`: the plan draft,
+Suggest's result, the awaited run; `requantize_flow`). Changes go through its methods, which
+emit plain `Event`s; GUI controllers take the state in their constructor and views subscribe to
+the events. `core.state.session` serializes it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.pairing import Pairing, pair_models
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InspectorError
+from inspector.core.events import Event
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.state.requantize_flow import RequantizeFlow
 from inspector.core.state.versions import Version, opened_version
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.signatures import SignatureInfo, list_signatures
@@ -39,23 +40,6 @@ def same_file(a: str | None, b: str | None) -> bool:
         return Path(a).resolve() == Path(b).resolve()
     except OSError:
         return a == b
-
-
-class Event:
-    """A tiny signal: `connect(fn)`, `disconnect(fn)`, `emit(*args)` calls every fn in order."""
-
-    def __init__(self) -> None:
-        self._subscribers: list[Callable[..., Any]] = []
-
-    def connect(self, fn: Callable[..., Any]) -> None:
-        self._subscribers.append(fn)
-
-    def disconnect(self, fn: Callable[..., Any]) -> None:
-        self._subscribers.remove(fn)
-
-    def emit(self, *args: Any) -> None:
-        for fn in list(self._subscribers):
-            fn(*args)
 
 
 @dataclass(frozen=True)
@@ -92,6 +76,7 @@ class AppState:
         self.baseline: ComparisonResult | None = None  # a second series (e.g. before requantizing)
         self.baseline_label = ""
         self.versions: list[Version] = []  # the versions of B (v0: the opened model B)
+        self.requantize = RequantizeFlow()  # the plan draft, Suggest's result, the awaited run (not saved)
         self.current: int | None = None  # the version that is model B now
         self.reference: int | None = None  # the version it is measured against (baseline, deltas)
         self.parity: RuntimeParityResult | None = None  # runtime parity of model B
