@@ -253,21 +253,23 @@ class PlanDraft:
             self._touch()
 
     # ------------------------------------------------------------------ plans
-    def to_plan(self) -> tuple[Plan | SurgicalPlan, list[str]]:
-        """The plan of the route (surgical edits name B's op of each row), and what was left out."""
+    def to_plan(self, route: str | None = None) -> tuple[Plan | SurgicalPlan, list[str]]:
+        """The plan of the route (or of `route`: surgical edits name B's op of each row, the
+        quantizer route's overrides A's op), and what was left out of it."""
         msgs: list[str] = []
-        if self.route == SURGICAL:
+        route = route or self.route
+        if route == SURGICAL:
             edits = []
             for r in self._rows:
                 if r.b_op is None:
                     msgs.append(f"op {r.a_op} of model A has no counterpart in model B; it is left out of the plan")
                     continue
-                edits.append(edit_for(r.b_op, r.choice))
+                edits.append(edit_for(r.b_op, closest_choice(route, r.choice)))
             return SurgicalPlan(tuple(edits)), msgs
         rows = [r for r in self._rows if r.a_op is not None]
         if len(rows) < len(self._rows):
             msgs.append("ops of model B without a counterpart in model A are left out of a regenerated model's plan")
-        overrides = tuple(override_for(r.a_op, r.choice, r.algorithm) for r in rows)  # type: ignore[arg-type]
+        overrides = tuple(override_for(r.a_op, closest_choice(route, r.choice), r.algorithm) for r in rows)  # type: ignore[arg-type]
         return Plan(base=self.base, overrides=overrides, per_channel=self.per_channel, algorithm=self.algorithm), msgs
 
     def from_plan(self, plan: Plan | SurgicalPlan) -> list[str]:

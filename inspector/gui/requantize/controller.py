@@ -77,20 +77,39 @@ class RequantizeController(VersionFiles, QObject):
         self.state = self.controller.state  # holds the versions, current and reference (sessions save them)
         self._folder = Path(folder) if folder is not None else None
         self.delta: VersionDelta | None = None
-        self.suggestion = None
-        self.suggestion_path: str | None = None
-        self.suggestion_source: int | None = None  # the version Suggest worked on
-        self.suggestion_objective: str | None = None  # where its SQNR was measured (None: the model output)
+        self.flow = self.state.requantize  # the plan draft, Suggest's result, the awaited run, the pair
         self.worker: Worker | None = None
-        self._awaiting: int | None = None  # version whose comparison completes a run
-        self._pair: tuple[str, str] | None = None  # (A, v0) of the versions shown
-        self._made: list[str] = []  # the files of the versions made from v0 of that pair
         relay(self.state.versions_changed, self.versions_changed, self)
+        relay(self.flow.suggestion_changed, self.suggestion_changed, self)
         on_event(self.state.versions_changed, self, self._update)  # the delta follows current and reference
         self.controller.models_changed.connect(self._models_changed)
         compare.result_changed.connect(self._result_changed)
 
-    # ------------------------------------------------------------------ state (held by AppState)
+    # ------------------------------------------------------------------ state (held by AppState and its RequantizeFlow)
+    @property
+    def suggestion(self):
+        """Suggest's result (SuggestResult | SurgicalSuggestResult | None)."""
+        s = self.flow.suggestion
+        return s.result if s is not None else None
+
+    @property
+    def suggestion_path(self) -> str | None:
+        """The suggested model's file while it can be applied."""
+        s = self.flow.suggestion
+        return s.path if s is not None else None
+
+    @property
+    def suggestion_source(self) -> int | None:
+        """The version Suggest worked on."""
+        s = self.flow.suggestion
+        return s.source if s is not None else None
+
+    @property
+    def suggestion_objective(self) -> str | None:
+        """Where the suggestion's SQNR was measured (None: the model output)."""
+        s = self.flow.suggestion
+        return s.objective if s is not None else None
+
     @property
     def versions(self) -> list[Version]:
         return self.state.versions
@@ -140,10 +159,9 @@ class RequantizeController(VersionFiles, QObject):
     def _models_changed(self) -> None:
         v0 = self.version(0)
         pair = (v0.float_path, v0.path) if v0 is not None else None
-        if pair != self._pair:  # another pair (or none): its suggestion and runs are not this one's
-            old, made = self._pair, self._made
-            self._pair = pair
-            self._made = []
+        moved = self.flow.pair_moved(pair)  # another pair (or none): its suggestion and runs are not this one's
+        if moved is not None:
+            old, made = moved
             if pair is not None and old is not None and not same_file(pair[0], old[0]) \
                     and any(same_file(pair[1], p) for p in made) and not self.controller.is_loading("B"):
                 # another model A while B was a version made here: B goes back to the model the
@@ -151,9 +169,6 @@ class RequantizeController(VersionFiles, QObject):
                 self.controller.open_model("B", old[1])
             if pair is None and self.running:
                 self.cancel()
-            self._awaiting = None
-            self.suggestion, self.suggestion_path = None, None
-            self.suggestion_changed.emit(None)
             self.ui.clear_error("requantize")  # a failure of the old pair's run or Suggest
             self.pair_left.emit()
             self._update()  # the state dropped the old pair's result and baseline; nothing runs by itself
@@ -189,14 +204,12 @@ class RequantizeController(VersionFiles, QObject):
             ref = self.version(self.reference)
             if ref is not None and ref.comparison is not None and self.compare.baseline is not ref.comparison:
                 self.compare.set_baseline(ref.comparison, f"before: {ref.name}")
-            if self._awaiting == self.current:
-                self._awaiting = None
+            if self.flow.compared(self.current):
                 self.finished.emit(v)
 
     def _update(self) -> None:
         v0 = self.version(0)
-        if v0 is not None and self._pair == (v0.float_path, v0.path):
-            self._made = [x.path for x in self.versions[1:]]
+        self.flow.versions_made((v0.float_path, v0.path) if v0 is not None else None, [x.path for x in self.versions[1:]])
         v, ref = self.version(self.current), self.version(self.reference)
         self.delta = None
         if v is not None and ref is not None and ref is not v and v.comparison is not None and ref.comparison is not None:
@@ -308,7 +321,7 @@ class RequantizeController(VersionFiles, QObject):
 
     def _add_version(self, v: Version, before: Version) -> None:
         i = self.state.add_version(v)
-        self._awaiting = i
+        self.flow.await_version(i)
         self.switch_to(i, reference=self.versions.index(before))
 
     def baseline_reason(self) -> str:
@@ -345,8 +358,7 @@ class RequantizeController(VersionFiles, QObject):
             return None
         if not self.calibration_confirmed(opts, "Suggest"):
             return None
-        self.suggestion_source = self.versions.index(v)
-        self.suggestion_objective = objective if surgical else None
+        self.flow.suggest_started(self.versions.index(v), objective if surgical else None)
         out = self.folder / file_name(f"v{len(self.versions)} suggested {treatment}")
         if surgical:
             sopts = SurgicalSuggestOptions(samples=opts.samples, max_steps=max_layers, runtime=opts.runtime, objective=objective,
@@ -388,9 +400,7 @@ class RequantizeController(VersionFiles, QObject):
     def _suggested(self, result, path: str) -> None:
         if not self.versions:  # the pair was closed meanwhile: stale
             return
-        self.suggestion = result
-        self.suggestion_path = path if result.best is not None else None
-        self.suggestion_changed.emit(result)
+        self.flow.suggested(result, path)  # its suggestion_changed is relayed
 
     def apply_suggestion(self) -> bool:
         """The suggested model (already edited / requantized and verified) becomes the next version."""
@@ -412,7 +422,7 @@ class RequantizeController(VersionFiles, QObject):
                         "suggested", plan=s.plan, recipe=s.best.recipe, notes=list(s.best.notes) + list(s.notes),
                         size_bytes=file_size(self.suggestion_path), base=s.plan.base)
         self._add_version(v, before)
-        self.suggestion_path = None
+        self.flow.suggestion_applied()
         return True
 
     def cancel(self) -> None:

@@ -62,7 +62,7 @@ class RequantizeFeatures(QObject):
         self.controller = c = controller
         self.compare = compare
         self.rq = rq = RequantizeController(c, ui, compare)
-        self.panel = p = RequantizePanel()
+        self.panel = p = RequantizePanel(draft=rq.flow.draft)
         ui.add_tab("Requantize", p)
         self._install_menu()
         Worker(algorithms_for, "CONV_2D").start()  # imports litert-quantizer off the GUI thread

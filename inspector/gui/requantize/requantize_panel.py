@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.core.requantize.draft import PlanDraft
 from inspector.gui.requantize.plan_editor import PlanEditor
 from inspector.gui.requantize.tradeoff_plot import TradeoffPlot
 from inspector.gui.requantize.versions_view import VersionsView
@@ -122,9 +123,9 @@ class RequantizePanel(QWidget):
     save_model_requested = Signal()
     save_recipe_requested = Signal()
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent=None, draft: PlanDraft | None = None) -> None:
         super().__init__(parent)
-        self.editor = PlanEditor()
+        self.editor = PlanEditor(draft=draft)  # shows (and edits) the window's plan draft
         self.versions = VersionsView()
         self.notes = QPlainTextEdit(readOnly=True)
         self.notes.setPlaceholderText("What the edit or the quantizer changed, fixed or could not do for the shown version appears here.")
