@@ -44,7 +44,7 @@ from inspector.core.requantize.choices import (
     algorithms_for,
     short_layer_name,
 )
-from inspector.core.requantize.draft import (  # noqa: F401  (parse_ops, route_choices: their home was here)
+from inspector.core.requantize.draft import (
     QUANTIZER,
     SURGICAL,
     Outcome,
