@@ -77,3 +77,27 @@ def test_the_surgical_plan_of_quantizer_rows_takes_the_closest_edits(qtbot, wind
     ed.add_layers([1, 4], "int8_tensor")
     ed.set_row_choice(1, "a16w8")
     assert ed.surgical_plan() == SurgicalPlan((Edit("keep_float", "op:2", None, (2,)), Edit("a16w8", "op:5", None, (5,))))
+
+
+def test_the_flow_reaches_qt_only_through_the_relay_and_holds_the_suggestion(qtbot, window, example_pair):
+    from pathlib import Path
+
+    import inspector.gui as gui_pkg
+    from inspector.core.requantize.plan import Plan
+    from inspector.core.requantize.suggest import SuggestResult, TradeoffPoint
+
+    _open(qtbot, window, example_pair)
+    flow, rq = window.controller.state.requantize, window.requantize
+    gui = Path(gui_pkg.__file__).resolve().parent
+    for name in ("draft_changed", "suggestion_changed", "pending_changed"):
+        for fn in getattr(flow, name)._subscribers:
+            where = Path(fn.__code__.co_filename).resolve()
+            assert not where.is_relative_to(gui) or where.name == "relay.py", (name, fn.__qualname__)
+    assert len(flow.draft_changed._subscribers) >= 1 and len(flow.suggestion_changed._subscribers) >= 1
+    size = rq.versions[0].size_bytes
+    result = SuggestResult(33.0, None, "keep_float", "int8", True, [], Plan(base="int8"),
+                           [TradeoffPoint("given", (), size, 30.0)])
+    with qtbot.waitSignal(rq.suggestion_changed) as blocker:
+        rq._suggested(result, "/nonexistent/suggested.tflite")
+    assert blocker.args == [result] and flow.suggestion.result is result and rq.suggestion is result
+    assert rq.suggestion_path is None  # no best model: nothing to apply
