@@ -130,12 +130,12 @@ def _run(args: argparse.Namespace) -> int:
         candidates=args.candidates,
         max_evaluations=args.max_evaluations,
     )
-    from inspector.core.requantize.jobs import suggest_cli_job
+    from inspector.core.requantize.jobs import suggest_job
     from inspector.core.runtime.worker import run_isolated
 
     _warn_random(samples)
     result = run_isolated(
-        suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
+        suggest_job, args.float_model, args.quant_model, args.target_sqnr, opts,
         step="suggesting (requantizing and comparing candidates)", models=(args.float_model, args.quant_model),
     )  # fmt: skip
     if args.json:
@@ -155,7 +155,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_surgical(args: argparse.Namespace) -> int:
-    from inspector.core.requantize.jobs import surgical_suggest_cli_job
+    from inspector.core.requantize.jobs import surgical_suggest_job
     from inspector.core.runtime.worker import run_isolated
     from inspector.core.viewdata.suggest_view import suggest_lines, suggest_view
     from inspector.core.writing import atomic_write_bytes, refuse_if_input, write_json_output
@@ -176,7 +176,7 @@ def _run_surgical(args: argparse.Namespace) -> int:
     )  # fmt: skip
     _warn_random(opts.samples)
     result = run_isolated(
-        surgical_suggest_cli_job, args.float_model, args.quant_model, args.target_sqnr, opts,
+        surgical_suggest_job, args.float_model, args.quant_model, args.target_sqnr, opts,
         step="suggesting (editing QUANT and comparing candidates)", models=(args.float_model, args.quant_model),
     )  # fmt: skip
     if args.json:

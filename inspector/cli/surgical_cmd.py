@@ -69,7 +69,7 @@ def _with_signature(plan, quant: str, key: str | None):
 
 
 def run_surgical(args: argparse.Namespace) -> int:
-    from inspector.core.requantize.surgical import surgical_job
+    from inspector.core.requantize.jobs import surgical_job
     from inspector.core.runtime.worker import run_isolated
     from inspector.core.writing import atomic_write_bytes, refuse_if_input, write_json_output
 
@@ -85,10 +85,11 @@ def run_surgical(args: argparse.Namespace) -> int:
         with_calibration_source,
     )
 
-    result = run_isolated(
-        surgical_job, args.model, args.quant, plan, None,
+    run = run_isolated(
+        surgical_job, args.model, args.quant, plan,
         step="editing the quantized model (measuring, validating in LiteRT)", models=(args.model, args.quant),
     )  # fmt: skip
+    result = run.result
     # said once the plan is known to apply (a refused request stays one line), before the result
     warning = random_calibration_warning(plan.samples, "requantize") if plan.needs_samples() else None
     if warning:

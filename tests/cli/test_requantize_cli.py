@@ -96,8 +96,8 @@ def test_cli_requantize_and_suggest_run_in_the_worker(fixture_path, tmp_path, ca
     src, q = fixture_path("float"), fixture_path("int8")
     out = tmp_path / "new.tflite"
     monkeypatch.setattr(jobs, "requantize_cli_job", h.segfault_any)
-    monkeypatch.setattr(jobs, "suggest_cli_job", h.segfault_any)
-    monkeypatch.setattr(jobs, "surgical_suggest_cli_job", h.segfault_any)
+    monkeypatch.setattr(jobs, "suggest_job", h.segfault_any)
+    monkeypatch.setattr(jobs, "surgical_suggest_job", h.segfault_any)
     assert main(["requantize", str(src), "--samples", "2", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "crashed (signal SIGSEGV" in err and src.name in err and "step 'requantizing" in err and "Traceback" not in err

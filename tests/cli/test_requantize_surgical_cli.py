@@ -100,10 +100,10 @@ def _asym(scales, dim):
 def test_a_runtime_crash_is_a_clean_exit_2(fixture_path, tmp_path, capsys, monkeypatch):
     """The edit and its validation run in the worker process: a LiteRT crash there names the
     step and the models instead of killing the command."""
-    import inspector.core.requantize.surgical as surgical
+    import inspector.core.requantize.jobs as jobs
     from tests.helpers import isolation_helpers as h
 
-    monkeypatch.setattr(surgical, "surgical_job", h.segfault_any)
+    monkeypatch.setattr(jobs, "surgical_job", h.segfault_any)
     f, q = fixture_path("float"), fixture_path("int8")
     out = tmp_path / "x.tflite"
     assert main(["requantize", str(f), str(q), "--out", str(out), "--keep-float", "op:12"]) == 2

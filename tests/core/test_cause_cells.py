@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace as NS
 
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.viewdata.layer_series import cause_cells
 
 
@@ -13,8 +14,12 @@ def _layer(b_op: int, a_op: int, cause: str | None = None, source: int | None = 
     return NS(op_index=b_op, float_op_index=a_op, diagnosis=d)
 
 
+def _result(*layers) -> ComparisonResult:
+    return ComparisonResult("a.tflite", "b.tflite", "optimized", "", 1, layers, (), ())  # type: ignore[arg-type]
+
+
 def test_a_list_names_a_ops_and_b_list_names_b_ops():
-    result = NS(layers=[_layer(1, 0), _layer(2, 1, "clipping"), _layer(3, 2), _layer(4, 3, "inherited", 2)])
+    result = _result(_layer(1, 0), _layer(2, 1, "clipping"), _layer(3, 2), _layer(4, 3, "inherited", 2))
     b = cause_cells(result)
     a = cause_cells(result, float_side=True)
     assert b[4][0] == "← op 2"  # B's op 2
@@ -23,7 +28,7 @@ def test_a_list_names_a_ops_and_b_list_names_b_ops():
 
 
 def test_a_source_outside_the_comparison_keeps_its_number():
-    result = NS(layers=[_layer(5, 4, "inherited", 9)])
+    result = _result(_layer(5, 4, "inherited", 9))
     assert cause_cells(result, float_side=True)[4][0] == "← op 9"
 
 

@@ -196,21 +196,21 @@ def test_compare_json_carries_the_diagnosis_with_the_contract_keys(diag, tmp_pat
 
 def test_kernel_cause_from_runtime_parity(diag):
     from inspector.core.compare.diagnosis import diagnose
-    from inspector.core.compare.parity_result import Difference, LayerParity
+    from inspector.core.compare.parity_result import Difference, LayerParity, RuntimeParityResult
 
     res = _compare(diag["float"], diag["int8"], diag["eval"])
     fm, qm = load_model(diag["float"]), load_model(diag["int8"])
     lay = res.layers[1]
 
-    class Parity:  # the fields of RuntimeParityResult the diagnosis reads
-        layers = (LayerParity(lay.op_index, lay.op_type, lay.tensor_name, lay.quant_tensor, 0.2, 5.0, True,
-                              {"optimized": Difference(0.2, 5.0)}),)  # fmt: skip
+    def parity(*layers: LayerParity) -> RuntimeParityResult:
+        return RuntimeParityResult(str(diag["int8"]), ("reference", "optimized"), (1, 1), 8, layers, (), subgraph=0)
 
-    found = diagnose(fm, qm, res.layers, Parity())
+    five = LayerParity(lay.op_index, lay.op_type, lay.tensor_name, lay.quant_tensor, 0.2, 5.0, True, {"optimized": Difference(0.2, 5.0)})
+    found = diagnose(fm, qm, res.layers, parity(five))
     assert found[lay.op_index].cause == "kernel" and "5 LSB" in found[lay.op_index].evidence
     assert found[lay.op_index].fix is None
-    one_lsb = type("P", (), {"layers": (LayerParity(lay.op_index, lay.op_type, lay.tensor_name, lay.quant_tensor, 0.01, 1.0, True, None),)})()
-    assert diagnose(fm, qm, res.layers, one_lsb)[lay.op_index].cause != "kernel"  # 1 LSB: ordinary rounding
+    one_lsb = LayerParity(lay.op_index, lay.op_type, lay.tensor_name, lay.quant_tensor, 0.01, 1.0, True, None)
+    assert diagnose(fm, qm, res.layers, parity(one_lsb))[lay.op_index].cause != "kernel"  # 1 LSB: ordinary rounding
 
 
 def test_suggest_ranks_diagnosed_layers_first_and_tries_their_fix_first(diag):

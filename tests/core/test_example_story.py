@@ -3,7 +3,7 @@ twin a few points less accurate for one diagnosable cause, and the diagnosis' fi
 drop on held-out labelled samples.
 
 Accuracies are computed here with the LiteRT interpreter and numpy, not with the app's task
-metrics; the fix runs through the same job as the GUI's Apply fix (`surgical_version_job` with
+metrics; the fix runs through the same job as the GUI's Apply fix (`surgical_job` with
 `fix_plan`), on the comparison's samples: calibrated on the first part, measured on the rest.
 """
 
@@ -17,7 +17,7 @@ from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.diagnosis import cause_rows
 from inspector.core.progress import TaskState
 from inspector.core.requantize.diagnosis_fix import fix_plan
-from inspector.core.requantize.jobs import surgical_version_job
+from inspector.core.requantize.jobs import surgical_job
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.settings import ALL, SampleSettings
 from inspector.paths import example_inputs, example_pair
@@ -51,9 +51,9 @@ def story(tmp_path_factory):
     opts = CompareOptions(samples=SampleSettings(count=ALL, source=str(example_inputs())), isolated=True)
     before = compare_models(f, q, opts)
     worst = cause_rows(before.layers)[0]
-    layer = next(lay for lay in before.layers if lay.op_index == worst["op_index"])
+    layer = before.layer_for_op(worst["op_index"])
     fixed = tmp_path_factory.mktemp("story") / "fixed.tflite"
-    run = surgical_version_job(f, q, fix_plan(layer.diagnosis.fix), opts, str(fixed), (f, q), False, TaskState())
+    run = surgical_job(f, q, fix_plan(layer.diagnosis.fix), opts, str(fixed), (f, q), task=TaskState())
     return f, q, before, worst, layer, str(fixed), run
 
 

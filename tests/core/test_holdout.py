@@ -19,8 +19,8 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.pairing import pair_models
+from inspector.core.requantize.jobs import surgical_job
 from inspector.core.requantize.recalibrate import int8_params
-from inspector.core.requantize.surgical import surgical_job
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.settings import SampleSettings
@@ -58,7 +58,7 @@ def _float_values(path, samples, tensor):
 def test_recalibration_uses_the_calibration_samples_only(fixture_path):
     f, q = fixture_path("float"), fixture_path("int8")
     plan = SurgicalPlan((Edit("recalibrate", "op:5", "percentile:99.9"),), samples=SampleSettings(count=N))
-    r = surgical_job(str(f), str(q), plan, None, _task())
+    r = surgical_job(str(f), str(q), plan, task=_task()).result
     assert r.split is not None and r.split.to_json()["evaluation"] == "held-out"
     assert r.to_json()["calibration"]["calibration_samples"] == 16 and r.to_json()["calibration"]["evaluation_samples"] == 8
     fm, qm = load_model(f), load_model(q)
@@ -97,7 +97,7 @@ def _output_sqnr(path_or_bytes, f, samples):
 def test_gain_is_measured_on_the_held_out_samples(fixture_path):
     f, q = fixture_path("float"), fixture_path("int8_per_tensor")
     plan = SurgicalPlan((Edit("bias_correct", "all"),), samples=SampleSettings(count=N))
-    r = surgical_job(str(f), str(q), plan, None, _task())
+    r = surgical_job(str(f), str(q), plan, task=_task()).result
     g = r.gain
     assert g is not None and g.split.evaluation == "held-out" and g.split.evaluation_count == 8
     held = _samples(f, q)[16:]

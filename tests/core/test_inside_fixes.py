@@ -1,6 +1,6 @@
 """Issue 25's "Done means", end to end: the diagnosis of a case built at test time proposes a fix,
 the fix is applied exactly as the GUI's Apply fix does (`diagnosis_fix.fix_plan`, then the
-requantize loop's job `jobs.surgical_version_job` on the comparison's samples, calibrating on the
+requantize loop's job `jobs.surgical_job` on the comparison's samples, calibrating on the
 first 2/3 and measuring on the held-out rest), and the result is checked independently:
 
 - outlier channel (one conv output channel ×60, the consumer's matching weights ÷60, a
@@ -26,7 +26,7 @@ from inspector.core.compare.diagnosis import THRESHOLDS
 from inspector.core.compare.diagnosis_types import Fix
 from inspector.core.progress import NO_TASK
 from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
-from inspector.core.requantize.jobs import surgical_version_job
+from inspector.core.requantize.jobs import surgical_job
 from inspector.core.samples.holdout import HELD_OUT
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.model import load_model
@@ -49,7 +49,7 @@ def _options(npz) -> CompareOptions:
 def _apply_like_the_gui(f, q, fix: Fix, opts: CompareOptions, out):
     """Apply fix: the diagnosis' fix as a plan, run by the requantize loop's job on the shown
     comparison's samples (the job puts them into the plan, as the GUI's run does)."""
-    run = surgical_version_job(str(f), str(q), fix_plan(fix), opts, str(out), (str(f), str(q)), False, NO_TASK)
+    run = surgical_job(str(f), str(q), fix_plan(fix), opts, str(out), (str(f), str(q)), task=NO_TASK)
     return run.result
 
 

@@ -24,7 +24,8 @@ from inspector.core.errors import InputError
 from inspector.core.progress import NO_TASK
 from inspector.core.requantize import equalize as eq
 from inspector.core.requantize.diagnosis_fix import fix_plan
-from inspector.core.requantize.surgical import apply_plan, surgical_job
+from inspector.core.requantize.jobs import surgical_job
+from inspector.core.requantize.surgical import apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.model import load_model
@@ -57,7 +58,7 @@ def _plan(eqp, kind: str, *edits: Edit) -> SurgicalPlan:
 
 def _run(eqp, kind: str, *edits: Edit):
     f, q = eqp[f"eq_{kind}_float"], eqp[f"eq_{kind}_int8"]
-    return f, q, surgical_job(str(f), str(q), _plan(eqp, kind, *edits), None, NO_TASK)
+    return f, q, surgical_job(str(f), str(q), _plan(eqp, kind, *edits), task=NO_TASK).result
 
 
 def _changed(before: bytes, after: bytes) -> tuple[set[str], bool]:

@@ -36,7 +36,7 @@ def test_a_pair_job_runs_isolated_with_its_step_and_models(monkeypatch):
 
     monkeypatch.setattr(worker, "run_isolated", fake)
     assert jobs.SURGICAL_EDIT("a.tflite", "b.tflite", 1, 2) == "done"
-    assert seen == {"fn": jobs.surgical_version_job, "args": ("a.tflite", "b.tflite", 1, 2),
+    assert seen == {"fn": jobs.surgical_job, "args": ("a.tflite", "b.tflite", 1, 2),
                     "step": jobs.SURGICAL_EDIT.step, "models": ("a.tflite", "b.tflite")}  # fmt: skip
 
 
@@ -49,3 +49,26 @@ def test_the_gui_keeps_no_wrapper_per_job():
              for f in sorted(gui.rglob("*.py")) for n in ast.walk(ast.parse(f.read_text()))
              if isinstance(n, ast.FunctionDef) or (isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name))]
     assert names and not [x for x in names if x[1].endswith("_thread")]  # the Worker runs core's job table directly
+
+
+def test_the_cli_runs_the_jobs_of_the_gui_table(fixture_path, tmp_path, monkeypatch, capsys):
+    """One job each: `requantize FLOAT QUANT`, `suggest` (surgical route) and `suggest --route
+    quantizer` hand the worker the very functions of SURGICAL_EDIT, SURGICAL_SUGGEST and SUGGEST
+    (the CLI had near-twins of them), with no output path: the CLI writes the model itself."""
+    from inspector.cli import main
+    from inspector.core.errors import InputError
+
+    ran = []
+
+    def fake(fn, *args, task=None, step="", models=(), **kw):
+        ran.append((fn, args))
+        raise InputError("stopped by the test")
+
+    monkeypatch.setattr(worker, "run_isolated", fake)
+    f, q = str(fixture_path("float")), str(fixture_path("int8"))
+    assert main(["requantize", f, q, "--out", str(tmp_path / "x.tflite"), "--keep-float", "op:12"]) == 2
+    assert main(["suggest", f, q, "--target-sqnr", "40"]) == 2
+    assert main(["suggest", f, q, "--target-sqnr", "40", "--route", "quantizer"]) == 2
+    assert "stopped by the test" in capsys.readouterr().err
+    assert [fn for fn, _ in ran] == [jobs.SURGICAL_EDIT.fn, jobs.SURGICAL_SUGGEST.fn, jobs.SUGGEST.fn]
+    assert [len(args) for _, args in ran] == [3, 4, 4]  # (float, quant, plan) / (float, quant, target, options): defaults for the rest

@@ -58,6 +58,7 @@ from inspector.core.compare.diagnosis_inside import (
 )
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.equalized import annotated
+from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
@@ -136,10 +137,10 @@ def _rank_db(layer: LayerResult) -> float:
     return layer.metrics.sqnr_db if math.isinf(own) else own
 
 
-def _kernel(layer: LayerResult, parity, t: Thresholds) -> Diagnosis | None:
+def _kernel(layer: LayerResult, parity: RuntimeParityResult | None, t: Thresholds) -> Diagnosis | None:
     if parity is None:
         return None
-    lp = next((p for p in parity.layers if p.op_index == layer.op_index), None)
+    lp = parity.layer_for_op(layer.op_index)
     if lp is None:
         return None
     for side, d in (lp.spec_mismatch or {}).items():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from inspector.core.compare.layer_lookup import LayersByOp
 from inspector.core.samples.settings import SampleSettings
 
 
@@ -98,7 +99,7 @@ class OutputParity:
 
 
 @dataclass(frozen=True)
-class RuntimeParityResult:
+class RuntimeParityResult(LayersByOp[LayerParity]):
     model: str
     runtimes: tuple[str, str]
     threads: tuple[int, int]

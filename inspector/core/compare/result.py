@@ -16,6 +16,7 @@ import numpy as np
 
 from inspector.core.compare.diagnosis_types import Diagnosis
 from inspector.core.compare.inside import ChannelStats, SliceStats
+from inspector.core.compare.layer_lookup import LayersByOp
 from inspector.core.compare.pair_check import PairCheck
 from inspector.core.compare.task import TaskResult, task_metrics
 from inspector.core.compare.task_slices import slice_regression
@@ -178,7 +179,7 @@ class PerSampleOutputs:
 
 
 @dataclass(frozen=True)
-class ComparisonResult:
+class ComparisonResult(LayersByOp[LayerResult]):
     float_path: str
     quant_path: str
     runtime: str  # "optimized" | "reference"
@@ -252,6 +253,7 @@ class ComparisonResult:
         return rows
 
     def layer_for_tensor(self, quant_tensor: int) -> LayerResult | None:
+        """The layer measured at B's tensor `quant_tensor` (`layer_for_op`: by B's op index)."""
         for layer in self.layers:
             if layer.quant_tensor == quant_tensor:
                 return layer

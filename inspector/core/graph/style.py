@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.graph.scales import (
     CAUSE_FILLS,
     METRIC_LABELS,
@@ -82,13 +82,6 @@ def op_badges(model: Model, edited: Iterable[int] = (), audit_ops: Iterable[int]
     return out
 
 
-def _layers_by_op(result: ComparisonResult | None) -> dict[int, LayerResult]:
-    out: dict[int, LayerResult] = {}
-    for layer in () if result is None else result.layers:
-        out.setdefault(layer.op_index, layer)
-    return out
-
-
 def _tensor_line(graph: ModelGraph, t: int | None) -> str:
     if t is None:
         return ""
@@ -104,7 +97,6 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
     """Styles of every node; `result` None: structure only (grey ops, no legend scale)."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRICS)}")
-    layers = _layers_by_op(result)
     badges = badges or {}
     styles = []
     worst: tuple[float, float, int] | None = None  # (position, accumulated sqnr, op)
@@ -118,7 +110,7 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
         if node.constants:
             lines.append(f"{len(node.constants)} constant input(s): " + ", ".join(
                 f"{graph.tensors[c].dtype}{list(graph.tensors[c].shape)}" for c in node.constants[:4]))  # fmt: skip
-        layer = layers.get(op)  # type: ignore[arg-type]
+        layer = None if result is None else result.layer_for_op(op)
         value = cause = None
         fill = NO_DATA
         if layer is not None:

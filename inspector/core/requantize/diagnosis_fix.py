@@ -53,7 +53,7 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
     """One line per fixed op: accumulated SQNR before -> after, the cause now; then the output."""
     lines = []
     for op in fix.ops:  # an equalized producer is compared with A's output ÷ s (compare.equalized): like for like
-        b = next((lay for lay in before.layers if lay.op_index == op), None)
+        b = before.layer_for_op(op)
         # the same layer after the edit: by A's tensor (an edit that inserts ops moves B's indices)
         a = None if b is None else next((lay for lay in after.layers if lay.float_tensor == b.float_tensor), None)
         if b is None or a is None:

@@ -1,11 +1,12 @@
-"""Requantize and suggest as worker-process jobs (`runtime.worker.run_isolated`), and the table
-of them the GUI loop runs (`PAIR_JOBS`).
+"""Requantize, surgical edits and suggest as worker-process jobs (`runtime.worker.run_isolated`),
+one job per operation for the GUI and the CLI, and the table of them the GUI loop runs (`PAIR_JOBS`).
 
-Each job reads exactly the samples the comparison uses (`samples.sources.open_source` with the
-comparison's options and the current quantized model, as `compare_models` does), calibrates on
-their first part and measures the gain on the held-out rest (`samples.holdout`), writes the new
-model atomically into the versions folder (never over an input), and returns its result with
-the model bytes dropped: the file is the copy, and bytes need not cross the pipe twice.
+In the GUI loop each job reads exactly the samples the comparison uses (`samples.sources.open_source`
+with the comparison's options and the current quantized model, as `compare_models` does), calibrates
+on their first part and measures the gain on the held-out rest (`samples.holdout`), writes the new
+model atomically into the versions folder (never over an input), and returns its result with the
+model bytes dropped: the file is the copy, and bytes need not cross the pipe twice. The CLI runs
+the same jobs with its own sample settings and no output path, and writes the model itself.
 Called as `fn(*args, task=task)` (a `core.progress.TaskState`).
 """
 
@@ -61,17 +62,20 @@ def suggest_job(
     quant_path: str,
     target_sqnr_db: float | None,
     suggest_options: SuggestOptions,
-    options: CompareOptions,
-    out_path: str,
-    protect: Sequence[str],
+    options: CompareOptions | None = None,
+    out_path: str | None = None,
+    protect: Sequence[str] = (),
+    *,
     task: TaskState,
 ) -> SuggestResult:
-    """`suggest` on the comparison's samples; the best model found is written to `out_path`."""
-    samples = calibration_samples(float_path, quant_path, options)
+    """`suggest` (layers to keep float or move to a16w8), for the GUI loop and the CLI. With the
+    comparison's `options` (the GUI) the candidates calibrate on exactly its samples, else `suggest`
+    reads them from `suggest_options.samples` (the CLI); with `out_path` the best model found is
+    written there (never over `protect`) and its bytes dropped."""
+    samples = None if options is None else calibration_samples(float_path, quant_path, options)
     result = suggest(float_path, quant_path, target_sqnr_db, suggest_options, samples, task=task)
-    if result.best is not None:
-        save_model(result.best, out_path, protect=protect)
-        result.best = dataclasses.replace(result.best, model_bytes=b"")
+    if out_path is not None and result.best is not None:
+        result.best = _written(result.best, float_path, out_path, protect)
     return result
 
 
@@ -91,43 +95,23 @@ def requantize_cli_job(
                       calibrate_from=calibrate_from, signature=signature)  # fmt: skip
 
 
-def suggest_cli_job(
-    float_path: str,
-    quant_path: str,
-    target_sqnr_db: float | None,
-    options: SuggestOptions,
-    task: TaskState,
-) -> SuggestResult:
-    """`suggest` for the CLI, in the worker process."""
-    return suggest(float_path, quant_path, target_sqnr_db, options, task=task)
-
-
-def surgical_suggest_cli_job(
-    float_path: str,
-    quant_path: str,
-    target_sqnr_db: float | None,
-    options: SurgicalSuggestOptions,
-    task: TaskState,
-) -> SurgicalSuggestResult:
-    """`suggest` by surgical edits of QUANT (`suggest_surgical`), in the worker process."""
-    return suggest_surgical(float_path, quant_path, target_sqnr_db, options, task=task)
-
-
-# ---------------------------------------------------------------------- the GUI loop on model B (surgical)
+# ---------------------------------------------------------------------- surgical edits of model B
 @dataclass
 class EditRun:
-    """A surgically edited version written to `path` (`result.model_bytes` emptied), and the
-    comparison of the model it replaces when the caller had none."""
+    """A surgically edited model: written to `path` (`result.model_bytes` emptied), or, without a
+    path, in `result.model_bytes`; and the comparison of the model it replaces when asked for."""
 
     result: Any  # SurgicalResult (its `gain`: the output SQNR gain on held-out samples, when an edit calibrated)
-    path: str
+    path: str | None = None
     baseline: ComparisonResult | None = None
     unchanged: bool = False  # the written model equals the edited one (`tflite.same_content`): not a new version
 
 
-def _write(data: bytes, float_path: str, out_path: str, protect: Sequence[str]) -> None:
-    """Atomically, never over an input (the quantizer route's `save_model` rules)."""
-    save_model(RequantizeResult(data, [], [], None, float_path), out_path, protect=protect)
+def _written(result: Any, float_path: str, out_path: str, protect: Sequence[str]) -> Any:
+    """`result`'s model (its `model_bytes`) written to `out_path` atomically, never over an input
+    (the quantizer route's `save_model` rules); `result` returned with its bytes dropped."""
+    save_model(RequantizeResult(result.model_bytes, [], [], None, float_path), out_path, protect=protect)
+    return dataclasses.replace(result, model_bytes=b"")
 
 
 def _baseline(float_path: str, quant_path: str, options: CompareOptions, task: TaskState) -> ComparisonResult:
@@ -135,37 +119,43 @@ def _baseline(float_path: str, quant_path: str, options: CompareOptions, task: T
     return compare_models(float_path, quant_path, opts, task=task.span(0.0, 0.3, "comparing the current model B: "))
 
 
-def surgical_version_job(
+def surgical_job(
     float_path: str,
     quant_path: str,
     plan: Any,  # SurgicalPlan
-    options: CompareOptions,
-    out_path: str,
-    protect: Sequence[str],
-    with_baseline: bool,
+    options: CompareOptions | None = None,
+    out_path: str | None = None,
+    protect: Sequence[str] = (),
+    with_baseline: bool = False,
+    *,
     task: TaskState,
 ) -> EditRun:
-    """[compare the current model B,] edit B by `plan` on the comparison's samples, write `out_path`."""
+    """[Compare the current model B,] edit B by `plan` (`surgical.apply_plan`), validated in LiteRT,
+    with the output SQNR gain on the held-out samples when an edit calibrated (`held_out_gain`).
+    The samples, signature and runtime are the comparison's `options` (the GUI: the ops shown),
+    else the plan's (the CLI). With `out_path` the model is written there (never over `protect`),
+    its bytes dropped and `unchanged` set (`tflite.same_content`); without, the caller writes it."""
+    from inspector.core.requantize.held_out import held_out_gain
     from inspector.core.requantize.surgical import apply_plan
 
+    if options is None:
+        options = CompareOptions(samples=plan.samples, signature=plan.signature)
     baseline = _baseline(float_path, quant_path, options, task) if with_baseline else None
-    start = 0.3 if with_baseline else 0.0
-    plan = dataclasses.replace(plan, samples=options.samples, signature=options.signature)  # the ops shown
-    sub = task.span(start, 1.0, "editing model B: ")
+    plan = dataclasses.replace(plan, samples=options.samples, signature=options.signature)
+    sub = task.span(0.3 if with_baseline else 0.0, 1.0, "editing model B: ")
     sub.report(0.0, "preparing the samples")
     samples = calibration_samples(float_path, quant_path, options) if plan.needs_samples() else None
     result = apply_plan(float_path, quant_path, plan, samples, task=sub, runtime=options.runtime)
     if result.split is not None and samples:
-        from inspector.core.requantize.held_out import held_out_gain
-
         sub.report(0.95, "measuring the gain on the held-out samples")
         result.gain = held_out_gain(float_path, quant_path, result.model_bytes, samples, options.runtime, options.signature)
-    _write(result.model_bytes, float_path, out_path, protect)
+    if out_path is None:
+        return EditRun(result, None, baseline)
+    result = _written(result, float_path, out_path, protect)
     from inspector.core.tflite.model import Model
     from inspector.core.tflite.same_content import same_content
 
-    unchanged = same_content(Model(quant_path), Model(out_path))
-    return EditRun(dataclasses.replace(result, model_bytes=b""), out_path, baseline, unchanged)
+    return EditRun(result, out_path, baseline, same_content(Model(quant_path), Model(out_path)))
 
 
 @dataclass
@@ -198,22 +188,22 @@ def quantizer_versions_job(
     first = requantize(float_path, unchanged_plan, samples, sample_settings=options.samples, calibrate_from=quant_path,
                        signature=options.signature,
                        task=task.span(0.0, 0.35, "re-calibrating with no changes: "))  # fmt: skip
-    save_model(first, out_unchanged, protect=protect)
+    first = _written(first, float_path, out_unchanged, protect)
     cmp_opts = dataclasses.replace(options, keep_values=frozenset())
     compared = compare_models(float_path, out_unchanged, cmp_opts, task=task.span(0.35, 0.6, "comparing the re-calibrated model: "))
     second = requantize(float_path, plan, samples, sample_settings=options.samples, calibrate_from=quant_path,
                         signature=options.signature,
                         task=task.span(0.6, 1.0, "requantizing by the plan: "))  # fmt: skip
-    save_model(second, out_path, protect=[*protect, out_unchanged])
+    second = _written(second, float_path, out_path, [*protect, out_unchanged])
     held = dataclasses.replace(cmp_opts, samples_from=split.evaluation_start, isolated=False)  # output SQNR only
     before = compared if split.evaluation_start == 0 else compare_models(float_path, out_unchanged, held)
     after = compare_models(float_path, out_path, held)
     db = [output_sqnr_db(r) for r in (before, after)]
     gain = HeldOutGain(split, "worst output", *(math.nan if v is None else v for v in db))
     return QuantizerRuns(
-        VersionRun(dataclasses.replace(first, model_bytes=b""), out_unchanged),
+        VersionRun(first, out_unchanged),
         compared,
-        VersionRun(dataclasses.replace(second, model_bytes=b""), out_path),
+        VersionRun(second, out_path),
         gain,
     )
 
@@ -223,21 +213,22 @@ def surgical_suggest_job(
     quant_path: str,
     target_sqnr_db: float | None,
     options: SurgicalSuggestOptions,
-    out_path: str,
-    protect: Sequence[str],
+    out_path: str | None = None,
+    protect: Sequence[str] = (),
+    *,
     task: TaskState,
 ) -> SurgicalSuggestResult:
-    """`suggest_surgical` on the comparison's samples; the best model is written to `out_path`."""
+    """`suggest_surgical` (edits of B) on `options.samples`, for the GUI loop and the CLI; with
+    `out_path` the best model is written there (never over `protect`) and its bytes dropped."""
     result = suggest_surgical(float_path, quant_path, target_sqnr_db, options, task=task)
-    if result.best is not None:
-        _write(result.best.model_bytes, float_path, out_path, protect)
-        result.best = dataclasses.replace(result.best, model_bytes=b"")
+    if out_path is not None and result.best is not None:
+        result.best = _written(result.best, float_path, out_path, protect)
     return result
 
 
 # The GUI's requantize loop: each job with the step a failure names (typed by the job's result).
 SUGGEST: PairJob[SuggestResult] = PairJob(suggest_job, "suggesting layers (requantizing and comparing candidates)")
-SURGICAL_EDIT: PairJob[EditRun] = PairJob(surgical_version_job, "editing model B (surgical edits, checked in LiteRT)")
+SURGICAL_EDIT: PairJob[EditRun] = PairJob(surgical_job, "editing model B (surgical edits, checked in LiteRT)")
 QUANTIZER_RUN: PairJob[QuantizerRuns] = PairJob(quantizer_versions_job, "requantizing (calibrating and quantizing the float model)")
 SURGICAL_SUGGEST: PairJob[SurgicalSuggestResult] = PairJob(
     surgical_suggest_job, "suggesting edits of model B (editing and comparing candidates)")  # fmt: skip

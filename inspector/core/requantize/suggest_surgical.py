@@ -174,7 +174,6 @@ def suggest_surgical(
         (lay for lay in base_cmp.layers if lay.isolated is not None and lay.op_type not in SUGGEST_SKIP_OPS and pairing.float_op_for(lay.op_index) is not None),
         key=lambda lay: (not has_own_cause(lay), lay.isolated.sqnr_db),
     )
-    diagnoses = {lay.op_index: lay.diagnosis for lay in base_cmp.layers}
     ranked_all: list[int] = []
     for lay in ranked:
         if lay.op_index not in ranked_all:
@@ -243,7 +242,9 @@ def suggest_surgical(
                          "the rest of the error is spread over many layers" if result.steps else
                          f"no single candidate gives {SINGLE_OP_MIN_GAIN_DB} dB: the error is spread over many layers")  # fmt: skip
             break
-        cheap_kinds = diagnosed_first([k for k in CHEAP_EDITS if k in applicable(qm, op, opts.edits)], diagnoses.get(op))
+        measured = base_cmp.layer_for_op(op)
+        kinds = [k for k in CHEAP_EDITS if k in applicable(qm, op, opts.edits)]
+        cheap_kinds = diagnosed_first(kinds, None if measured is None else measured.diagnosis)
         for cheap in (k for k in cheap_kinds if k != kind):
             got = evaluate((Edit(cheap, f"op:{op}", ops=(op,)),))
             if got is not None and (met(got[1]) or got[1] - current >= CHEAP_SHARE * (best_v - current)):

@@ -6,7 +6,7 @@ that replace ops (keep float, a16w8). The data-dependent edits measure on the ca
 of the plan's samples (`samples.holdout.split_samples`: the first 2/3 when at least 8 remain
 held out for measuring the gain, else all of them, in-sample; `SurgicalResult.split` says which). The
 edited model is invoked with the reference kernels and with XNNPACK before it is returned;
-a refusal raises RuntimeFailure naming the op. Runs in the worker process (`surgical_job`).
+a refusal raises RuntimeFailure naming the op. Runs in the worker process (`jobs.surgical_job`).
 """
 
 from __future__ import annotations
@@ -183,25 +183,3 @@ def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str |
         except Exception as e:
             problem = explain(str(e), data, label, qm.main.index)
             raise RuntimeFailure(f"the edited model does not run: {problem.message}", path) from None
-
-
-def surgical_job(
-    float_path: str,
-    quant_path: str,
-    plan: SurgicalPlan,
-    samples: Sequence[Sample] | None,
-    task: TaskState,
-) -> SurgicalResult:
-    """`apply_plan` in the worker process (`run_isolated`), with the output SQNR gain measured
-    on the held-out samples when an edit calibrated (`held_out.held_out_gain`)."""
-    from inspector.core.requantize.held_out import held_out_gain
-
-    if samples is None and plan.needs_samples():
-        fm = select_signature(load_model(float_path), plan.signature)
-        qm = select_signature(load_model(quant_path), plan.signature)
-        samples = plan_samples(plan, fm, qm)
-    result = apply_plan(float_path, quant_path, plan, samples, task=task)
-    if result.split is not None and samples:
-        task.report(0.9, "measuring the gain on the held-out samples")
-        result.gain = held_out_gain(float_path, quant_path, result.model_bytes, samples, signature=plan.signature)
-    return result

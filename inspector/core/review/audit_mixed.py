@@ -49,9 +49,6 @@ def check_mixed_ranges(sg: Subgraph, comparison: ComparisonResult | None = None)
     """Findings (dicts of `audit_rules._f`'s keys) for the concatenations of `sg`."""
     out: list[dict] = []
     producers = sg.producers()
-    observed = {}
-    if comparison is not None:
-        observed = {lay.op_index: lay.slices for lay in comparison.layers if lay.slices}
     for op in sg.ops:
         if op.type not in CONCAT_OPS or not op.outputs or op.outputs[0] < 0:
             continue
@@ -61,7 +58,8 @@ def check_mixed_ranges(sg: Subgraph, comparison: ComparisonResult | None = None)
         if lay is None:
             continue
         parts = []  # (input, producer text, low, high, observed?)
-        seen = {s.input: s for s in observed.get(op.index) or ()}
+        measured = None if comparison is None else comparison.layer_for_op(op.index)
+        seen = {s.input: s for s in (measured.slices if measured is not None else None) or ()}
         for s in lay.slices:
             src = f"op {s.producer_op} {s.producer_type}" if s.producer_op is not None else f"tensor {s.tensor}"
             o = seen.get(s.input)

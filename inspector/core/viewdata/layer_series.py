@@ -231,12 +231,12 @@ def cause_cell(layer: LayerResult | None, source_op: int | None = None) -> tuple
 def cause_cells(result: ComparisonResult, float_side: bool = False) -> dict[int, tuple[str, str]]:
     """The Cause column of one layer list, by that model's op index: on A's list (`float_side`)
     an inherited error names A's op it comes from, not B's."""
-    a_of_b = {layer.op_index: layer.float_op_index for layer in result.layers}
     out = {}
     for op, layer in op_errors(result, float_side=float_side).items():
         d = layer.diagnosis
         src = d.source_op if d is not None else None
-        out[op] = cause_cell(layer, a_of_b.get(src, src) if float_side and src is not None else None)
+        at = result.layer_for_op(src)  # on A's list: A's op of the source's layer
+        out[op] = cause_cell(layer, (src if at is None else at.float_op_index) if float_side else None)
     return out
 
 

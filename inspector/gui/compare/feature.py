@@ -281,10 +281,7 @@ class CompareFeatures(QObject):
         for i, layer in enumerate(r.layers):
             if tb is not None and layer.quant_tensor == tb:
                 return i
-        for i, layer in enumerate(r.layers):
-            if ob is not None and layer.op_index == ob:
-                return i
-        return None
+        return r.layer_position(ob)
 
     def _selection_changed(self) -> None:
         i = self.current_layer()

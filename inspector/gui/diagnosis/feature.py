@@ -114,9 +114,7 @@ class DiagnosisFeatures(QObject):
     # ------------------------------------------------------------------ apply fix
     def layer(self, op: int | None):
         r = self.diagnosed()
-        if r is None or op is None:
-            return None
-        return next((lay for lay in r.layers if lay.op_index == op), None)
+        return None if r is None else r.layer_for_op(op)
 
     def apply_fix(self, op: int | None) -> Worker | None:
         layer = self.layer(op)

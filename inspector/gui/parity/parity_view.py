@@ -258,9 +258,7 @@ class ParityView(QWidget):
         self.table.select_op(op_index)
 
     def _row_of(self, op_index: int | None) -> int | None:
-        if self.result is None or op_index is None:
-            return None
-        return next((i for i, layer in enumerate(self.result.layers) if layer.op_index == op_index), None)
+        return None if self.result is None else self.result.layer_position(op_index)
 
     def _ring(self, op_index: int | None) -> None:
         row = self._row_of(op_index)

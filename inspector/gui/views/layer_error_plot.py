@@ -266,10 +266,7 @@ class LayerErrorPlot(QWidget):
 
     def layer_position(self, op_index: int | None) -> int | None:
         """Position in result.layers of B's op `op_index` (its first output)."""
-        r = self.result
-        if r is None or op_index is None:
-            return None
-        return next((k for k, layer in enumerate(r.layers) if layer.op_index == op_index), None)
+        return None if self.result is None else self.result.layer_position(op_index)
 
     def _tip(self, x, y, data) -> str:
         name, i, res = data
