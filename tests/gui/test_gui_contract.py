@@ -131,13 +131,21 @@ def test_the_checks_catch_what_they_forbid(tmp_path):
 
 
 def test_a_live_window_subscribes_to_the_state_only_through_the_relay(window):
-    """Every subscriber of every AppState event of an open window is the relay's (or core's)."""
+    """Every subscriber of every event of an open window's AppState and of its requantize flow
+    (the plan draft, Suggest's result, the awaited run) is the relay's (or core's)."""
+    from inspector.core.events import Event
+
     state = window.controller.state
-    events = app_state_events()
-    outside = []
-    for name in sorted(events):
-        for fn in getattr(state, name)._subscribers:
-            where = Path(fn.__code__.co_filename).resolve()
-            if where.is_relative_to(GUI) and where.name != "relay.py":
-                outside.append(f"{name}: {fn.__qualname__} ({where.relative_to(GUI)})")
-    assert sum(len(getattr(state, n)._subscribers) for n in events) > 10 and outside == []
+    owners = {"state": state, "state.requantize": state.requantize, "state.requantize.draft": state.requantize.draft}
+    outside, counted = [], 0
+    for owner_name, owner in owners.items():
+        for name, event in sorted(vars(owner).items()):
+            if not isinstance(event, Event):
+                continue
+            counted += len(event._subscribers)
+            for fn in event._subscribers:
+                where = Path(fn.__code__.co_filename).resolve()
+                if where.is_relative_to(GUI) and where.name != "relay.py":
+                    outside.append(f"{owner_name}.{name}: {fn.__qualname__} ({where.relative_to(GUI)})")
+    assert app_state_events() <= set(vars(state)) and len(state.requantize.draft.changed._subscribers) >= 1
+    assert counted > 10 and outside == []
