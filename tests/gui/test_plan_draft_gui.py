@@ -100,4 +100,4 @@ def test_the_flow_reaches_qt_only_through_the_relay_and_holds_the_suggestion(qtb
     with qtbot.waitSignal(rq.suggestion_changed) as blocker:
         rq._suggested(result, "/nonexistent/suggested.tflite")
     assert blocker.args == [result] and flow.suggestion.result is result and rq.suggestion is result
-    assert rq.suggestion_path is None  # no best model: nothing to apply
+    assert flow.suggestion.path is None  # no best model: nothing to apply

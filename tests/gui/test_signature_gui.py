@@ -148,7 +148,7 @@ def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair, route
     fm = Model(sig_pair[0]).for_signature("prefill")
     fc = next(op for op in fm.main.ops if op.type == "FULLY_CONNECTED")
     rq, ed = win.requantize, win.requantize_panel.editor
-    assert ed.model is not None and ed.model.main.index == fm.main.index == 1  # the editor lists prefill's ops
+    assert ed.draft.float_model is not None and ed.draft.float_model.main.index == fm.main.index == 1  # the editor lists prefill's ops
     ed.route.setCurrentIndex(ed.route.findData(route))
     ed.new_choice.setCurrentIndex(ed.new_choice.findData("keep_float"))
     win.controller.select_op("A", fc.index)

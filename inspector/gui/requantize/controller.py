@@ -93,24 +93,6 @@ class RequantizeController(VersionFiles, QObject):
         return s.result if s is not None else None
 
     @property
-    def suggestion_path(self) -> str | None:
-        """The suggested model's file while it can be applied."""
-        s = self.flow.suggestion
-        return s.path if s is not None else None
-
-    @property
-    def suggestion_source(self) -> int | None:
-        """The version Suggest worked on."""
-        s = self.flow.suggestion
-        return s.source if s is not None else None
-
-    @property
-    def suggestion_objective(self) -> str | None:
-        """Where the suggestion's SQNR was measured (None: the model output)."""
-        s = self.flow.suggestion
-        return s.objective if s is not None else None
-
-    @property
     def versions(self) -> list[Version]:
         return self.state.versions
 
@@ -404,23 +386,24 @@ class RequantizeController(VersionFiles, QObject):
 
     def apply_suggestion(self) -> bool:
         """The suggested model (already edited / requantized and verified) becomes the next version."""
-        s = self.suggestion
-        before = self.version(self.suggestion_source) if isinstance(s, SurgicalSuggestResult) else self.version(self.current)
-        if s is None or self.suggestion_path is None or before is None or s.best is None:
+        held = self.flow.suggestion
+        s, path = (held.result, held.path) if held is not None else (None, None)
+        before = self.version(held.source if held is not None else None) if isinstance(s, SurgicalSuggestResult) else self.version(self.current)
+        if s is None or path is None or before is None or s.best is None:
             self._fail("No suggested model to apply: run Suggest first.")
             return False
         n = len(self.versions)
         a = self.controller.models["A"]
         if isinstance(s, SurgicalSuggestResult):
             b = Model(before.path)
-            v = Version(n, f"v{n} suggest: {describe_surgical(s.plan, b)}", self.suggestion_path, s.best.float_path,
+            v = Version(n, f"v{n} suggest: {describe_surgical(s.plan, b)}", path, s.best.float_path,
                         "suggested", plan=s.plan, notes=list(s.best.notes) + list(s.notes),
-                        size_bytes=file_size(self.suggestion_path), base=before.base,
+                        size_bytes=file_size(path), base=before.base,
                         edited_ops=tuple(s.best.edited_ops), source=before.path)
         else:
-            v = Version(n, version_name(n, s.plan, a, "suggest", b_of=self._b_of()), self.suggestion_path, s.best.float_path,
+            v = Version(n, version_name(n, s.plan, a, "suggest", b_of=self._b_of()), path, s.best.float_path,
                         "suggested", plan=s.plan, recipe=s.best.recipe, notes=list(s.best.notes) + list(s.notes),
-                        size_bytes=file_size(self.suggestion_path), base=s.plan.base)
+                        size_bytes=file_size(path), base=s.plan.base)
         self._add_version(v, before)
         self.flow.suggestion_applied()
         return True

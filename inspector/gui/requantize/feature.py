@@ -174,14 +174,14 @@ class RequantizeFeatures(QObject):
         self.panel.plot_tabs.setCurrentWidget(self.panel.plot)
 
     def _suggestion(self, s) -> None:
-        p = self.panel
-        at = p.suggest.objective.currentText() if isinstance(s, SurgicalSuggestResult) and self.rq.suggestion_objective else None
+        p, held = self.panel, self.rq.flow.suggestion  # the result, its file, source and objective
+        at = p.suggest.objective.currentText() if isinstance(s, SurgicalSuggestResult) and held is not None and held.objective else None
         p.tradeoff.set_suggestion(s, at)
         if s is None:
             p.suggest.set_result("", False)
             return
         b = self.controller.models.get("B")
-        p.suggest.set_result(suggest_text(s, at, b), s.best is not None and self.rq.suggestion_path is not None)
+        p.suggest.set_result(suggest_text(s, at, b), s.best is not None and held is not None and held.path is not None)
         p.plot_tabs.setCurrentWidget(p.tradeoff)
 
     # ------------------------------------------------------------------ intents
@@ -190,7 +190,7 @@ class RequantizeFeatures(QObject):
         identity, also an op A does not have), else A's op (or A's match of B's)."""
         ed = self.panel.editor
         b = self.controller.selection.op("B")
-        if ed.current_route() == "surgical" and b is not None and ed.quant_ops:
+        if ed.current_route() == "surgical" and b is not None and ed.draft.quant_ops:
             ed.add_b_layers([b])
             return
         op = self.controller.selection.op("A")

@@ -179,19 +179,6 @@ class PlanEditor(QWidget):
         self.layout().removeWidget(self.run_row)
         return self.run_row
 
-    # ------------------------------------------------------------------ the draft's models (read here)
-    @property
-    def model(self) -> Model | None:
-        return self.draft.float_model
-
-    @property
-    def quant_model(self) -> Model | None:
-        return self.draft.quant_model
-
-    @property
-    def quant_ops(self) -> int:
-        return self.draft.quant_ops
-
     # ------------------------------------------------------------------ route
     def current_route(self) -> str:
         return self.draft.route
