@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFileDialog,
     QMainWindow,
     QMessageBox,
@@ -96,6 +97,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self._default_split = True  # the panes' share follows the window's height until the user drags the handle
         self._check_restored_split = False
         self._fit_when_shown = False
+        self._last_pair: tuple[str | None, str | None] = (None, None)
         self.main_splitter.resized.connect(self._splitter_resized)
         for sp in (self.main_splitter, self.pane_splitter):  # drag to resize, or collapse a side entirely
             sp.setChildrenCollapsible(True)
@@ -309,6 +311,27 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         if c.pairing_note:
             self.statusBar().showMessage(c.pairing_note, 10000)
         self._update_title()
+        self._start_tables_of_a_new_pair()
+
+    def _pair_shown(self) -> tuple[str | None, str | None]:
+        """The open pair as one identity: (A, v0) while model B is one of the versions of v0."""
+        vs = self.state.versions
+        if vs:
+            return vs[0].float_path, vs[0].path
+        a, b = self.state.base_models["A"], self.state.base_models["B"]
+        return (a.path if a else None, b.path if b else None)
+
+    def _start_tables_of_a_new_pair(self) -> None:
+        """Another pair: every table of the window starts at its top-left (they kept the old
+        pair's scroll positions). Another version of model B of the same pair keeps them: the
+        same spot in v1 and v2 is what a user compares. The plots fit their new data themselves."""
+        pair = self._pair_shown()
+        if pair == self._last_pair:
+            return
+        self._last_pair = pair
+        for view in self.findChildren(QAbstractItemView):
+            view.verticalScrollBar().setValue(0)
+            view.horizontalScrollBar().setValue(0)
 
     def _load_failed(self, slot: str, path: str, message: str) -> None:
         self.panes[slot].set_model(self.controller.models[slot], lambda i: self.controller.counterpart_op(slot, i))
