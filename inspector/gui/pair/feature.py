@@ -155,9 +155,10 @@ class PairFeatures(QObject):
             self.pair_banner.hide()
 
     def _result_changed(self, result: ComparisonResult | None) -> None:
-        paths = self.memory.state.paths()
-        if result is not None and paths is not None and same_file(result.float_path, paths[0]) and same_file(
-                result.quant_path, paths[1]):
+        state = self.memory.state
+        paths, ran_with = state.paths(), state.run_options
+        if (result is not None and paths is not None and ran_with is not None and ran_with.samples == state.samples
+                and same_file(result.float_path, paths[0]) and same_file(result.quant_path, paths[1])):
             self.memory.ran(result.samples)  # the pair opened again says how many its last run used
         if result is not None and result.samples_are_random:
             self.random_banner.show_message(RANDOM_TEXT)
