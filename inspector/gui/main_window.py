@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFileDialog,
     QMainWindow,
     QMessageBox,
@@ -46,7 +47,7 @@ from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
 from inspector.gui.views.sections_dialog import SectionsDialog
-from inspector.gui.views.sizing import fit_to_screen
+from inspector.gui.views.sizing import ResizedSplitter, fit_inside_screen, fit_to_screen, pane_share
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
@@ -89,15 +90,20 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.pane_splitter = QSplitter(Qt.Orientation.Horizontal)
         for p in self.panes.values():
             self.pane_splitter.addWidget(p)
-        self.main_splitter = QSplitter(Qt.Orientation.Vertical)
+        self.main_splitter = ResizedSplitter(Qt.Orientation.Vertical)
         self.main_splitter.addWidget(self.pane_splitter)
         self.main_splitter.addWidget(self.tabs)
-        self.main_splitter.setSizes([400, 500])  # the tabs get the larger share; F9 collapses the panes
+        self.main_splitter.setSizes([400, 500])  # until it has a height: then `default_split`; F9 collapses the panes
+        self._default_split = True  # the panes' share follows the window's height until the user drags the handle
+        self._check_restored_split = False
+        self._fit_when_shown = False
+        self._last_pair: tuple[str | None, str | None] = (None, None)
+        self.main_splitter.resized.connect(self._splitter_resized)
         for sp in (self.main_splitter, self.pane_splitter):  # drag to resize, or collapse a side entirely
             sp.setChildrenCollapsible(True)
             sp.setHandleWidth(7)
         self.main_splitter.setCollapsible(1, False)  # the tabs never vanish
-        self.main_splitter.splitterMoved.connect(lambda *_: self._sync_panes_action())
+        self.main_splitter.splitterMoved.connect(lambda *_: self._splitter_moved())
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.setContentsMargins(4, 4, 4, 0)
@@ -305,6 +311,27 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         if c.pairing_note:
             self.statusBar().showMessage(c.pairing_note, 10000)
         self._update_title()
+        self._start_tables_of_a_new_pair()
+
+    def _pair_shown(self) -> tuple[str | None, str | None]:
+        """The open pair as one identity: (A, v0) while model B is one of the versions of v0."""
+        vs = self.state.versions
+        if vs:
+            return vs[0].float_path, vs[0].path
+        a, b = self.state.base_models["A"], self.state.base_models["B"]
+        return (a.path if a else None, b.path if b else None)
+
+    def _start_tables_of_a_new_pair(self) -> None:
+        """Another pair: every table of the window starts at its top-left (they kept the old
+        pair's scroll positions). Another version of model B of the same pair keeps them: the
+        same spot in v1 and v2 is what a user compares. The plots fit their new data themselves."""
+        pair = self._pair_shown()
+        if pair == self._last_pair:
+            return
+        self._last_pair = pair
+        for view in self.findChildren(QAbstractItemView):
+            view.verticalScrollBar().setValue(0)
+            view.horizontalScrollBar().setValue(0)
 
     def _load_failed(self, slot: str, path: str, message: str) -> None:
         self.panes[slot].set_model(self.controller.models[slot], lambda i: self.controller.counterpart_op(slot, i))
@@ -323,13 +350,46 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         """Show or collapse the model panes (A, B); collapsed, the tabs take the whole height."""
         sizes = self.main_splitter.sizes()
         total = sum(sizes)
+        self._default_split = False  # the user chose: resizing the window scales it from now on
         if on and sizes[0] == 0:
-            top = getattr(self, "_panes_height", 0) or int(total * 0.45)
+            top = getattr(self, "_panes_height", 0) or pane_share(total, self._panes_wanted())
             self.main_splitter.setSizes([top, max(total - top, 1)])
         elif not on and sizes[0] > 0:
             self._panes_height = sizes[0]
             self.main_splitter.setSizes([0, total])
         self._sync_panes_action()
+
+    def _panes_wanted(self) -> int:
+        return max(p.height_for() for p in self.panes.values())
+
+    def default_split(self) -> None:
+        """The panes' default share of the height (`sizing.pane_share`): enough for 12 op rows
+        when the tabs keep their room, never less than 4/9 (the share it always had)."""
+        total = sum(self.main_splitter.sizes())
+        if total > 0:
+            top = pane_share(total, self._panes_wanted())
+            self.main_splitter.setSizes([top, total - top])
+
+    def _splitter_moved(self) -> None:
+        self._default_split = False  # dragged by the user
+        self._sync_panes_action()
+
+    def _splitter_resized(self) -> None:
+        if self._check_restored_split and sum(self.main_splitter.sizes()) > 0:
+            self._check_restored_split = False
+            if not self._restored_split_usable():
+                self._default_split = True  # a collapsed or too small restored share: the default again
+                self.pane_splitter.setSizes([1, 1])
+        if self._default_split:
+            self.default_split()
+            self._sync_panes_action()
+
+    def _restored_split_usable(self) -> bool:
+        """The restored shares show both panes, each op list with 3 rows or more."""
+        a, b = self.pane_splitter.sizes()
+        if min(a, b) <= 0:
+            return False
+        return self.main_splitter.sizes()[0] >= max(p.height_for(3, 3) for p in self.panes.values())
 
     def panes_collapsed(self) -> bool:
         return self.main_splitter.sizes()[0] == 0
@@ -348,8 +408,13 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             ("window/pane_splitter", self.pane_splitter.restoreState),
         ):
             v = self.settings.value(key)
-            if isinstance(v, QByteArray | bytes) and len(v):
-                fn(QByteArray(v))
+            if isinstance(v, QByteArray | bytes) and len(v) and fn(QByteArray(v)):
+                if key == "window/geometry":
+                    fit_inside_screen(self)  # saved on a larger screen (or with an old, larger minimum)
+                    self._fit_when_shown = True  # again with the frame, which exists once shown
+                elif key == "window/main_splitter":
+                    self._default_split = False
+                    self._check_restored_split = True  # checked once it has a height
         self._sync_panes_action()
 
     def save_state(self) -> None:
@@ -358,6 +423,12 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.settings.setValue("window/main_splitter", self.main_splitter.saveState())
         self.settings.setValue("window/pane_splitter", self.pane_splitter.saveState())
         self.settings.sync()
+
+    def showEvent(self, e) -> None:  # noqa: N802
+        super().showEvent(e)
+        if self._fit_when_shown:
+            self._fit_when_shown = False
+            fit_inside_screen(self)
 
     def files_dropped_here(self, paths: list[str]) -> None:
         self.open_files(paths)

@@ -64,6 +64,15 @@ def coarse_bins(w: WeightAnalysis) -> CoarseBins:
     return CoarseBins(fine[bounds], regroup(w.a_counts), regroup(w.b_counts))
 
 
+def grid_of(w: WeightAnalysis) -> tuple[float, int] | None:
+    """(S, Z) of the one grid the histogram shows (a per-tensor weight, or the chosen channel of a
+    per-channel one); None when there is none (all channels of a per-channel weight, a float B)."""
+    if w.grid_step is None:
+        return None
+    z = int(w.quant.zero_points[w.channel or 0]) if w.quant is not None else 0
+    return float(w.grid_step), z
+
+
 def grid_zoom(w: WeightAnalysis, steps: float = 16) -> AxisRange:
     """About `steps` quantization steps around zero (or the densest bin when the weights do not
     straddle zero), centred on a grid point."""
@@ -82,8 +91,8 @@ def grid_zoom(w: WeightAnalysis, steps: float = 16) -> AxisRange:
         if not lo_x <= 0.0 <= hi_x:  # weights usually peak at zero; else use the densest bin
             k = int(np.argmax(np.sum(coarse, axis=0)))
             centre = 0.5 * float(w.coarse_edges[k] + w.coarse_edges[k + 1])
-    if w.grid_step is not None:  # put a grid point in the middle
-        z = w.quant.zero_points[w.channel or 0] if w.quant is not None else 0
+    if (grid := grid_of(w)) is not None:  # put a grid point in the middle
+        z = grid[1]
         centre = (round(centre / step + z) - z) * step
     x0, x1 = centre - steps / 2 * step, centre + steps / 2 * step
     lo, hi = np.searchsorted(w.edges, [x0, x1])

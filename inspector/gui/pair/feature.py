@@ -22,6 +22,7 @@ from PySide6.QtGui import QAction
 
 from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.state.app_state import same_file
 from inspector.gui.pair.inputs_memory import InputsMemory
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.status import NoticeBanner
@@ -154,6 +155,11 @@ class PairFeatures(QObject):
             self.pair_banner.hide()
 
     def _result_changed(self, result: ComparisonResult | None) -> None:
+        state = self.memory.state
+        paths, ran_with = state.paths(), state.run_options
+        if (result is not None and paths is not None and ran_with is not None and ran_with.samples == state.samples
+                and same_file(result.float_path, paths[0]) and same_file(result.quant_path, paths[1])):
+            self.memory.ran(result.samples)  # the pair opened again says how many its last run used
         if result is not None and result.samples_are_random:
             self.random_banner.show_message(RANDOM_TEXT)
         else:

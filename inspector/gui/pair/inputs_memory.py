@@ -3,7 +3,9 @@ and restored when that pair is opened again. A pair never seen before starts fro
 default (random samples; the bundled example pair: its bundled inputs, labels included, so task
 metrics and per-class drop show on the first run) and says so: the previous pair's file would
 not fit another model's inputs. The versions of model B made by requantizing are the same pair
-as the model B they came from (keyed by v0), so switching versions keeps the samples."""
+as the model B they came from (keyed by v0), so switching versions keeps the samples. A pair
+opened again says which samples it uses (and how many its last comparison ran on): opening it
+through File › Open recent passes by a mixed pair whose "no samples chosen" note stayed shown."""
 
 from __future__ import annotations
 
@@ -51,14 +53,48 @@ class InputsMemory(QObject):
         self._restoring = False
         on_event(state.options_changed, self, lambda _o: self.remember())
 
-    def remembered(self, float_path: str, quant_path: str) -> SampleSettings | None:
+    def _entry(self, float_path: str, quant_path: str) -> dict | None:
         raw = self.settings.value(pair_key(float_path, quant_path))
         if not raw:
             return None
         try:
-            return SampleSettings.from_json(json.loads(str(raw))["samples"])
-        except (ValueError, KeyError, TypeError):
+            entry = json.loads(str(raw))
+        except (ValueError, TypeError):
+            return None
+        return entry if isinstance(entry, dict) else None
+
+    def remembered(self, float_path: str, quant_path: str) -> SampleSettings | None:
+        entry = self._entry(float_path, quant_path)
+        try:
+            return None if entry is None else SampleSettings.from_json(entry["samples"])
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None  # a damaged entry is forgotten, not fatal
+
+    def last_run_count(self, float_path: str, quant_path: str) -> int | None:
+        """How many samples the pair's last comparison ran on, if it ran on its remembered choice."""
+        entry = self._entry(float_path, quant_path) or {}
+        ran = entry.get("ran")
+        if not isinstance(ran, dict) or ran.get("samples") != entry.get("samples"):
+            return None
+        count = ran.get("count")
+        return count if isinstance(count, int) and count > 0 else None
+
+    def ran(self, sample_count: int) -> None:
+        """A comparison of the open pair ran on `sample_count` samples of its current choice."""
+        p = self.pair()
+        if p is None or self._pair != p:
+            return
+        samples = self.state.samples.to_json()
+        entry = {"float": _resolved(p[0]), "quant": _resolved(p[1]), "samples": samples,
+                 "ran": {"samples": samples, "count": int(sample_count)}}
+        self.settings.setValue(pair_key(*p), json.dumps(entry))
+
+    def describe(self, samples: SampleSettings, p: tuple[str, str]) -> str:
+        """The remembered choice in words, with the count its last comparison used."""
+        n = self.last_run_count(*p)
+        if n is None or samples.source is None:
+            return samples.describe()
+        return f"{n} samples of {Path(samples.source).name}"
 
     def pair(self) -> tuple[str, str] | None:
         """The open pair as remembered: (A, v0) when model B is a version made from v0."""
@@ -101,6 +137,8 @@ class InputsMemory(QObject):
         elif samples is None:
             samples = SampleSettings()
             note = (note or "No samples chosen for this pair yet: ") + f"starting from its default, {samples.describe()}."
+        else:
+            note = f"This pair's inputs, as chosen before: {self.describe(samples, p)}."
         self._owner = p
         if note:
             self.note.emit(note[:1].upper() + note[1:])

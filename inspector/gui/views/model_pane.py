@@ -32,8 +32,15 @@ ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip
 WORST_COLUMN = 6  # the lowest channel / slice SQNR after a comparison: (text, background colour, tooltip)
 CAUSE_COLUMN = 7  # the diagnosis after a comparison: (text, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
+OP_ROWS = 12  # the op list grows to this many rows before the tensor table grows past TENSOR_ROWS
+TENSOR_ROWS = 7
 EXAMPLE_HINT = ("New here? File › Open the example pair: a digits classifier and its int8 twin, compared at once "
                 "on labelled digits (or drop both files on the window).")
+
+
+def op_rows(rows: int) -> int:
+    """Of `rows` rows that fit in a pane, those the op list gets (the rest: the tensor table)."""
+    return max(rows - rows // 2, min(OP_ROWS, rows - TENSOR_ROWS))
 
 
 class OpListModel(QAbstractTableModel):
@@ -212,8 +219,10 @@ class ModelPane(TfliteDropTarget, QWidget):
 
     def fit_ops(self) -> None:
         """The op list gets the height of all its rows when that leaves the tensor table at
-        least 40 % of the pane; else both tables show the same number of rows (at 1280×800 a
-        60 % share for the ops left the tensor table two rows). The splitter handle moves it further."""
+        least 40 % of the pane; else the rows that fit are shared: the op list gets half of them,
+        or up to OP_ROWS while the tensor table keeps TENSOR_ROWS (at 1920×1080 an even share
+        left the op list 8 rows; at 1280×800 a 60 % share had left the tensor table two rows).
+        The splitter handle moves it further."""
         total = sum(self.splitter.sizes())
         n = self.ops.rowCount()
         if total <= 0 or n == 0:
@@ -223,10 +232,22 @@ class ModelPane(TfliteDropTarget, QWidget):
             top = every
         else:
             row = self.op_view.verticalHeader().defaultSectionSize()
-            ops_frame = every - n * row
-            rows = max(0, (total - ops_frame - self.tensors.frame_height()) // row)
-            top = min(every, ops_frame + (rows - rows // 2) * row)
+            rows = max(0, (total - self._ops_frame() - self.tensors.frame_height()) // row)
+            top = min(every, self._ops_frame() + op_rows(rows) * row)
         self.splitter.setSizes([top, total - top])
+
+    def _ops_frame(self) -> int:
+        """Height of the op list without its rows (header, frame, scroll bar)."""
+        return self.ops_height() - self.ops.rowCount() * self.op_view.verticalHeader().defaultSectionSize()
+
+    def height_for(self, op_rows_wanted: int = OP_ROWS, tensor_rows: int = TENSOR_ROWS) -> int:
+        """Pane height at which the op list shows `op_rows_wanted` rows and the tensor table
+        `tensor_rows` (the main window's default share for the panes asks for this)."""
+        m = self.layout().contentsMargins()
+        head = max(w.sizeHint().height() for w in (self.title, self.info, self.close_button))
+        row = self.op_view.verticalHeader().defaultSectionSize()
+        return (m.top() + m.bottom() + head + self.layout().spacing() + self.splitter.handleWidth()
+                + self._ops_frame() + op_rows_wanted * row + self.tensors.frame_height() + tensor_rows * row)
 
     def table_rows_shown(self) -> tuple[int, int]:
         """Whole rows visible in (op list, tensor table): what a user sees of each."""

@@ -5,9 +5,9 @@ pushes the tables above it out of room nor widens the window. `text()` is always
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRect, Qt
+from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QAbstractScrollArea, QHeaderView, QLabel, QSizePolicy
+from PySide6.QtWidgets import QAbstractScrollArea, QHeaderView, QLabel, QSizePolicy, QSplitter
 
 
 def table_height(t: QAbstractScrollArea, rows: int) -> int:
@@ -113,3 +113,44 @@ def fit_to_screen(window) -> None:
     w, h = window_size(area.width(), area.height())
     window.resize(w, h)
     window.move(area.x() + (area.width() - w) // 2, area.y() + max(0, (area.height() - h - FRAME_ALLOWANCE[1]) // 2))
+
+
+PANES_SHARE = 4 / 9  # the model panes' least share of the main splitter
+TABS_ROOM = 460  # px the tabs keep before the panes take more than that share
+
+
+def pane_share(total: int, wanted: int) -> int:
+    """Height of the model panes in a main splitter `total` high: `wanted` (the panes' height for
+    12 op rows) while the tabs keep TABS_ROOM, never less than PANES_SHARE of it. At 1280×800
+    that is 4/9 as before; at 1920×1080 the op lists get their rows (they showed 8, the tabs
+    took the rest); taller, the 4/9 share grows past `wanted`."""
+    return max(round(total * PANES_SHARE), min(wanted, total - TABS_ROOM))
+
+
+class ResizedSplitter(QSplitter):
+    """A splitter that says when its size changed, after it laid out its children."""
+
+    resized = Signal()
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        self.resized.emit()
+
+
+def fit_inside_screen(window) -> None:
+    """Shrink and move `window` (frame included) into its screen's available geometry: a
+    geometry restored from a larger screen, or saved when the window's minimum was larger."""
+    screen = window.screen()
+    if screen is None:
+        return
+    area = screen.availableGeometry()
+    frame, inner = window.frameGeometry(), window.geometry()
+    dw, dh = frame.width() - inner.width(), frame.height() - inner.height()
+    w, h = min(inner.width(), area.width() - dw), min(inner.height(), area.height() - dh)
+    if (w, h) != (inner.width(), inner.height()):
+        window.resize(max(w, 1), max(h, 1))
+    frame = window.frameGeometry()
+    x = min(max(frame.x(), area.x()), area.x() + area.width() - frame.width())
+    y = min(max(frame.y(), area.y()), area.y() + area.height() - frame.height())
+    if (x, y) != (frame.x(), frame.y()):
+        window.move(x, y)

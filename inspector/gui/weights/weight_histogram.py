@@ -30,8 +30,10 @@ from inspector.core.viewdata.weight_view import (
     data_extent,
     fine_bins,
     float16_summary,
+    grid_of,
     grid_zoom,
 )
+from inspector.gui.views.grid_axis import GridAxis
 from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
@@ -109,7 +111,8 @@ class WeightHistogramView(QWidget):
         bar.addWidget(self.fit_button)
         bar.addWidget(self.log_check)
 
-        self.plot = pg.PlotWidget()
+        self.x_axis = GridAxis("bottom")  # ticks on the quantization grid when zoomed in to it
+        self.plot = pg.PlotWidget(axisItems={"bottom": self.x_axis})
         p = self.plot.getPlotItem()
         p.setLabel("bottom", "weight value")
         p.setLabel("left", "count")
@@ -187,6 +190,7 @@ class WeightHistogramView(QWidget):
             it.setEnabled(has)
         self._fill_channels(w)
         self.fine = None
+        self.x_axis.set_grid(None if w is None else grid_of(w))
         if w is None:
             self.detail_label.setText("")
             self.title.setText("")
