@@ -101,3 +101,23 @@ def test_the_flow_reaches_qt_only_through_the_relay_and_holds_the_suggestion(qtb
         rq._suggested(result, "/nonexistent/suggested.tflite")
     assert blocker.args == [result] and flow.suggestion.result is result and rq.suggestion is result
     assert flow.suggestion.path is None  # no best model: nothing to apply
+
+
+def test_run_and_suggest_say_why_they_cannot_start(qtbot, window, example_pair):
+    """Without both models, or while a run goes, Run and Suggest start nothing and say why."""
+    rq = window.requantize
+    said: list[str] = []
+    rq.failed.connect(said.append)
+    plan = SurgicalPlan((Edit("keep_float", (3,)),))
+    assert rq.run(plan) is None and rq.suggest(30.0, None) is None
+    assert said == ["Open the float model (A) and its quantized twin (B) first."] * 2
+    _open(qtbot, window, example_pair)
+
+    class Going:
+        is_done = False
+
+    rq.worker = Going()  # a run still going
+    said.clear()
+    assert rq.run(plan) is None and rq.suggest(30.0, None) is None
+    assert said == ["A requantize or suggest run is already going; wait or cancel it."] * 2
+    rq.worker = None

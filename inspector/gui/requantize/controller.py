@@ -226,11 +226,7 @@ class RequantizeController(VersionFiles, QObject):
         plan: regenerate from the float file, seeded from B's ranges, after a no-change
         re-calibration that becomes the baseline. The result becomes the next version and model B."""
         a, v = self.controller.models["A"], self.version(self.current)
-        if a is None or v is None:
-            self._fail("Open the float model (A) and its quantized twin (B) first.")
-            return None
-        if self.running:
-            self._fail("A requantize or suggest run is already going; wait or cancel it.")
+        if not self._may_start(a, v):
             return None
         if isinstance(plan, SurgicalPlan) and not plan.edits:
             self._fail("The plan has no layer: add the layers of model B to edit first.")
@@ -252,6 +248,14 @@ class RequantizeController(VersionFiles, QObject):
         w = Worker(QUANTIZER_RUN, a.path, v.path, plan, opts, str(out0), str(out1), self._protected(opts), wants_progress=True)
         w.finished.connect(guarded(self, lambda runs: self._requantized(runs, plan, v, n)))
         return self._start(w, f"Requantizing {Path(a.path).name}")
+
+    def _may_start(self, a, v: Version | None) -> bool:
+        """Both models are open and nothing runs; else the user is told why not."""
+        if a is None or v is None:
+            self._fail("Open the float model (A) and its quantized twin (B) first.")
+        elif self.running:
+            self._fail("A requantize or suggest run is already going; wait or cancel it.")
+        return a is not None and v is not None and not self.running
 
     def _adopt_shown(self, v: Version) -> None:
         """The shown comparison is v's when it was made on v (so no 'before' run is needed)."""
@@ -324,11 +328,7 @@ class RequantizeController(VersionFiles, QObject):
 
         surgical = treatment == "surgical"
         a, v = self.controller.models["A"], self.version(self.current if surgical else 0)
-        if a is None or v is None:
-            self._fail("Open the float model (A) and its quantized twin (B) first.")
-            return None
-        if self.running:
-            self._fail("A requantize or suggest run is already going; wait or cancel it.")
+        if not self._may_start(a, v):
             return None
         if surgical and target_sqnr_db is None and max_layers is None:
             self._fail("Give Suggest a target output SQNR or a maximum number of edits.")
