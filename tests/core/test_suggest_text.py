@@ -71,7 +71,7 @@ def test_surgical_text_counts_once_and_does_not_contradict_its_steps(broken):
     r = suggest_surgical(str(f), str(q), 500.0, SurgicalSuggestOptions(samples=SampleSettings(count=4), candidates=3,
                                                                        max_steps=2, max_evaluations=12))  # fmt: skip
     text = suggest_text(r)
-    assert r.steps and "per-channel on op 2 CONV_2D" in text
+    assert r.steps and "MSE weights on op 2 CONV_2D" in text  # the diagnosis' edit of the damaged layer
     b = _b_types(q)
     assert all(b[i] == t for i, t in _named_ops(text))
     # Both routes rank the same ops: every op of B but QUANTIZE/DEQUANTIZE here, SOFTMAX included

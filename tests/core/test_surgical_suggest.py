@@ -29,7 +29,10 @@ def test_suggest_repairs_the_damaged_layer(broken):
     opts = SurgicalSuggestOptions(samples=SampleSettings(count=None, source=str(npz)), objective="op:5")
     r = suggest_surgical(str(f), str(q), 30.0, opts)
     assert r.met and r.baseline_sqnr_db < 10 and r.best_sqnr_db >= 30
-    assert [(s.ops, s.edit) for s in r.steps] == [((2,), "per_channel")]  # the layer whose weight scale was broken
+    # the layer whose weight scale was broken, by the diagnosis' edit (MSE-fitted scales from A's
+    # weights: 44.8 dB, above keep float's 44.5 dB, at no size cost); before, per-channel
+    assert r.candidates[0]["cause"] == "weight_rounding"
+    assert [(s.ops, s.edit) for s in r.steps] == [((2,), "weight_mse")]
     assert r.steps[0].size_bytes == q.stat().st_size  # a repair that costs no size
     # Independent: the model output (softmax) against the float model, numpy over the samples.
     data = np.load(npz)
@@ -48,11 +51,14 @@ def test_cli_surgical_suggest(broken, tmp_path, capsys):
     common = ["suggest", str(f), str(q), "--inputs", str(npz), "--objective", "op:5"]
     assert main([*common, "--target-sqnr", "30", "--out", str(out), "--save-plan", str(plan), "--json", str(js)]) == 0
     text = capsys.readouterr().out
-    assert "per-channel on op 2 " in text and "reproduce: tflite-inspector requantize" in text and "--per-channel op:2" in text
+    assert "MSE weights on op 2 " in text and "reproduce: tflite-inspector requantize" in text and "--weight-rounding mse op:2" in text
     d = json.loads(js.read_text())
     assert d["route"] == "surgical" and d["met"] and d["steps"][0]["ops"] == [2]
     assert main(["requantize", str(f), str(q), "--out", str(tmp_path / "again.tflite"), "--plan", str(plan)]) == 0
     assert (tmp_path / "again.tflite").read_bytes() == out.read_bytes()
+    printed = tmp_path / "printed.tflite"  # the printed reproduce line makes the same model
+    assert main(["requantize", str(f), str(q), "--out", str(printed), "--weight-rounding", "mse", "op:2"]) == 0
+    assert printed.read_bytes() == out.read_bytes()
     assert main([*common, "--target-sqnr", "500", "--max-float-layers", "1", "--max-evaluations", "4"]) == 1
     assert "not reached" in capsys.readouterr().out
     assert main([*common, "--target-sqnr", "30", "--treatment", "a16w8"]) == 2

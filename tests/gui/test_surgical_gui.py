@@ -180,7 +180,7 @@ def test_surgical_suggest_tradeoff_and_apply(qtbot, window):
     with qtbot.waitSignal(rq.suggestion_changed, timeout=RUN_MS * 2) as blocker:
         click_enabled(qtbot, box.run_button)
     s = blocker.args[0]
-    assert s.met and [(st.ops, st.edit) for st in s.steps] == [((2,), "per_channel")] and s.baseline_sqnr_db < 10
+    assert s.met and [(st.ops, st.edit) for st in s.steps] == [((2,), "weight_mse")] and s.baseline_sqnr_db < 10  # the diagnosed edit
     x, y = panel.tradeoff.point_data("candidates")
     want = [(s.baseline_size_bytes, s.baseline_sqnr_db)] + [(p.size_bytes, p.output_sqnr_db) for p in s.points]
     want = [(w[0] / 1024, w[1]) for w in want if w[1] is not None and math.isfinite(w[1])]
@@ -192,7 +192,7 @@ def test_surgical_suggest_tradeoff_and_apply(qtbot, window):
     assert list(bx) == [s.steps[0].size_bytes / 1024] and list(by) == pytest.approx([s.best_sqnr_db])
     assert "logits" in panel.tradeoff.plot.getPlotItem().getAxis("left").labelText
     text = box.result.text()
-    assert "per-channel on op 2" in text and "size +0.0 KiB" in text and "latency" in text
+    assert "MSE weights on op 2" in text and "size +0.0 KiB" in text and "latency" in text
 
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as done:
         qtbot.mouseClick(box.apply_button, Qt.MouseButton.LeftButton)
@@ -208,7 +208,7 @@ def test_surgical_suggest_tradeoff_and_apply(qtbot, window):
 
     qtbot.mouseClick(box.edit_button, Qt.MouseButton.LeftButton)  # the suggested plan into the editor
     ed = panel.editor
-    assert ed.current_route() == "surgical" and len(ed.ops()) == 1 and ed.row_choice(0)[0] == "per_channel"
+    assert ed.current_route() == "surgical" and len(ed.ops()) == 1 and ed.row_choice(0)[0] == "weight_mse"
 
 
 def test_second_edit_on_the_edited_model_and_session(qtbot, kept, settings, tmp_path):

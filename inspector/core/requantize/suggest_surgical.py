@@ -1,11 +1,14 @@
 """Suggest surgical edits of B that bring an objective tensor's SQNR to a target.
 
 Greedy and verified. Candidates are B's ops with a diagnosed cause of their own first, then worst
-isolated SQNR first; on the chosen op the diagnosis' edit is the first cheap edit tried. Each step tries keep
-float on every remaining candidate (the strongest edit, a proxy for how much the op can give),
-takes the op that helps most, then tries the cheaper edits on that op (re-calibration of its
-output, bias correction, per-channel weights, 16-bit activations): the first that reaches the
-target or keeps CHEAP_SHARE of keep float's gain wins; else keep float. When no single op
+isolated SQNR first (accumulated where an op has no isolated figure, e.g. the op reading the
+model input). An op whose diagnosis proposes an edit that applies is a candidate whatever its
+type: a shape op that clips the model input is fixed by re-calibrating its range, which keep
+float cannot do. Each step tries, on every remaining candidate, the diagnosis' edit and keep float
+(the strongest edit, a proxy for how much the op can give), and takes the try that helps most;
+when that is keep float it then tries the cheaper edits on that op (re-calibration of its output,
+bias correction, per-channel weights, 16-bit activations; the diagnosis' edit first): the first
+that reaches the target or keeps CHEAP_SHARE of keep float's gain wins; else keep float. When no single op
 gives SINGLE_OP_MIN_GAIN_DB (error spread over many layers), one edit kind is applied to the
 k worst layers, cheapest kind first, with the smallest k found by binary search. Every try is a real edited model,
 validated in LiteRT, whose objective SQNR is measured against model A (A's values computed once)
@@ -34,7 +37,12 @@ from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.requantize.choices import edit_label
-from inspector.core.requantize.diagnosis_fix import diagnosed_first, has_own_cause
+from inspector.core.requantize.diagnosis_fix import (
+    diagnosed_first,
+    fix_plan,
+    has_own_cause,
+    plan_kind,
+)
 from inspector.core.requantize.objective import Objective, latency_ms
 from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
 from inspector.core.requantize.surgical import SurgicalResult, apply_plan, plan_samples
@@ -50,7 +58,7 @@ from inspector.core.tflite.signatures import select_signature
 CHEAP_SHARE = 0.9
 SINGLE_OP_MIN_GAIN_DB = 0.5
 # Edits of a group of layers, cheapest first (size and latency).
-GROUP_EDITS = ("bias_correct", "per_channel", "a16w8", "keep_float")
+GROUP_EDITS = ("recalibrate", "bias_correct", "per_channel", "a16w8", "keep_float")
 CHEAP_EDITS = ("recalibrate", "bias_correct", "per_channel", "a16w8")
 
 
@@ -125,7 +133,7 @@ def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
     for e in edits:
         if e == "keep_float":
             out.append(e)
-        elif e in ("per_channel", "bias_correct") and op.type in SURGICAL_WEIGHT_OPS:
+        elif e in ("per_channel", "bias_correct", "weight_mse") and op.type in SURGICAL_WEIGHT_OPS:
             # per_channel also re-derives weights that are per-channel already: a damaged weight
             # scale (or a bad rounding) is repaired from A's weights at no size or speed cost.
             if qm.main.tensors[op.inputs[1]].dtype == "int8" and qm.main.tensors[op.inputs[0]].dtype == "int8":
@@ -171,8 +179,9 @@ def suggest_surgical(
     baseline = objective.sqnr(q_bytes)
     # Layers the diagnosis gives a cause of their own come first (worst isolated SQNR first within each group).
     ranked = sorted(
-        (lay for lay in base_cmp.layers if lay.isolated is not None and lay.op_type not in SUGGEST_SKIP_OPS and pairing.float_op_for(lay.op_index) is not None),
-        key=lambda lay: (not has_own_cause(lay), lay.isolated.sqnr_db),
+        (lay for lay in base_cmp.layers if pairing.float_op_for(lay.op_index) is not None
+         and (diagnosed_edits(qm, lay, opts.edits) or _ordinary_candidate(lay))),
+        key=lambda lay: (not has_own_cause(lay), _own_db(lay)),
     )
     ranked_all: list[int] = []
     for lay in ranked:
@@ -184,7 +193,10 @@ def suggest_surgical(
     for lay in ranked:
         if lay.op_index in candidates and lay.op_index not in first:
             first[lay.op_index] = {"op": lay.op_index, "type": lay.op_type, "tensor": lay.tensor_name,
-                                   "isolated_sqnr_db": _finite(lay.isolated.sqnr_db),
+                                   "isolated_sqnr_db": None if lay.isolated is None else _finite(lay.isolated.sqnr_db),
+                                   **({"accumulated_sqnr_db": _finite(lay.metrics.sqnr_db),
+                                       "isolated": "not measured" if lay.isolated is None else "exact"}
+                                      if _by_accumulated(lay) else {}),
                                    "cause": lay.diagnosis.cause if has_own_cause(lay) else None}  # fmt: skip
     result = SurgicalSuggestResult(
         target_sqnr_db, objective.names, False, baseline, baseline, len(q_bytes), latency_ms(q_bytes, qm, samples[0], signature=sig), [], None,
@@ -227,33 +239,33 @@ def suggest_surgical(
         for op in candidates:
             if op in done:
                 continue
-            kinds = applicable(qm, op, opts.edits)
-            first = "keep_float" if "keep_float" in kinds else (kinds[0] if kinds else None)
-            if first is None:
-                continue
-            got = evaluate((Edit(first, f"op:{op}", ops=(op,)),))
-            if got is not None:
-                trials.append((got[1], op, first, got[0]))
+            for edits in _step_tries(qm, base_cmp.layer_for_op(op), opts.edits):
+                got = evaluate(edits)
+                if got is not None:
+                    trials.append((got[1], op, edits, got[0]))
         if not trials:
             break
-        best_v, op, kind, res = max(trials, key=lambda t: (t[0], -t[3].size_bytes))
+        best_v, op, edits, res = max(trials, key=lambda t: (t[0], -t[3].size_bytes))
         if best_v - current < SINGLE_OP_MIN_GAIN_DB:
             notes.append(f"after {len(result.steps)} step(s), no remaining candidate gives {SINGLE_OP_MIN_GAIN_DB} dB more: "
                          "the rest of the error is spread over many layers" if result.steps else
                          f"no single candidate gives {SINGLE_OP_MIN_GAIN_DB} dB: the error is spread over many layers")  # fmt: skip
             break
-        measured = base_cmp.layer_for_op(op)
-        kinds = [k for k in CHEAP_EDITS if k in applicable(qm, op, opts.edits)]
-        cheap_kinds = diagnosed_first(kinds, None if measured is None else measured.diagnosis)
-        for cheap in (k for k in cheap_kinds if k != kind):
-            got = evaluate((Edit(cheap, f"op:{op}", ops=(op,)),))
-            if got is not None and (met(got[1]) or got[1] - current >= CHEAP_SHARE * (best_v - current)):
-                best_v, kind, res = got[1], cheap, got[0]
-                break
-        chosen.append(Edit(kind, f"op:{op}", ops=(op,)))
+        if edits[0].kind == "keep_float":  # the proxy won: a cheaper edit keeping most of its gain is preferred
+            measured = base_cmp.layer_for_op(op)
+            kinds = [k for k in CHEAP_EDITS if k in applicable(qm, op, opts.edits)]
+            tried = {t[2]: (t[3], t[0]) for t in trials if t[1] == op}  # this step's tries on op: not run twice
+            for cheap in diagnosed_first(kinds, None if measured is None else measured.diagnosis):
+                one = (Edit(cheap, f"op:{op}", ops=(op,)),)
+                got = tried.get(one) or evaluate(one)
+                if got is not None and (met(got[1]) or got[1] - current >= CHEAP_SHARE * (best_v - current)):
+                    best_v, edits, res = got[1], one, got[0]
+                    break
+        chosen.extend(edits)
         q = qm.main.ops[op]
-        result.steps.append(Step((op,), q.type, qm.main.tensors[q.outputs[0]].name, kind, best_v - current, best_v,
-                                 res.size_bytes, latency_ms(res.model_bytes, qm, samples[0], signature=sig)))  # fmt: skip
+        result.steps.append(Step(tuple(o for e in edits for o in e.ops), q.type, qm.main.tensors[q.outputs[0]].name,
+                                 edits[0].kind, best_v - current, best_v, res.size_bytes,
+                                 latency_ms(res.model_bytes, qm, samples[0], signature=sig)))
         result.best = res
         current = best_v
     if not met(current) and target_sqnr_db is not None and len(result.steps) < budget:
@@ -303,6 +315,54 @@ def _offer_best(qm: Model, chosen: list[Edit], tried: tuple[float, SurgicalResul
     chosen[:] = edits
     result.best = res
     return v
+
+
+def _by_accumulated(layer) -> bool:
+    """Is the layer ranked by its accumulated SQNR? Where there is no isolated figure, or where the
+    isolated one is exact and the diagnosis still finds a cause of its own: the op that reads the
+    model input is exact on B's quantized input, and its error (the input's range) is all its own,
+    as the diagnosis measures it."""
+    iso = layer.isolated.sqnr_db if layer.isolated is not None else None
+    return iso is None or (math.isinf(iso) and has_own_cause(layer))
+
+
+def _own_db(layer) -> float:
+    """What a candidate is ranked by: its own (isolated) SQNR, or its accumulated one (`_by_accumulated`)."""
+    return layer.metrics.sqnr_db if _by_accumulated(layer) else layer.isolated.sqnr_db
+
+
+def _ordinary_candidate(layer) -> bool:
+    """A candidate without a diagnosed edit: measured on its own, and not a boundary or shape op."""
+    return layer.isolated is not None and layer.op_type not in SUGGEST_SKIP_OPS
+
+
+def diagnosed_edits(qm: Model, layer, edits: Sequence[str]) -> tuple[Edit, ...]:
+    """The diagnosis' edit of this layer's op as a plan step (an equalize fix: its producer and
+    consumer), when the layer has a cause of its own and the edit is allowed and applies."""
+    d = getattr(layer, "diagnosis", None)
+    if layer is None or d is None or d.fix is None or not has_own_cause(layer) or tuple(d.fix.ops)[:1] != (layer.op_index,):
+        return ()
+    kind = plan_kind(d.fix.edit)
+    if kind not in applicable(qm, layer.op_index, edits):
+        return ()
+    if kind == "equalize":
+        return fix_plan(d.fix).edits
+    return (Edit(kind, f"op:{layer.op_index}", ops=(layer.op_index,)),)
+
+
+def _step_tries(qm: Model, layer, edits: Sequence[str]) -> list[tuple[Edit, ...]]:
+    """What one greedy step tries on a candidate: the diagnosis' edit, and keep float (or the first
+    edit that applies) on an ordinary candidate or one without a diagnosed edit."""
+    if layer is None:
+        return []
+    op = layer.op_index
+    tries = [fixed] if (fixed := diagnosed_edits(qm, layer, edits)) else []
+    if _ordinary_candidate(layer) or not tries:
+        kinds = applicable(qm, op, edits)
+        first = "keep_float" if "keep_float" in kinds else (kinds[0] if kinds else None)
+        if first is not None and not (tries and tries[0][0].kind == first):
+            tries.append((Edit(first, f"op:{op}", ops=(op,)),))
+    return tries
 
 
 def _finite(v: float) -> float | None:
@@ -363,7 +423,7 @@ def _prefix_search(
                 lo = mid
         res, v = best
         chosen.extend(group(hi))
-        result.steps.append(Step(tuple(ops[:hi]), "group", f"the {hi} worst layers by isolated SQNR", kind, v - current, v,
+        result.steps.append(Step(tuple(ops[:hi]), "group", f"the {hi} worst-ranked layers", kind, v - current, v,
                                  res.size_bytes, latency_ms(res.model_bytes, qm, samples[0], signature=opts.signature)))  # fmt: skip
         result.best = res
         return v

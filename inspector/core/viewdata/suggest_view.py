@@ -66,6 +66,14 @@ def _iso(v: float | None) -> str:
     return "exact" if v is None or math.isinf(v) else f"{v:.1f} dB"
 
 
+def _own(candidate: dict) -> str:
+    """The figure a candidate was ranked by: its isolated SQNR, or its accumulated one where the
+    isolated one is not measured or exact beside a cause of its own (the op reading the model input)."""
+    if "accumulated_sqnr_db" in candidate:
+        return f"{_iso(candidate['accumulated_sqnr_db'])} accumulated (isolated {candidate.get('isolated', 'exact')})"
+    return _iso(candidate["isolated_sqnr_db"])
+
+
 def _namer(model: Model | None):
     """Names B's op as the plan rows and versions do (`layer_name`: index and distinguishing
     tensor name, then the type) when model B is given; else index, type and output tensor."""
@@ -98,7 +106,7 @@ def _surgical(s: SurgicalSuggestResult, at: str | None, name=op_label) -> Sugges
         best = next((p for p in reversed(s.points) if p.size_bytes == s.steps[-1].size_bytes
                      and p.output_sqnr_db == s.best_sqnr_db), None)  # fmt: skip
         best = best or TradeoffPoint("suggested", (), s.steps[-1].size_bytes, s.best_sqnr_db)
-    cands = tuple(f"{name(c['op'], c['type'], c['tensor'])}: {_iso(c['isolated_sqnr_db'])}"
+    cands = tuple(f"{name(c['op'], c['type'], c['tensor'])}: {_own(c)}"
                   + (f", {c['cause']}" if c.get("cause") else "") for c in s.candidates)
     return SuggestView(
         "surgical", s.met, at or "the model output", s.baseline_sqnr_db, s.best_sqnr_db, s.target_sqnr_db, steps,
@@ -167,7 +175,7 @@ def suggest_lines(v: SuggestView) -> list[str]:
     if not v.steps:
         lines.append("No edit found.")
     if v.candidates:
-        lines.append(f"Candidates, one at a time: the {len(v.candidates)} worst of {v.ranked} ranked layers by isolated SQNR: "
+        lines.append(f"Candidates, one at a time: the {len(v.candidates)} worst of {v.ranked} ranked layers by own (isolated) SQNR: "
                      + "; ".join(v.candidates) + ".")  # fmt: skip
     lines += [f"• {note}" for note in v.notes]
     what = "edit+validate+measure" if v.route == "surgical" else "requantize+compare"
