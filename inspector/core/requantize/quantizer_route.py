@@ -576,11 +576,7 @@ def save_model(
     target = Path(path)
     if target.is_dir():
         raise InputError("the output path is a folder", str(target))
-    for p in (result.float_path, *protect):
-        if target.exists() and Path(p).exists() and os.path.samefile(target, p):
-            raise InputError(
-                "refusing to overwrite an input model; choose another output path", str(target)
-            )
+    refuse_over_inputs(target, (result.float_path, *protect), "an input model; choose another output path")
     atomic_write_bytes(target, result.model_bytes)
 
 
@@ -590,7 +586,19 @@ def save_recipe(
     protect: Sequence[str | os.PathLike[str]] = (),
 ) -> None:
     target = Path(path)
-    for p in (result.float_path, *protect):
-        if target.exists() and Path(p).exists() and os.path.samefile(target, p):
-            raise InputError("refusing to overwrite an input file with the recipe", str(target))
+    refuse_over_inputs(target, (result.float_path, *protect), "an input file with the recipe")
     atomic_write_text(target, to_json_text(result.recipe) + "\n")
+
+
+def save_plan(plan: Any, path: str | os.PathLike[str], protect: Sequence[str | os.PathLike[str]] = ()) -> None:
+    """Write a surgical plan's JSON atomically; never over a `protect`ed input."""
+    target = Path(path)
+    refuse_over_inputs(target, protect, "an input file with the plan")
+    atomic_write_text(target, to_json_text(plan.to_json()) + "\n")
+
+
+def refuse_over_inputs(target: Path, inputs: Sequence[str | os.PathLike[str]], what: str) -> None:
+    """InputError when `target` is one of `inputs` (the same file, by any path)."""
+    for p in inputs:
+        if target.exists() and Path(p).exists() and os.path.samefile(target, p):
+            raise InputError(f"refusing to overwrite {what}", str(target))

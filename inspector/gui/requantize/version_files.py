@@ -11,11 +11,15 @@ import re
 from pathlib import Path
 
 from inspector.core.errors import InputError, InspectorError
-from inspector.core.requantize.quantizer_route import RequantizeResult, save_model, save_recipe
+from inspector.core.requantize.quantizer_route import (
+    RequantizeResult,
+    save_model,
+    save_plan,
+    save_recipe,
+)
 from inspector.core.state.app_state import default_reference, same_file
 from inspector.core.state.version_sessions import restore_versions, session_versions
 from inspector.core.state.versions import file_size
-from inspector.core.writing import atomic_write_text, to_json_text
 
 __all__ = ["VersionFiles", "file_name", "file_size", "remove_quietly"]
 
@@ -48,10 +52,7 @@ class VersionFiles:
         v = self.version(self.current if version is None else version)
         try:
             if v is not None and v.surgical:
-                for p in self._protected(self.comparison_options()):
-                    if Path(path).exists() and Path(p).exists() and same_file(str(path), p):
-                        raise InputError("refusing to overwrite an input file with the plan", str(path))
-                atomic_write_text(path, to_json_text(v.plan.to_json()) + "\n")
+                save_plan(v.plan, path, protect=self._protected(self.comparison_options()))
                 self.saved.emit(str(path))
                 self.ui.status(f"Saved the plan of {v.name} to {path}", 8000)
                 return True
