@@ -134,8 +134,7 @@ class PlanDraft:
         qm = self.quant_model
         if qm is None or b is None or not 0 <= b < len(qm.main.ops):
             return None
-        kinds = set(applicable(qm, b, [k for k in KINDS if k != "weight_mse"]))
-        return kinds | ({"weight_mse"} if "per_channel" in kinds else set())
+        return set(applicable(qm, b, KINDS))
 
     def applicable_kinds(self, row: int) -> set[str] | None:
         """Edit kinds that apply to the row's op on the surgical route (None: any, not known)."""
@@ -220,9 +219,7 @@ class PlanDraft:
                 else:
                     self._rows[row] = replace(self._rows[row], choice=key, algorithm=algorithm)
                 rows.append(row)
-                kinds = self.applicable_kinds(row)
-                if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
-                    msgs.append(self._not_applicable(self._rows[row].b_op, key))  # type: ignore[arg-type]
+                msgs += self._not_applicable(row)
             if rows:
                 self._touch()
         return Outcome(tuple(ops), tuple(rows), tuple(msgs))
@@ -234,9 +231,7 @@ class PlanDraft:
         msgs: list[str] = []
         for r in rows:
             self._rows[r] = replace(self._rows[r], choice=key, algorithm=algorithm or None)
-            kinds = self.applicable_kinds(r)
-            if kinds is not None and key in EDIT_BY_KEY and EDIT_BY_KEY[key].kind not in kinds:
-                msgs.append(self._not_applicable(self._rows[r].b_op, key))  # type: ignore[arg-type]
+            msgs += self._not_applicable(r)
         if rows:
             self._touch()
         return Outcome(tuple(), tuple(rows), tuple(msgs))
@@ -307,13 +302,16 @@ class PlanDraft:
                 return i
         return None
 
-    def _not_applicable(self, b: int, key: str) -> str:
-        """Why the edit `key` does not apply to B's op `b` (equalize says its reason)."""
-        qm = self.quant_model
-        op_type = qm.main.ops[b].type if qm is not None else "?"
-        if EDIT_BY_KEY[key].kind == "equalize" and qm is not None and (why := equalize_refusal(qm, b)):
-            return why
-        return f"{EDIT_BY_KEY[key].label} does not apply to op {b} of model B ({op_type}); choose another edit for it"
+    def _not_applicable(self, row: int) -> list[str]:
+        """Why the row's edit does not apply to its op of B (equalize says its reason); [] when it does."""
+        r, qm = self._rows[row], self.quant_model
+        kinds, choice = self.applicable_kinds(row), EDIT_BY_KEY.get(self._rows[row].choice)
+        if kinds is None or choice is None or choice.kind in kinds or r.b_op is None:
+            return []
+        op_type = qm.main.ops[r.b_op].type if qm is not None else "?"
+        if choice.kind == "equalize" and qm is not None and (why := equalize_refusal(qm, r.b_op)):
+            return [why]
+        return [f"{choice.label} does not apply to op {r.b_op} of model B ({op_type}); choose another edit for it"]
 
     @contextmanager
     def _batch(self) -> Iterator[None]:

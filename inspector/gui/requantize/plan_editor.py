@@ -198,10 +198,6 @@ class PlanEditor(QWidget):
     def set_quant_model(self, model: Model | None) -> None:
         self.draft.set_models(self.draft.float_model, model)
 
-    def applicable_to_b(self, b: int | None) -> set[str] | None:
-        """Edit kinds that apply to B's op `b` (None: not known, no B open)."""
-        return self.draft.applicable_to_b(b)
-
     def set_base(self, base: str, note: str = "") -> None:
         self.base_note.setText(note)
         self.draft.set_options(base=base)
