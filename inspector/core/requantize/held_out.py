@@ -1,8 +1,8 @@
 """The gain of an edit that calibrated, measured on the samples it did not calibrate on.
 
 `held_out_gain` splits the samples the same way the edit did (`samples.holdout.split_samples`)
-and measures model B's first output against model A on the evaluation part only, before and
-after the edit (`objective.Objective`: A's values computed once, each model run once). With too
+and measures model B's first output against model A on the evaluation part only (a
+concatenated output by its worst slice), before and after the edit (`objective.Objective`: A's values computed once, each model run once). With too
 few samples the split is in-sample and the result says so.
 """
 
@@ -28,6 +28,8 @@ class HeldOutGain:
     output: str  # B's output tensor measured
     before_db: float
     after_db: float
+    part_before: str = ""  # the output's worst part when it is a concatenation's slice ("": the whole tensor)
+    part_after: str = ""
 
     @property
     def gain_db(self) -> float:
@@ -37,8 +39,10 @@ class HeldOutGain:
         def f(v: float) -> float | None:
             return v if math.isfinite(v) else None
 
+        parts = {"worst_part_before": self.part_before or None, "worst_part_after": self.part_after or None}
         return {**self.split.to_json(), "output": self.output, "output_sqnr_db_before": f(self.before_db),
-                "output_sqnr_db_after": f(self.after_db), "gain_db": f(self.gain_db)}  # fmt: skip
+                "output_sqnr_db_after": f(self.after_db), "gain_db": f(self.gain_db),
+                **(parts if self.part_before or self.part_after else {})}
 
     def text(self) -> str:
         s = self.split
@@ -46,7 +50,9 @@ class HeldOutGain:
                  if s.evaluation == HELD_OUT else
                  f"in-sample: on the same {s.total} samples it calibrated on (too few to hold 8 out)")  # fmt: skip
         gain = f"{self.gain_db:+.2f} dB" if math.isfinite(self.gain_db) else "exact"
-        return f"output SQNR {_db(self.before_db)} → {_db(self.after_db)} ({gain}) {where}"
+        worst = (f" (its worst part: {self.part_before or 'the whole tensor'} before, {self.part_after or 'the whole tensor'} after)"
+                 if self.part_before or self.part_after else "")
+        return f"output SQNR {_db(self.before_db)} → {_db(self.after_db)} ({gain}) {where}{worst}"
 
 
 def _db(v: float) -> str:
@@ -63,6 +69,6 @@ def held_out_gain(
     qm = select_signature(load_model(quant_path), signature)
     out = qm.main.outputs[0]
     objective = Objective(fm, qm, pair_models(fm, qm), [out], split.evaluation_of(samples), runtime, signature)
-    before = objective.sqnr(Path(quant_path).read_bytes())
-    after = objective.sqnr(new_bytes)
-    return HeldOutGain(split, qm.main.tensors[out].name, before, after)
+    before = objective.reading(Path(quant_path).read_bytes())
+    after = objective.reading(new_bytes)
+    return HeldOutGain(split, qm.main.tensors[out].name, before.sqnr_db, after.sqnr_db, before.part, after.part)

@@ -1,7 +1,11 @@
 """How good an edited model is: an objective tensor's SQNR against model A, size, latency.
 
 `Objective` runs A once over the samples and keeps its values of the objective tensors (small:
-model outputs, logits), so each edited model costs one run. `latency_ms` is the median
+model outputs, logits), so each edited model costs one run. A tensor that is a concatenation of
+heads (`compare.concat_layout.output_layout`: boxes beside class scores) is read by its worst
+part: the whole tensor's SQNR and each slice's, the lowest of them, so a collapsed score slice is
+not hidden by the large values beside it (a detector's whole output read 50 dB with every score
+lost). `latency_ms` is the median
 single-thread XNNPACK invoke time. `TempModel` holds edited bytes in a temporary .tflite file for
 the path-based readers and runners.
 """
@@ -14,9 +18,11 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.compare.concat_layout import ConcatLayout, output_layout
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
 from inspector.core.quantmath.quant import dequantize
@@ -28,6 +34,14 @@ from inspector.core.tflite.rewrite import patch_outputs
 from inspector.core.tflite.signatures import select_signature
 
 
+@dataclass(frozen=True)
+class Reading:
+    """An objective's SQNR (dB): the lowest over its tensors and their slices, and which part that is."""
+
+    sqnr_db: float
+    part: str  # "" for a whole tensor; else e.g. "slice 4:7 of 'detections' (from op 11 LOGISTIC)"
+
+
 class Objective:
     """SQNR of B's objective tensors in an edited model, against A's values (computed once)."""
 
@@ -37,6 +51,7 @@ class Objective:
     ) -> None:
         self.signature = signature  # fm and qm are seen through it; so is every edited model
         self.names = tuple(qm.main.tensors[t].name for t in tensors)
+        self.layouts: tuple[ConcatLayout | None, ...] = tuple(output_layout(qm.main, t) for t in tensors)
         self.samples = samples
         self.runtime = runtime
         floats = []
@@ -48,7 +63,16 @@ class Objective:
         runner = ModelRunner(fm, runtime)
         self.ref = [[np.array(runner.run(feed(fm, s))[f], np.float64) for f in floats] for s in samples]
 
+    @property
+    def has_slices(self) -> bool:
+        """Is a concatenated tensor among the objective's (read by its worst slice)?"""
+        return any(lay is not None for lay in self.layouts)
+
     def sqnr(self, data: bytes) -> float:
+        return self.reading(data).sqnr_db
+
+    def reading(self, data: bytes) -> Reading:
+        """The lowest SQNR over the objective tensors and their slices in the model `data`."""
         with TempModel(data) as path:
             m = select_signature(load_model(path), self.signature)
             idx = []
@@ -59,18 +83,38 @@ class Objective:
                 idx.append(t.index)
             content = patch_outputs(data, m.main.index, tuple(idx)) or _rebuilt_outputs(data, idx, m.main.index)
             runner = ModelRunner(m, self.runtime, content=content, exposed=tuple(idx))
-            num = np.zeros(len(idx))
-            den = np.zeros(len(idx))
+            sums = [np.zeros((2, 1 + (len(lay.slices) if lay else 0))) for lay in self.layouts]  # (x², e²) per part
             for s, refs in zip(self.samples, self.ref, strict=True):
                 values = runner.run(feed(m, s))
                 for k, t in enumerate(idx):
                     tt = m.main.tensors[t]
                     quantized = tt.quantization is not None and tt.dtype.startswith("int")
                     y = dequantize(values[t], tt.quantization) if quantized else np.asarray(values[t], np.float64)
-                    num[k] += float(np.sum(refs[k] ** 2))
-                    den[k] += float(np.sum((refs[k] - y) ** 2))
+                    _add(sums[k], refs[k], y, self.layouts[k])
                 del values
-        return float(min(math.inf if d == 0 else 10 * math.log10(n / d) for n, d in zip(num, den, strict=True)))
+        parts = [(_db(*sums[k][:, 0]), "") for k in range(len(idx))]
+        for k, lay in enumerate(self.layouts):
+            for j, sl in enumerate(lay.slices if lay is not None else ()):
+                src = "" if sl.producer_op is None else f" (from op {sl.producer_op} {sl.producer_type})"
+                parts.append((_db(*sums[k][:, 1 + j]), f"slice {sl.start}:{sl.stop} of '{self.names[k]}'{src}"))
+        return Reading(*min(parts, key=lambda p: p[0]))
+
+
+def _add(sums: np.ndarray, ref: np.ndarray, y: np.ndarray, layout: ConcatLayout | None) -> None:
+    """Add one sample's Σx² and Σ(x−y)² of the whole tensor and of each slice along the layout's axis."""
+    err = ref - y
+    sums[:, 0] += (float(np.sum(ref**2)), float(np.sum(err**2)))
+    if layout is None or ref.shape != np.shape(y) or ref.ndim <= layout.axis:
+        return
+    r, e = np.moveaxis(ref, layout.axis, 0), np.moveaxis(err, layout.axis, 0)
+    for j, sl in enumerate(layout.slices):
+        sums[:, 1 + j] += (float(np.sum(r[sl.start : sl.stop] ** 2)), float(np.sum(e[sl.start : sl.stop] ** 2)))
+
+
+def _db(signal: float, error: float) -> float:
+    if error == 0:
+        return math.inf
+    return -math.inf if signal == 0 else 10 * math.log10(signal / error)
 
 
 def objective_tensor(m: Model, name: str):

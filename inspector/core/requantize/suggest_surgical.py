@@ -21,7 +21,8 @@ target, else the best plan evaluated (highest objective SQNR, then smallest), ev
 group search found it short of the target (`_offer_best`).
 
 The objective is the worst SQNR over B's graph outputs, or over the outputs of the ops a
-pattern selects (e.g. the logits before a softmax, whose output is flat for random weights).
+pattern selects (e.g. the logits before a softmax, whose output is flat for random weights); a
+concatenated output counts by its worst slice (`objective.Objective`).
 """
 
 from __future__ import annotations
@@ -205,6 +206,9 @@ def suggest_surgical(
     )  # fmt: skip
     result.calibration = split.to_json()
     notes.append(f"gains: {split.note}")
+    if objective.has_slices:
+        notes.append("the objective is read by its worst part: a concatenated output's slices are measured apart "
+                     "(the whole tensor's SQNR hides a collapsed slice beside large values)")
     chosen: list[Edit] = []
     current = baseline
     best_tried: list[tuple[float, SurgicalResult]] = []  # the best evaluated plan: (objective SQNR, result)
@@ -263,7 +267,9 @@ def suggest_surgical(
                     break
         chosen.extend(edits)
         q = qm.main.ops[op]
-        result.steps.append(Step(tuple(o for e in edits for o in e.ops), q.type, qm.main.tensors[q.outputs[0]].name,
+        ops = tuple(o for e in edits for o in e.ops)
+        what = qm.main.tensors[q.outputs[0]].name if len(ops) == 1 else f"ops {', '.join(map(str, ops))} (the diagnosed fix of op {op})"
+        result.steps.append(Step(ops, q.type, what,
                                  edits[0].kind, best_v - current, best_v, res.size_bytes,
                                  latency_ms(res.model_bytes, qm, samples[0], signature=sig)))
         result.best = res
@@ -337,17 +343,17 @@ def _ordinary_candidate(layer) -> bool:
 
 
 def diagnosed_edits(qm: Model, layer, edits: Sequence[str]) -> tuple[Edit, ...]:
-    """The diagnosis' edit of this layer's op as a plan step (an equalize fix: its producer and
-    consumer), when the layer has a cause of its own and the edit is allowed and applies."""
+    """The diagnosis' fix as a plan step (`diagnosis_fix.fix_plan`: every op it names, an equalize
+    fix its producer and consumer as one edit), offered at the first op it names, when the layer
+    has a cause of its own and the edit is allowed and applies to each of the ops."""
     d = getattr(layer, "diagnosis", None)
     if layer is None or d is None or d.fix is None or not has_own_cause(layer) or tuple(d.fix.ops)[:1] != (layer.op_index,):
         return ()
     kind = plan_kind(d.fix.edit)
-    if kind not in applicable(qm, layer.op_index, edits):
+    ops = d.fix.ops[:1] if kind == "equalize" else d.fix.ops
+    if not all(kind in applicable(qm, op, edits) for op in ops):
         return ()
-    if kind == "equalize":
-        return fix_plan(d.fix).edits
-    return (Edit(kind, f"op:{layer.op_index}", ops=(layer.op_index,)),)
+    return fix_plan(d.fix).edits
 
 
 def _step_tries(qm: Model, layer, edits: Sequence[str]) -> list[tuple[Edit, ...]]:
