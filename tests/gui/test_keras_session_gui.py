@@ -44,6 +44,8 @@ def test_session_keeps_the_keras_source_and_table(qtbot, window, keras_models, t
     cw = window.keras.compare()
     qtbot.waitUntil(lambda: cw.is_done, timeout=WAIT)
     assert cw.error is None, cw.error
+    # is_done is set on the worker thread; the result reaches the feature by a queued signal after it
+    qtbot.waitUntil(lambda: window.keras.comparison is not None, timeout=WAIT)
     table = window.keras.comparison
     path = tmp_path / "keras.tqi.json"
     window.session.save(path)
