@@ -52,6 +52,7 @@ def test_qat_h5_opens_as_a_with_ranges_beside_b_and_layer_errors(qtbot, window, 
     w = window.keras.compare()
     qtbot.waitUntil(lambda: w.is_done, timeout=WAIT)
     assert w.error is None, w.error
+    qtbot.waitUntil(lambda: window.keras.comparison is not None, timeout=WAIT)  # queued after is_done
     d = window.keras.comparison
     assert [x["keras_layer"] for x in d["layers"]] == ["quantize_layer", "quant_dense_1", "quant_dense_2", "quant_probs"]
     assert window.keras.view.layer_table.rowCount() == len(d["layers"])

@@ -60,6 +60,7 @@ def test_qat_pair_one_number_per_layer(qtbot, window, keras_models, keras_twin_c
     w = window.keras.compare()
     qtbot.waitUntil(lambda: w.is_done, timeout=WAIT)
     assert w.error is None, w.error
+    qtbot.waitUntil(lambda: window.keras.comparison is not None, timeout=WAIT)  # queued after is_done
     keras = {layer["op_index"]: layer for layer in window.keras.comparison["layers"]}
     fc = [layer for layer in main.layers if layer.op_type == "FULLY_CONNECTED" and layer.op_index in keras]
     assert len(fc) == 2  # quant_dense_1, quant_dense_2 (quant_probs pairs with the SOFTMAX in Keras)
