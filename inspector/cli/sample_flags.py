@@ -1,5 +1,5 @@
-"""The sample flags of every subcommand that runs samples: --samples, --seed, --inputs, --normalization
-(and --no-isolated for the commands that compare).
+"""The sample flags of every subcommand that runs samples: --samples, --seed, --inputs, --normalization,
+--stateful (and --no-isolated for the commands that compare).
 
 `add_sample_flags` adds them (the same names, defaults and help everywhere); `sample_settings`
 turns the parsed flags into the one `SampleSettings` (validated there: `--samples` at least 1;
@@ -28,6 +28,10 @@ def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclu
         metavar="SPEC",
         help="image folders: '-1,1', '0,1', '0,255' or 'mean=M,std=S' (default: model metadata, else -1,1)",
     )
+    p.add_argument("--stateful", action="store_true",
+                   help="a stateful model (LSTM state, resource variables) runs the samples as one stream, in order, "
+                        "its state carried from sample to sample and reset once at the start, for both models "
+                        "(default: the state is reset before every sample)")  # fmt: skip
 
 
 def add_isolated_flag(p: argparse.ArgumentParser) -> None:
@@ -61,6 +65,7 @@ def sample_settings(args: argparse.Namespace) -> SampleSettings:
         seed=args.seed,
         source=args.inputs,
         normalization=args.normalization,
+        carry_state=bool(getattr(args, "stateful", False)),
     )
 
 
@@ -75,4 +80,6 @@ def sample_flags(settings: SampleSettings) -> str:
         flags += f" --samples {settings.count} --seed {settings.seed}"
     if settings.normalization:
         flags += f" --normalization {shlex.quote(settings.normalization)}"
+    if settings.carry_state:
+        flags += " --stateful"
     return flags

@@ -50,6 +50,7 @@ from inspector.core.compare.result import (
 from inspector.core.compare.task_kind import output_kinds
 from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
+from inspector.core.runtime.model_state import state_note
 from inspector.core.runtime.runner import RUNTIMES, ModelRunner, check_runtime
 from inspector.core.samples.sources import open_source
 from inspector.core.samples.spec import feed
@@ -99,9 +100,12 @@ def compare_models(
     # Two sets of interpreters when threaded: sample k's statistics are computed while both
     # models already run sample k+1 (views of one set stay valid while the other runs).
     # Big models run on one set only: each set holds its own packed copy of every weight.
-    double = pool is not None and fm.size_bytes + qm.size_bytes <= DOUBLE_BUFFER_MAX_BYTES
+    # A stream (state carried across samples) runs on one set: the samples in order, one state.
+    carry = opts.samples.carry_state
+    double = pool is not None and not carry and fm.size_bytes + qm.size_bytes <= DOUBLE_BUFFER_MAX_BYTES
     slot_key = _slot_key(fm, qm, opts)
     slots: list[_Slot | None] = [_take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso)), None]
+    slots[0].carry_state(carry)  # type: ignore[union-attr]
     keep = {j.quant_tensor: _Keeper(j, count, opts.samples.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
     store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
     per_f: list[tuple[np.ndarray, ...]] = []
@@ -135,6 +139,7 @@ def compare_models(
             if nxt is not None and double:
                 if slots[(k + 1) % 2] is None:  # the second set, made only when needed
                     slots[(k + 1) % 2] = _take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso))
+                    slots[(k + 1) % 2].carry_state(False)  # type: ignore[union-attr]
                 shared = iso.share if iso is not None else 0
                 after = (lambda s=slot, v=qv, n=shared: iso.run(s.iso, v, 0, n)) if shared else None
                 running = slots[(k + 1) % 2].start(pool, nxt, slow, after)  # the faster model runs here, now
@@ -198,6 +203,7 @@ def compare_models(
         pair_check=pair_check if pair_check is not None or not check else _pair_check(fm, qm, pairing),
         signature=opts.signature,
         reference=twin_reference(fm, pairing),
+        state=state_note((fm, qm), carry),
     )
 
 
@@ -222,6 +228,13 @@ class _Slot:
         self.worker_end = 0.0  # when the pool's part of the last `start` with `slow` ended
         if iso is not None:
             self.iso = iso.runners(runtime)
+
+    def carry_state(self, carry: bool) -> None:
+        """Reset a stateful model's state before every sample, or (`carry`, a stream) once, now."""
+        for runner in (self.f, self.q):
+            runner.carry_state = carry
+            if carry:
+                runner.reset_state()
 
     def start(self, pool, sample, slow: str | None = None, after=None):
         """Feed and invoke both models: here (no pool; timed into `seconds`), both in the pool's

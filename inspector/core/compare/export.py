@@ -143,6 +143,8 @@ def text_table(result: ComparisonResult) -> str:
     ]
     if result.signature is not None:  # op indices are that signature's subgraph's
         lines.insert(3, f"signature: {result.signature} (op numbers are its subgraph's)")
+    if result.state:  # a stateful model: every sample from a reset state, or one stream
+        lines.insert(3, result.state)
     for layer in result.layers:
         m = layer.metrics
         name = layer.tensor_name if len(layer.tensor_name) <= 34 else layer.tensor_name[:31] + "..."

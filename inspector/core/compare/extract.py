@@ -180,6 +180,7 @@ def run_single(data: bytes, inputs: dict[str, np.ndarray], reference: bool = Tru
                 it.resize_tensor_input(d["index"], v.shape)
                 it.allocate_tensors()
             it.set_tensor(d["index"], v)
+        it.reset_all_variables()  # an op with state (LSTM) starts every sample alike, as compared
         it.invoke()
         for d in it.get_output_details():
             got.setdefault(d["name"], []).append(np.array(it.get_tensor(d["index"])))

@@ -26,6 +26,7 @@ def run(resolver):
     for s in range(n):
         for d in it.get_input_details():
             it.set_tensor(d["index"], inputs[d["name"]][s])
+        it.reset_all_variables()  # a stateful op (LSTM) starts every sample from its reset state
         it.invoke()
         for d in it.get_output_details():
             scale = d["quantization"][0] or 1.0

@@ -205,6 +205,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
     signature: str | None = None  # the signature compared (its subgraph); None: subgraph 0
     output_kinds: tuple[tuple[str, str], ...] = ()  # (kind, reason) per output, from the graph (`task_kind`)
     reference: str = ""  # what B was measured against, when not a plain float model (`compare.reference`)
+    state: str = ""  # a stateful model: what was done with its state (`runtime.model_state.state_note`); "" none
 
     def task(self, output: int = 0) -> TaskResult | None:
         """Task-level metrics (accuracy, agreement, worst samples) of model output `output`."""
@@ -282,6 +283,8 @@ class ComparisonResult(LayersByOp[LayerResult]):
             "pair_check": None if self.pair_check is None else self.pair_check.to_json(),
             "signature": self.signature,
             "reference": self.reference,
+            "stateful": bool(self.state),
+            "state": self.state,
         }
         task = self.task()
         d["task"] = task.to_json() if task is not None else self.task_json
@@ -319,4 +322,5 @@ class ComparisonResult(LayersByOp[LayerResult]):
             signature=d.get("signature"),
             output_kinds=tuple((o["kind"], o.get("reason", "")) for o in (d.get("task") or {}).get("outputs") or ()),
             reference=d.get("reference", ""),
+            state=d.get("state", ""),
         )

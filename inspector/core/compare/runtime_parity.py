@@ -110,6 +110,8 @@ def compare_runtimes(
     content, exposed = expose_intermediates(model.path, sg.index)
     runners = [ModelRunner(model, rt, th, content=content, exposed=exposed)
                for rt, th in zip(opts.runtimes, opts.threads, strict=True)]  # fmt: skip
+    for runner in runners:  # fresh interpreters: a stream starts from the reset state
+        runner.carry_state = opts.samples.carry_state
     labels = opts.labels()
     source = open_source(model, model, opts.samples)
     if source.count == 0:

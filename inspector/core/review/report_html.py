@@ -131,6 +131,8 @@ def _layer_error(report: dict) -> str:
     heads = "".join(f"<th>{escape(spec(k).header)}</th>" for k in keys)
     out_tab = f"<h3>Model outputs</h3><table><tr><th>output</th>{heads}</tr>{rows}</table>" if outs else ""
     ref = f'<p>Reference: {escape(comp["reference"])}.</p>' if comp.get("reference") else ""
+    if comp.get("state"):  # a stateful model (LSTM state, resource variables)
+        ref += f'<p>{escape(comp["state"][:1].upper() + comp["state"][1:])}.</p>'
     return f'{banner}{ref}<div class="plot">{svg}</div>{meta}{out_tab}'
 
 

@@ -12,6 +12,10 @@ result records which runtime produced it.
 
 `ModelRunner.run` returns numpy *views* of the interpreter's buffers, overwritten by the next run:
 copy what you keep (before a resize, the interpreter refuses to run while other views are alive).
+
+A stateful model (`model_state`: LSTM state in variable tensors, resource variables) has its state
+reset before every run, so each sample starts alike; `carry_state` (streaming) keeps it from one
+run to the next, reset only by `reset_state()`.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 
 from inspector.core.errors import RuntimeFailure
 from inspector.core.progress import TaskState, as_task
+from inspector.core.runtime.model_state import model_state
 from inspector.core.runtime.runtimes import RUNTIMES
 from inspector.core.tflite.expose_file import expose_to_file
 from inspector.core.tflite.litertlm import read_model_bytes
@@ -137,6 +142,7 @@ class ModelRunner:
 
     Runs `model.main`: subgraph 0, or the chosen signature's subgraph (`Model.for_signature`),
     which is invoked by its index (the copy's signature table is emptied: its outputs changed).
+    A stateful model's state is reset before every run unless `carry_state` (see the module doc).
     """
 
     def __init__(
@@ -178,6 +184,27 @@ class ModelRunner:
         self.input_indices: tuple[int, ...] = tuple(int(i) for i in w.InputIndices()) if self.subgraph == 0 else model.main.inputs
         self._shapes = {i: tuple(int(s) for s in w.TensorSize(i, self.subgraph)) for i in self.input_indices}
         self._views: dict[int, np.ndarray] | None = None  # the last run's views, valid until a resize
+        self.state = model_state(model)  # None: nothing persists across invoke()
+        self.carry_state = False  # streaming: keep the state from one run to the next
+        self._invoked = False  # the init subgraphs CALL_ONCE runs are ready once it ran
+
+    def reset_state(self) -> None:
+        """Variable tensors back to their start (zero), resource variables to their initial values
+        (their init subgraphs run again); nothing to do for a model without state."""
+        if self.state is None:
+            return
+        try:
+            self._reset()
+        except Exception as e:
+            raise _failure(self.model, str(e), self.label) from e
+
+    def _reset(self) -> None:
+        w = self.interpreter._interpreter
+        w.ResetVariableTensors()  # every subgraph's
+        if self._invoked:  # before the first invoke, CALL_ONCE has not run yet (and will)
+            for sg in self.state.init_subgraphs:  # type: ignore[union-attr]
+                w.AllocateTensors(sg)  # CALL_ONCE leaves it unallocated after its run
+                w.Invoke(sg)
 
     def run(self, feed: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
         """Invoke once; {tensor index: view} of the inputs and every exposed tensor.
@@ -204,7 +231,10 @@ class ModelRunner:
                 w.AllocateTensors(sg)
             for idx, value in feed.items():
                 w.SetTensor(idx, value, sg)
+            if self.state is not None and not self.carry_state:
+                self._reset()  # each sample starts from the same state
             w.Invoke(sg)
+            self._invoked = True
         except Exception as e:
             raise _failure(self.model, str(e), self.label) from e
         if self._views is None or any(idx not in self._views for idx in feed):

@@ -1,5 +1,10 @@
 """The one definition of which samples a run uses: count, seed, source and normalization.
 
+`carry_state` (the command line's `--stateful`): a stateful model (LSTM state, resource
+variables) is run as one stream: the samples in order, its state carried from one to the next and
+reset once at the start, for both models alike; otherwise (the default) every sample starts from
+a reset state.
+
 `count` is a number of samples (at least 1) or `ALL` (None): every sample of the file or
 folder; random samples have no "all", so `ALL` there means `DEFAULT_COUNT`. This is the one
 meaning everywhere: the GUI's count box shows `ALL` as "all" (its 0), the CLI leaves
@@ -23,6 +28,7 @@ class SampleSettings:
     seed: int = 0  # random samples, and the subset taken from an image folder
     source: str | None = None  # .npy / .npz / image folder; None = random
     normalization: str | None = None  # image folders only, see samples.images
+    carry_state: bool = False  # streaming: a stateful model's state carried across samples (module doc)
 
     def __post_init__(self) -> None:
         check_count(self.count)
@@ -56,6 +62,7 @@ class SampleSettings:
             seed=int(d.get("seed") or 0),
             source=d.get("source") or None,
             normalization=d.get("normalization") or None,
+            carry_state=bool(d.get("carry_state", False)),
         )
 
 

@@ -150,7 +150,8 @@ ACTIVATION_OPS = _where("activation")  # the Keras/QAT route skips their outputs
 CLASS_SCORE_OPS = _where("class_score")
 WEIGHT_DECODER_OPS = _where("weight_decoder")
 CONTROL_FLOW_OPS = _where("control_flow")  # the quantizer keeps them float
-NOT_EXTRACTABLE_OPS = CONTROL_FLOW_OPS | _where("stateful")  # need other subgraphs or variables to run
+STATEFUL_OPS = _where("stateful")  # runtime.model_state: the model keeps state across invoke()
+NOT_EXTRACTABLE_OPS = CONTROL_FLOW_OPS | STATEFUL_OPS  # need other subgraphs or variables to run
 UNQUANTIZED_INT_OPS = _where("unquantized_int_output")  # the audit accepts integer tensors without quantization there
 OP_CLAMPS: dict[str, tuple[float, float]] = {n: f.output_clamp for n, f in FACTS.items() if f.output_clamp is not None}
 # Keras layers pair through the activation op the converter put after them (keras/naming).
