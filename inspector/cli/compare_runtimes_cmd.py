@@ -8,8 +8,9 @@ diverge, and says which kernel departs from the spec's integer math (conv, depth
 from __future__ import annotations
 
 import argparse
+import sys
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings
+from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
 from inspector.core.errors import InputError
 from inspector.core.runtime.runtimes import RUNTIMES
 from inspector.core.writing import write_json_output
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.core.compare.runtime_parity import compare_runtimes
     from inspector.core.runtime.worker import run_isolated
 
+    note = use_example_inputs(args, "compare-runtimes", (args.quant_model,))  # the bundled int8 model: its inputs
     opts = parity_options(args)
     result = run_isolated(compare_runtimes, args.quant_model, opts, step="running the model on both runtimes",
                           models=(args.quant_model,))  # fmt: skip
@@ -74,4 +76,6 @@ def run(args: argparse.Namespace) -> int:
         write_json_output(result.to_json(), args.json)
     if args.json != "-":
         print(parity_table(result))
+    if note:
+        print(note, file=sys.stderr)
     return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings
+from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
 
 
 def add_parser(sub) -> None:
@@ -22,6 +22,9 @@ def add_parser(sub) -> None:
     p.add_argument("--signature", metavar="KEY", help="the op belongs to this signature's subgraph (default: subgraph 0)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write (created when missing)")
     add_sample_flags(p, exclusive=True)
+    from inspector.cli.pair_guard import add_allow_unrelated_flag
+
+    add_allow_unrelated_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,7 +41,12 @@ def run(args: argparse.Namespace) -> int:
     refuse_if_input(args.out, "--out")
     for name in FILES:  # before any work: no file of DIR may be an input model
         refuse_if_input(out / name, f"--out ({name})")
+    if args.float_model:  # a pair: the one pair check (compare's)
+        from inspector.cli.pair_guard import check_pair_args
+
+        check_pair_args(args, "extract", swap=False)
     models = tuple(m for m in (args.quant_model, args.float_model) if m)
+    note = use_example_inputs(args, "extract", models) if args.samples is None else ""  # the bundled example: its inputs
     ex = run_isolated(
         extract_op, args.quant_model, args.op, sample_settings(args),
         kwargs={"float_path": args.float_model, "signature": args.signature},
@@ -49,4 +57,8 @@ def run(args: argparse.Namespace) -> int:
     lsb = ", ".join(f"{v:g}" for v in ex.xnnpack_max_lsb.values()) or "-"
     print(f"op {ex.op_index} ({ex.op_type}) over {ex.samples} samples -> {args.out}: reference kernels {exact} "
           f"with the full model; XNNPACK max difference {lsb} LSB; run: python {out / 'run.py'}")  # fmt: skip
+    if note:
+        import sys
+
+        print(note, file=sys.stderr)
     return 0

@@ -38,7 +38,9 @@ def add_parser(sub) -> None:
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels")  # fmt: skip
     add_isolated_flag(p)
-    p.add_argument("--allow-unrelated", action="store_true", help="compare even when the weights say the files are not twins")
+    from inspector.cli.pair_guard import add_allow_unrelated_flag
+
+    add_allow_unrelated_flag(p)
 
 
 def run(args: argparse.Namespace) -> int:

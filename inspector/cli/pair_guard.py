@@ -1,4 +1,8 @@
-"""Before comparing: swap a pair given the wrong way round, refuse one that is not twins."""
+"""Before comparing: swap a pair given the wrong way round, refuse one that is not twins.
+
+Every command that takes a pair (compare, report, graph, suggest, requantize FLOAT QUANT and
+--calibrate-from, extract --float) runs this one check (`check_pair_args`), with the same
+--allow-unrelated (`add_allow_unrelated_flag`)."""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ def guarded_pair(
             file=sys.stderr,
         )
         float_path, quant_path = quant_path, float_path
-    if check.note:  # both models have weights but none could be compared: say the pair is unverified
+    if check.note and (check.related or allow_unrelated):  # weights, none compared: the pair is unverified
         print(f"tflite-inspector {command}: note: {check.note}", file=sys.stderr)
     if not check.related:
         unrelated = "; ".join(r for r in check.reasons if "swapped" not in r)
@@ -58,11 +62,43 @@ def guarded_keras_pair(
     b = select_signature(load_model(quant_path), signature)
     check_twin_inputs(a, b, model_path, quant_path)  # one line naming the Keras model, not its cached twin
     check_correspondence(a, b)
-    if check.note:
+    if check.note and (check.related or allow_unrelated):
         print(f"tflite-inspector {command}: note: {check.note}", file=sys.stderr)
     if not check.related:
         unrelated = "; ".join(check.reasons)
         if not allow_unrelated:
             raise PairingError(f"not an export of {model_path}: {unrelated} (--allow-unrelated compares anyway)", quant_path)
         print(f"tflite-inspector {command}: warning: {unrelated}", file=sys.stderr)
+    return check
+
+
+ALLOW_UNRELATED_HELP = ("go on even when the pair check says the two files are not a float model and its quantized "
+                        "twin (weights of another training, two quantized or two float models, the same file twice)")
+
+
+def add_allow_unrelated_flag(p) -> None:
+    """--allow-unrelated, the same on every command that takes a pair."""
+    p.add_argument("--allow-unrelated", action="store_true", help=ALLOW_UNRELATED_HELP)
+
+
+def check_pair_args(args, command: str, float_attr: str = "float_model", quant_attr: str = "quant_model",
+                    *, swap: bool = True) -> PairCheck:  # fmt: skip
+    """The pair check of every command that takes a pair, on `args.<float_attr>` and
+    `args.<quant_attr>` (a Keras / SavedModel FLOAT: `guarded_keras_pair`), with the command's
+    --allow-unrelated and --signature. A pair given the wrong way round is swapped in `args`
+    (`swap` False: refused instead, for an option that names the quantized model)."""
+    from inspector.core.keras.detect import is_keras_path
+
+    f, q = getattr(args, float_attr), getattr(args, quant_attr)
+    allow, signature = bool(getattr(args, "allow_unrelated", False)), getattr(args, "signature", None)
+    if is_keras_path(f):
+        return guarded_keras_pair(f, q, command, allow_unrelated=allow, signature=signature)
+    if not swap:
+        a = select_signature(load_model(f), signature)
+        b = select_signature(load_model(q), signature)
+        if check_pair(a, b).swapped:
+            raise PairingError(f"{q} is a float model and {f} a quantized one: give the float model first", q)
+    f, q, check = guarded_pair(f, q, command, allow_unrelated=allow, signature=signature)
+    setattr(args, float_attr, f)
+    setattr(args, quant_attr, q)
     return check

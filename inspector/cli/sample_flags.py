@@ -42,17 +42,28 @@ def add_isolated_flag(p: argparse.ArgumentParser) -> None:
                         "(bias shift, weight rounding) from inherited error; on by default, --no-isolated skips it")  # fmt: skip
 
 
-def use_example_inputs(args: argparse.Namespace, command: str) -> str:
-    """The bundled example pair without --inputs: its bundled inputs and labels, not random
-    samples (--samples N then takes N of them). Returns the note the command prints on stderr
-    once it succeeded (a failure stays one line), or ""."""
-    from inspector.paths import example_inputs, is_example_pair
+def use_example_inputs(args: argparse.Namespace, command: str, models: tuple[str | None, ...] | None = None) -> str:
+    """The bundled example without --inputs: its bundled inputs and labels, not random samples
+    (--samples N then takes N of them, where --samples and --inputs go together). `models`: the
+    models the command runs (default FLOAT and QUANT, both needed): the example pair in either
+    order, or one model alone that is one of its two files. Every command that runs samples calls
+    this (compare, report, graph, suggest, requantize, compare-runtimes, extract). Returns the note
+    the command prints on stderr once it succeeded (a failure stays one line), or ""."""
+    from inspector.paths import example_inputs, example_pair, is_example_pair, same_bytes
 
-    if args.inputs is not None or not args.quant_model:
+    if args.inputs is not None or not example_inputs().exists():
         return ""
-    pair = (args.float_model, args.quant_model)
-    if not (is_example_pair(*pair) or is_example_pair(*pair[::-1])) or not example_inputs().exists():
-        return ""  # (given the wrong way round, the pair check swaps it back: the same samples)
+    if models is None:
+        if not args.quant_model:
+            return ""
+        models = (args.float_model, args.quant_model)
+    given = [m for m in models if m]
+    if len(given) == 2:
+        ok = is_example_pair(*given) or is_example_pair(*given[::-1])  # (the wrong way round: swapped back, the same samples)
+    else:
+        ok = len(given) == 1 and any(same_bytes(given[0], e) for e in example_pair())
+    if not ok:
+        return ""
     args.inputs = str(example_inputs())
     return f"{command}: the bundled example pair: used its inputs and labels {args.inputs} (--inputs PATH chooses others)"
 

@@ -56,6 +56,9 @@ def add_parser(sub) -> None:
         help="quantizer route: what moved layers become",
     )
     add_sample_flags(p, what="comparison/calibration samples")
+    from inspector.cli.pair_guard import add_allow_unrelated_flag
+
+    add_allow_unrelated_flag(p)
     p.add_argument("--candidates", type=int, metavar="N",
                    help=f"worst layers tried one at a time (default {SurgicalSuggestOptions.candidates})")  # fmt: skip
     p.add_argument("--max-evaluations", type=int, metavar="N",
@@ -119,6 +122,9 @@ def _run(args: argparse.Namespace) -> int:
             raise InputError(f"{flag} must be at least 1")
     if args.max_float_layers is not None and args.max_float_layers < 0:
         raise InputError("--max-float-layers must be 0 or more")
+    from inspector.cli.pair_guard import check_pair_args
+
+    check_pair_args(args, "suggest")  # the pair compare would refuse is refused here too, before any warning
     if args.route == "surgical":
         return _run_surgical(args)
     if args.objective or args.out or args.save_plan or args.signature:

@@ -79,6 +79,9 @@ def run_surgical(args: argparse.Namespace) -> int:
         refuse_if_input(target, what)
     if Path(args.out).is_dir():
         raise InputError("the output path is a folder", args.out)
+    from inspector.cli.pair_guard import check_pair_args
+
+    check_pair_args(args, "requantize", "model", "quant")  # the one pair check (compare's), swapped back if need be
     plan = _with_signature(_plan(args), args.quant, args.signature)
     from inspector.core.requantize.calibration_source import (
         random_calibration_warning,

@@ -118,11 +118,15 @@ def test_cli_refuses_another_training_and_reports_a_twin(fp16, tmp_path):
     pc = json.loads(proc.stdout)["pair_check"]
     assert pc["related"] is True and pc["weights_compared"] == 4 and pc["float16_elements_compared"] > 0
     assert pc["float16_max_ulp_error"] <= 0.5 and pc["note"] == ""
-    same = _cli("compare", a, a, "--samples", "2", "--json", str(tmp_path / "s.json"))
+    # a float model with itself is no pair (issue 34 §2: it was exit 0 with the note alone); allowed,
+    # the note says the pair is unverified
+    refused = _cli("compare", a, a, "--samples", "2")
+    assert refused.returncode == 2 and "are the same model" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    same = _cli("compare", a, a, "--samples", "2", "--allow-unrelated", "--json", str(tmp_path / "s.json"))
     assert same.returncode == 0 and "note: no weight compared" in same.stderr
     assert json.loads((tmp_path / "s.json").read_text())["pair_check"]["weights_checked"] is False
     html = tmp_path / "s.html"
-    assert _cli("report", a, a, "--samples", "2", "--html", str(html)).returncode == 0
+    assert _cli("report", a, a, "--samples", "2", "--allow-unrelated", "--html", str(html)).returncode == 0
     assert "no weight compared: 4 paired weight tensors" in html.read_text()
 
 

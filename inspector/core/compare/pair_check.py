@@ -14,6 +14,8 @@
 - Float16 twins (weights stored as float16 behind DEQUANTIZE): the same test with B's rounding
   unit the float16 ulp at A's value (rounding gives at most half an ulp; another training is
   hundreds of ulps away), with relative errors beside.
+- Not a float model and a quantized one (`pair_kinds`): the same model twice, two quantized
+  models, two float models. Refused, with that reason alone.
 - Nothing compared: when both models have weights but no pair could be measured (both float32,
   shapes differ, an encoding not read here), `weights_checked` is False and `note` says why: the
   pair is not refused, but it is not verified either.
@@ -30,6 +32,7 @@ import numpy as np
 
 from inspector.core.compare.equalized import reference_source
 from inspector.core.compare.pair_io import io_mismatches
+from inspector.core.compare.pair_kinds import kind_reasons
 from inspector.core.compare.pairing import Pairing, compute_ops, pair_models
 from inspector.core.compare.weights import (
     WeightSource,
@@ -216,6 +219,10 @@ def check_pair(a: Model, b: Model, pairing: Pairing | None = None) -> PairCheck:
     if io:
         related = False
         reasons.append("inputs or outputs differ: " + "; ".join(io))
+    kinds = kind_reasons(fm, qm)  # not a float model and a quantized one: said first, alone
+    if kinds:
+        related = False
+        reasons = [r for r in reasons if "swapped" in r] + kinds
     return PairCheck(
         swapped=swapped,
         a_quantized_tensors=qa,

@@ -7,6 +7,8 @@ signature input names; a model with one input also takes the file's only (non-la
 or one array per sample (`sample_0`, `sample_1`, … : any names ending in their number, each
 shaped like one sample with or without its batch dim), stacked in that order.
 A `labels` array of N integers, if present, becomes each sample's label.
+An array whose name is not its input's is said in the source's description ("array 'x' feeds
+input 'image'"); several arrays that could feed one input, none named after it, are refused.
 """
 
 from __future__ import annotations
@@ -88,6 +90,12 @@ def _match_keys(specs: list[InputSpec], arrays: dict[str, np.ndarray], path: Pat
             else:
                 want = " or ".join(repr(c) for c in (spec.name, spec.key) if c)
                 has = ", ".join(map(repr, data_keys[:6])) + (f" and {len(data_keys) - 6} more" if len(data_keys) > 6 else "")
+                if len(specs) == 1 and len(data_keys) > 1:  # any of them could be it: never guessed
+                    raise InputError(
+                        f"ambiguous: {len(data_keys)} arrays ({has}) and none named {want}, so which one feeds the "
+                        f"input is not known (name it {want}, or give one array per sample named sample_0, sample_1, …)",
+                        str(path),
+                    )
                 raise InputError(
                     f"no array for input {want}; the file has {has or 'no arrays'} "
                     f"(name it {want}, or for one input give one array per sample named sample_0, sample_1, …)",
@@ -126,8 +134,9 @@ def _check_dtype(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> None
 
 def array_source(float_model: Model, path: Path, count: int | None) -> SampleSource:
     specs = input_specs(float_model)
-    arrays = _load(path)
-    arrays = _per_sample(specs, arrays) or arrays
+    raw = _load(path)
+    arrays = _per_sample(specs, raw) or raw
+    numbered = [k for k in raw if k != LABELS_KEY] if arrays is not raw else []
     keys = _match_keys(specs, arrays, path)
     stacked = []
     n_avail = None
@@ -162,4 +171,17 @@ def array_source(float_model: Model, path: Path, count: int | None) -> SampleSou
             label = None if labels is None else int(labels[i])
             yield Sample(i, f"{path.name}[{i}]", values, label, names)
 
-    return SampleSource(n, make, f"{n} samples from {path.name}")
+    mapping = _mapping(specs, keys, numbered)
+    return SampleSource(n, make, f"{n} samples from {path.name}" + (f" ({mapping})" if mapping else ""))
+
+
+def _mapping(specs: list[InputSpec], keys: list[str], numbered: list[str]) -> str:
+    """Which array feeds which input, where an array's name is not its input's ("" where every
+    array is named after its input): said in the description, so no array is used silently."""
+    said = []
+    for spec, key in zip(specs, keys, strict=True):
+        if key == "" and numbered:
+            said.append(f"arrays {numbered[0]} … {numbered[-1]} ({len(numbered)}, one per sample) feed input '{spec.name}'")
+        elif key not in (spec.name, spec.key):
+            said.append(f"array '{key}' feeds input '{spec.name}'" if key else f"the array feeds input '{spec.name}'")
+    return "; ".join(said)
