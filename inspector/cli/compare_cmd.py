@@ -51,7 +51,7 @@ def add_parser(sub) -> None:
                    help="exit 1 when quantized accuracy is more than PCT percentage points below float "
                         "(needs labelled inputs: an image folder with class subfolders or an .npz with 'labels')")
     add_verbose_flag(p)  # the Keras route's steps (loading TensorFlow, the model, comparing)
-    from inspector.cli.pair_guard import add_allow_unrelated_flag
+    from inspector.cli.pair_flag import add_allow_unrelated_flag
 
     add_allow_unrelated_flag(p)
 

@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
     p.add_argument("--signature", metavar="KEY", help="the op belongs to this signature's subgraph (default: subgraph 0)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder to write (created when missing)")
     add_sample_flags(p, exclusive=True)
-    from inspector.cli.pair_guard import add_allow_unrelated_flag
+    from inspector.cli.pair_flag import add_allow_unrelated_flag
 
     add_allow_unrelated_flag(p)
 

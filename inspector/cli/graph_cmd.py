@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels")  # fmt: skip
     add_isolated_flag(p)
-    from inspector.cli.pair_guard import add_allow_unrelated_flag
+    from inspector.cli.pair_flag import add_allow_unrelated_flag
 
     add_allow_unrelated_flag(p)
 

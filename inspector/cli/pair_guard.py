@@ -2,7 +2,7 @@
 
 Every command that takes a pair (compare, report, graph, suggest, requantize FLOAT QUANT and
 --calibrate-from, extract --float) runs this one check (`check_pair_args`), with the same
---allow-unrelated (`add_allow_unrelated_flag`)."""
+--allow-unrelated (`pair_flag.add_allow_unrelated_flag`)."""
 
 from __future__ import annotations
 
@@ -70,15 +70,6 @@ def guarded_keras_pair(
             raise PairingError(f"not an export of {model_path}: {unrelated} (--allow-unrelated compares anyway)", quant_path)
         print(f"tflite-inspector {command}: warning: {unrelated}", file=sys.stderr)
     return check
-
-
-ALLOW_UNRELATED_HELP = ("go on even when the pair check says the two files are not a float model and its quantized "
-                        "twin (weights of another training, two quantized or two float models, the same file twice)")
-
-
-def add_allow_unrelated_flag(p) -> None:
-    """--allow-unrelated, the same on every command that takes a pair."""
-    p.add_argument("--allow-unrelated", action="store_true", help=ALLOW_UNRELATED_HELP)
 
 
 def check_pair_args(args, command: str, float_attr: str = "float_model", quant_attr: str = "quant_model",

@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT points below float (needs labelled inputs)")
     add_verbose_flag(p)  # the Keras route's steps (loading TensorFlow, the model, converting, comparing)
-    from inspector.cli.pair_guard import add_allow_unrelated_flag
+    from inspector.cli.pair_flag import add_allow_unrelated_flag
 
     add_allow_unrelated_flag(p)
 

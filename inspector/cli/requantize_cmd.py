@@ -129,7 +129,7 @@ def add_parser(sub) -> None:
         help="apply a saved litert-quantizer recipe instead of the options above",
     )
     add_sample_flags(p, what="calibration samples", exclusive=True)
-    from inspector.cli.pair_guard import add_allow_unrelated_flag
+    from inspector.cli.pair_flag import add_allow_unrelated_flag
 
     add_allow_unrelated_flag(p)
     p.add_argument(

@@ -56,7 +56,7 @@ def add_parser(sub) -> None:
         help="quantizer route: what moved layers become",
     )
     add_sample_flags(p, what="comparison/calibration samples")
-    from inspector.cli.pair_guard import add_allow_unrelated_flag
+    from inspector.cli.pair_flag import add_allow_unrelated_flag
 
     add_allow_unrelated_flag(p)
     p.add_argument("--candidates", type=int, metavar="N",
