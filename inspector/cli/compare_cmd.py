@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
                        epilog=example_hint(), formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("float_model", metavar="FLOAT", help="float .tflite")
     p.add_argument("quant_model", metavar="QUANT", help="quantized .tflite")
-    add_sample_flags(p)
+    add_sample_flags(p, stateful=True)
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
     add_isolated_flag(p)
@@ -134,6 +134,11 @@ def _run_keras(args: argparse.Namespace, opts: CompareOptions) -> int:
     table, JSON schema (with "float": {"format": "keras", ...} and "first_departure"), CSV and gates."""
     from inspector.cli.pair_guard import guarded_keras_pair
     from inspector.core.keras.compare_keras import compare_keras_in_worker
+
+    if opts.samples.carry_state:
+        from inspector.core.errors import InputError
+
+        raise InputError("--stateful compares two .tflite models (a Keras model runs every sample on its own)")
 
     check = guarded_keras_pair(
         args.float_model, args.quant_model, "compare", allow_unrelated=args.allow_unrelated, signature=args.signature

@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
                    help=f"the two runtimes ({', '.join(RUNTIMES)}; default reference,optimized, "
                         "or one runtime for both sides when --threads gives two counts)")
     p.add_argument("--threads", metavar="N[,M]", help="threads per side (default 1; two counts compare thread counts)")
-    add_sample_flags(p)
+    add_sample_flags(p, stateful=True)
     p.add_argument("--signature", metavar="KEY",
                    help="run this signature's subgraph (its inputs, ops and outputs; default: subgraph 0)")
     p.add_argument("--json", metavar="PATH", help="write JSON to PATH ('-' for standard output, no table)")

@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
     p.add_argument("--metric", choices=METRICS, default="sqnr",
                    help="colour ops by: accumulated SQNR (default), isolated (own) SQNR, worst-channel SQNR, "
                         "clip rate, range use, or the diagnosed cause")  # fmt: skip
-    add_sample_flags(p, exclusive=True)
+    add_sample_flags(p, exclusive=True, stateful=True)
     p.add_argument("--signature", metavar="KEY", help="draw (and compare) this signature's subgraph (default: subgraph 0)")
     p.add_argument("--subgraph", type=int, metavar="N",
                    help="one model: draw subgraph N (a control-flow body...) instead of the signature's")  # fmt: skip

@@ -31,7 +31,7 @@ def add_parser(sub) -> None:
     p.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")
     p.add_argument("--csv", metavar="PATH", help="write the comparison CSV (one row per layer)")
     p.add_argument("--model-explorer", metavar="PATH", help="write per-op SQNR as Model Explorer node data JSON")
-    add_sample_flags(p, exclusive=True)
+    add_sample_flags(p, exclusive=True, stateful=True)
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,
                    help="optimized: XNNPACK as deployed (default); reference: builtin kernels, no delegates")
     add_isolated_flag(p)

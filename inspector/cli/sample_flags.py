@@ -13,9 +13,12 @@ import argparse
 from inspector.core.samples.settings import ALL, DEFAULT_COUNT, SampleSettings, check_count
 
 
-def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclusive: bool = False) -> None:
+def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclusive: bool = False,
+                     stateful: bool = False) -> None:  # fmt: skip
     """Add the four flags; `exclusive`: --samples and --inputs cannot be given together
-    (random samples only are counted)."""
+    (random samples only are counted); `stateful`: --stateful too (the commands that run the
+    samples as one stream when asked: compare, report, graph, compare-runtimes; the others run
+    every sample from a reset state)."""
     group = p.add_mutually_exclusive_group() if exclusive else p
     every = "" if exclusive else ", or every sample of --inputs"
     group.add_argument("--samples", type=int, metavar="N",
@@ -28,6 +31,8 @@ def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclu
         metavar="SPEC",
         help="image folders: '-1,1', '0,1', '0,255' or 'mean=M,std=S' (default: model metadata, else -1,1)",
     )
+    if not stateful:
+        return
     p.add_argument("--stateful", action="store_true",
                    help="a stateful model (LSTM state, resource variables) runs the samples as one stream, in order, "
                         "its state carried from sample to sample and reset once at the start, for both models "

@@ -119,6 +119,9 @@ def test_cli_says_the_model_is_stateful(lstm, tmp_path, capsys):
     assert "stateful model (2 variable tensors (UNIDIRECTIONAL_SEQUENCE_LSTM)): state reset before every sample" in capsys.readouterr().out
     assert main([*args, "--stateful", "--json", str(out)]) == 0
     assert "carried from sample to sample" in json.loads(out.read_text())["state"]
+    html = tmp_path / "r.html"
+    assert main(["report", *args[1:-2], "--html", str(html)]) == 0
+    assert "Stateful model (2 variable tensors (UNIDIRECTIONAL_SEQUENCE_LSTM)): state reset before every sample." in html.read_text()
     capsys.readouterr()
     assert main(["compare", *map(str, _plain_pair()), "--samples", "2", "--json", str(out)]) == 0
     assert json.loads(out.read_text())["stateful"] is False
