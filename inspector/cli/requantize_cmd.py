@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     --samples, its bundled inputs (as compare: the README's fix gained +0.00 dB on 8 random
     samples instead of +18.6 dB on the held-out digits)."""
     note = ""
-    if args.samples is None:  # --samples N: N random samples (it excludes --inputs here)
+    if args.samples is None and not args.plan:  # --samples N: N random (it excludes --inputs here); a plan has its own
         note = use_example_inputs(args, "requantize", (args.model, args.quant or args.calibrate_from))
     code = _run(args)
     if note:
