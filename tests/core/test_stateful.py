@@ -131,3 +131,4 @@ def _plain_pair():
     from inspector.paths import example_pair
 
     return example_pair()
+

@@ -58,6 +58,8 @@ def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
             parts.append(f"<b style='color:#d62728'>⚠ {' and '.join(const)} output constant over all samples</b>")
     random = " <b>random</b>" if result.samples_are_random else ""
     parts.append(f"{result.samples}{random} samples · runtime {result.runtime} ({result.kernels}) · {result.elapsed_s:.2f} s")
+    if result.state:  # a stateful model (LSTM state, resource variables): what was done with its state
+        parts.append(html.escape(result.state))
     return " · ".join(parts)
 
 
