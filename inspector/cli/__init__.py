@@ -90,6 +90,21 @@ def _check_model_args(args: argparse.Namespace) -> None:
             check_model_input(value)
 
 
+# Arguments that name outputs, with the option that names them; `extract --out` and
+# `convert --out-dir` name a folder the command fills.
+_OUTPUT_ARGS = {"out": "--out", "out_dir": "--out-dir", "json": "--json", "csv": "--csv", "html": "--html",
+                "model_explorer": "--model-explorer", "svg": "--svg", "save_plan": "--save-plan",
+                "save_recipe": "--save-recipe"}  # fmt: skip
+_FOLDER_OUTPUTS = {("extract", "out"), ("convert", "out_dir")}
+
+
+def _output_targets(args: argparse.Namespace) -> list:
+    from inspector.core.writing import Target
+
+    return [Target(value, flag, (args.command, name) in _FOLDER_OUTPUTS)
+            for name, flag in _OUTPUT_ARGS.items() if isinstance(value := getattr(args, name, None), str)]  # fmt: skip
+
+
 def _exit_now(code: int) -> int:
     """End the self-test process with `code` once its report is out. The self-test loads Qt,
     pyqtgraph, TensorFlow-free LiteRT and a worker process into one short-lived process; their
@@ -117,12 +132,15 @@ def _main(argv: Sequence[str] | None) -> int:
         return _exit_now(run_self_test())
     if args.command is None:
         args = parser.parse_args(["gui"])
-    from inspector.core.writing import protect_input
+    from inspector.core.writing import outputs, protect_input
 
     protect_input(*(getattr(args, name, None) for name in _INPUT_ARGS))
     try:
         _check_model_args(args)
-        return int(mods[args.command].run(args) or 0)
+        if args.command == "gui":  # the app writes as the user saves, not at its end
+            return int(mods[args.command].run(args) or 0)
+        with outputs(_output_targets(args)):  # every destination checked first; all written or none
+            return int(mods[args.command].run(args) or 0)
     except InspectorError as e:
         print(f"tflite-inspector {args.command}: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
