@@ -145,3 +145,22 @@ def test_convert_checks_its_outputs_before_tensorflow(keras_models, tmp_path, ca
         code, err, dt = _run(argv, capsys)
         assert code == 2 and len(err) == 1 and "cannot write the output: " in err[0], err
         assert dt < 5 and not (tmp_path / "t").exists() and not (tmp_path / "no").exists()
+
+
+def test_convert_that_fails_after_the_float_twin_leaves_nothing(keras_models, tmp_path):
+    """`convert --inputs` with arrays of the wrong shape fails after the float twin is made (the
+    samples are read through it): before, a float twin was left in --out-dir; now neither the
+    twin nor the folder the command created."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    wrong = tmp_path / "wrong.npz"
+    np.savez(wrong, image=np.zeros((2, 5, 5, 1), np.float32))
+    out = tmp_path / "twins"
+    r = subprocess.run([sys.executable, "-m", "inspector", "convert", str(keras_models / "cnn_float.h5"), "--out-dir",
+                        str(out), "--inputs", str(wrong)], capture_output=True, text=True, cwd=REPO, timeout=300)  # fmt: skip
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and "has shape [2, 5, 5, 1]" in lines[0], r.stderr
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["wrong.npz"]

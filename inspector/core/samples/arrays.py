@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +41,7 @@ def _load(path: Path) -> dict[str, np.ndarray]:
         if "pickle" in msg.lower():
             msg = "holds Python objects (pickled); only plain numeric arrays are read"
         raise InputError(f"cannot read arrays: {msg}", str(path)) from e
-    except (OSError, zipfile.BadZipFile, EOFError) as e:
+    except (OSError, zipfile.BadZipFile, EOFError, zlib.error) as e:  # zlib: a damaged compressed member
         raise InputError(f"cannot read arrays: {e}", str(path)) from e
 
 
