@@ -17,7 +17,8 @@ from inspector.core.keras.detect import MODES
 def add_parser(sub) -> None:
     p = sub.add_parser("convert", help="make the TFLite twins (float and quantized) of a Keras or SavedModel model")
     p.add_argument("model", metavar="MODEL", help="a .keras or .h5 file or a SavedModel folder (QAT models too)")
-    p.add_argument("--out-dir", required=True, metavar="DIR", help="folder for the twins and their provenance JSON (created when missing, inside an existing folder)")
+    p.add_argument("--out-dir", required=True, metavar="DIR", help="folder for the twins and their provenance JSON "
+                   "(created when missing, inside an existing folder)")
     add_sample_flags(p, what="representative samples", exclusive=True)
     p.add_argument("--quantize", nargs="+", choices=MODES, default=["int8"], metavar="MODE",
                    help=f"quantized twins to make: {', '.join(MODES)} (default int8; a QAT model's int8 twins use its own ranges)")  # fmt: skip

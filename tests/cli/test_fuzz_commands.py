@@ -180,3 +180,18 @@ def test_fuzz_cases_leave_no_process(seeds, keras_models, tmp_path):
         _, err = p.communicate(timeout=300)
         assert p.returncode == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, (argv, err)
         assert list(out.rglob("*")) == [] and _session_processes(p.pid) == [], argv
+
+
+@pytest.mark.parametrize(("route", "case", "says"), [
+    ("requantize --inputs npz", 2, "cannot read arrays: Error -3 while decompressing data"),  # was zlib.error, a traceback
+    ("compare --inputs npz", 39, "NaN or infinite value(s) as float32"),  # was ValueError from the JSON writer
+])  # fmt: skip
+def test_what_the_fuzz_found(route, case, says, seeds, tmp_path, capsys):
+    kind, template = ROUTES[route]
+    out = tmp_path / "out"
+    out.mkdir()
+    m = _mutated(kind, case, tmp_path, seeds, None)
+    argv = [a.format(m=m, o=out, q="") for a in template]
+    code, err, problem = _run_case(argv, capsys)
+    assert not problem and code == 2 and len(err) == 1 and says in err[0], (problem, err)
+    assert list(out.iterdir()) == []

@@ -125,6 +125,18 @@ def _check_dtype(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> None
         raise InputError(f"input '{spec.name}' takes {want}, but array '{key or path.name}' is {arr.dtype}", str(path))
 
 
+def _check_finite(arr: np.ndarray, key: str, path: Path) -> None:
+    """Float inputs must be finite once read as float32 (NaN, ±inf or beyond float32's range give
+    errors without meaning, and a JSON that cannot hold them); found by the fuzz of issue 34."""
+    if not np.issubdtype(arr.dtype, np.floating):
+        return
+    bad = ~np.isfinite(np.asarray(arr, np.float32))
+    if bad.any():
+        first = int(np.argwhere(bad)[0][0]) if bad.ndim else 0
+        raise InputError(f"array '{key or path.name}' holds {int(bad.sum()):,} NaN or infinite value(s) as float32 "
+                         f"(the first at index {first} of its first axis); inputs must be finite", str(path))  # fmt: skip
+
+
 def array_source(float_model: Model, path: Path, count: int | None) -> SampleSource:
     specs = input_specs(float_model)
     arrays = _load(path)
@@ -135,6 +147,7 @@ def array_source(float_model: Model, path: Path, count: int | None) -> SampleSou
     for spec, key in zip(specs, keys, strict=True):
         arr = arrays[key]
         _check_dtype(spec, arr, key, path)
+        _check_finite(arr, key, path)
         st = _samples_axis(spec, arr, key, path)
         stacked.append(st)
         n = arr.shape[0] if st else 1
