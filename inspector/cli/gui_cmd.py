@@ -13,7 +13,8 @@ import sys
 
 def add_parser(sub) -> None:
     p = sub.add_parser("gui", help="open the desktop app (default)")
-    p.add_argument("float_model", nargs="?", help="float .tflite (model A); a .litertlm bundle lists its sections, BUNDLE.litertlm#N opens one")
+    p.add_argument("float_model", nargs="?", help="the float model A: a .tflite, a Keras .keras / .h5 file or a SavedModel folder; "
+                   "a .litertlm bundle lists its sections, BUNDLE.litertlm#N opens one")
     p.add_argument("quant_model", nargs="?", help="quantized .tflite (model B); also BUNDLE.litertlm[#N]")
 
 
