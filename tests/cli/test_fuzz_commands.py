@@ -4,7 +4,7 @@ nothing is written; no process is left behind (checked on a subprocess per file 
 
 Routes: .tflite as FLOAT and as QUANT of compare, report, graph, compare-runtimes, extract,
 requantize (both routes), suggest and info; .npz / .npy as --inputs of compare, requantize and
-extract; .h5, .keras and SavedModel folders through info, compare and convert. Each route runs
+extract; a saved plan (--plan) and recipe (--recipe) of requantize; .h5, .keras and SavedModel folders through info, compare and convert. Each route runs
 `CASES` mutations in CI (default 2: the kinds in turn, deterministic seeds);
 TFLITE_INSPECTOR_FUZZ_CASES=N runs N per route (and, for the Keras files, bit flips anywhere,
 which reach TensorFlow: slow).
@@ -28,11 +28,13 @@ from inspector.cli import main
 from inspector.core import writing
 from tests.helpers.fuzz_mutations import (
     BYTE_KINDS,
+    JSON_KINDS,
     KINDS,
     NPZ_KINDS,
     SeedModel,
     mutate,
     mutate_bytes,
+    mutate_json,
     mutate_npz,
 )
 from tests.helpers.paths import REPO
@@ -67,6 +69,8 @@ ROUTES: dict[str, tuple[str, list[str]]] = {
     "compare --inputs npy": ("npy", ["compare", str(F), str(Q), "--inputs", "{m}", "--no-isolated", "--json", "{o}/c.json"]),
     "requantize --inputs npz": ("npz", ["requantize", str(F), "--inputs", "{m}", "--out", "{o}/q.tflite"]),
     "extract --inputs npz": ("npz", ["extract", str(Q), "--op", "1", "--inputs", "{m}", "--out", "{o}/repro"]),
+    "requantize --plan": ("plan", ["requantize", str(F), str(Q), "--plan", "{m}", "--out", "{o}/q.tflite"]),
+    "requantize --recipe": ("recipe", ["requantize", str(F), *FAST, "--recipe", "{m}", "--out", "{o}/q.tflite"]),
     "info h5": ("h5", ["info", "{m}", "--json", "{o}/i.json"]),
     "compare keras": ("keras", ["compare", "{m}", "{q}", *FAST, "--json", "{o}/c.json"]),
     "convert SavedModel": ("saved_model", ["convert", "{m}", "--out-dir", "{o}/twins", "--json", "{o}/t.json"]),
@@ -88,6 +92,9 @@ def _mutated(kind: str, case: int, d: Path, seeds: dict, keras_models: Path | No
             first = z[sorted(z.files)[0]]
         np.save(p, first)
         p.write_bytes(mutate_bytes(p.read_bytes(), BYTE_KINDS[case % len(BYTE_KINDS)], rng))
+    elif kind in ("plan", "recipe"):
+        p = d / f"{kind}.json"
+        p.write_bytes(mutate_json(seeds[kind], JSON_KINDS[case % len(JSON_KINDS)], rng))
     elif kind in ("h5", "keras"):
         p = d / f"m.{kind}"
         p.write_bytes(mutate_bytes((keras_models / f"cnn_float.{kind}").read_bytes(), KERAS_KINDS[case % len(KERAS_KINDS)], rng))
@@ -102,8 +109,17 @@ def _mutated(kind: str, case: int, d: Path, seeds: dict, keras_models: Path | No
 
 
 @pytest.fixture(scope="module")
-def seeds():
-    return {"float": SeedModel.load("example_float", F), "int8": SeedModel.load("example_int8", Q)}
+def seeds(tmp_path_factory):
+    """The example pair, and a saved plan and recipe made from it by the commands themselves."""
+    d = tmp_path_factory.mktemp("seeds")
+    writing.clear_protected_inputs()
+    assert main(["requantize", str(F), str(Q), "--keep-float", "op:1", "--out", str(d / "s.tflite"),
+                 "--save-plan", str(d / "plan.json")]) == 0  # fmt: skip
+    assert main(["requantize", str(F), *FAST, "--keep-float", "op:1", "--out", str(d / "r.tflite"),
+                 "--save-recipe", str(d / "recipe.json")]) == 0  # fmt: skip
+    writing.clear_protected_inputs()
+    return {"float": SeedModel.load("example_float", F), "int8": SeedModel.load("example_int8", Q),
+            "plan": (d / "plan.json").read_bytes(), "recipe": (d / "recipe.json").read_bytes()}  # fmt: skip
 
 
 def _audit_of_a_refused_model(argv: list[str], err: list[str], left: list[str]) -> bool:
@@ -185,12 +201,19 @@ def test_fuzz_cases_leave_no_process(seeds, keras_models, tmp_path):
 @pytest.mark.parametrize(("route", "case", "says"), [
     ("requantize --inputs npz", 2, "cannot read arrays: Error -3 while decompressing data"),  # was zlib.error, a traceback
     ("compare --inputs npz", 39, "NaN or infinite value(s) as float32"),  # was ValueError from the JSON writer
+    ("requantize --recipe", 1, "the recipe is not UTF-8 text"),  # was UnicodeDecodeError
+    ("requantize --recipe", 42, "'regex' must be a string"),  # was TypeError from re.compile
 ])  # fmt: skip
 def test_what_the_fuzz_found(route, case, says, seeds, tmp_path, capsys):
     kind, template = ROUTES[route]
     out = tmp_path / "out"
     out.mkdir()
     m = _mutated(kind, case, tmp_path, seeds, None)
+    if kind == "recipe":
+        import json
+
+        rules = json.loads(m.read_bytes()) if case == 42 else None
+        assert rules is None or any(not isinstance(r.get("regex"), str) for r in rules if isinstance(r, dict))  # the case still holds the finding
     argv = [a.format(m=m, o=out, q="") for a in template]
     code, err, problem = _run_case(argv, capsys)
     assert not problem and code == 2 and len(err) == 1 and says in err[0], (problem, err)

@@ -180,3 +180,36 @@ def mutate_npz(path: Path, kind: str, rng: np.random.Generator) -> bytes:
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     return buf.getvalue()
+
+
+JSON_KINDS = ("truncate", "bitflip", "value", "drop", "type")
+
+
+def mutate_json(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
+    """A mutated saved plan or recipe: bytes cut or flipped, or JSON that parses but holds a
+    value of another kind, a key dropped, or the top level of another type."""
+    import json
+
+    if kind in ("truncate", "bitflip"):
+        return mutate_bytes(data, kind, rng)
+    obj = json.loads(data)
+    if kind == "type":
+        return json.dumps([obj, 1] if rng.random() < 0.5 else "plan").encode()
+    places: list[tuple[object, object]] = []
+
+    def walk(o: object) -> None:
+        items = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+        for k, v in list(items):
+            places.append((o, k))
+            walk(v)
+
+    walk(obj)
+    if not places:
+        return b"{}"
+    parent, key = places[int(rng.integers(0, len(places)))]
+    if kind == "drop":
+        del parent[key]  # type: ignore[index, attr-defined]
+    else:
+        others = (None, -1, 2**40, 1e308, "x", "op:999", [], {}, True, "(unclosed[")
+        parent[key] = others[int(rng.integers(0, len(others)))]  # type: ignore[index]
+    return json.dumps(obj).encode()
