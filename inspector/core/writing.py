@@ -251,11 +251,12 @@ class Target:
     folder: bool = False
 
 
-def check_target(target: Target) -> None:
+def check_target(target: Target, made: Sequence[str] = ()) -> None:
     """Raise the one-line error the command would meet writing `target`, before any work: an
     input file, a folder where a file is meant (or the reverse), a missing folder, a folder that
     takes no file (read-only, no permission). '-', /dev/stdout and devices, FIFOs and sockets
-    that exist are written in place and pass."""
+    that exist are written in place and pass. `made`: folder outputs of the same command (as
+    absolute paths); a file inside one of them is checked as that folder is."""
     path = target.path
     if path == "-" or _fd_behind(path) is not None:
         return
@@ -277,6 +278,8 @@ def check_target(target: Target) -> None:
         if st is not None and not stat.S_ISREG(st.st_mode):
             return  # a device, FIFO or socket: written in place
         folder = Path(os.path.realpath(path)).parent
+        if str(folder) in made and not folder.exists():
+            return  # `convert --out-dir D --json D/t.json`: D is checked, and made, as the folder output
     _check_folder(folder, path)
 
 
@@ -304,8 +307,12 @@ class Outputs:
     _staging: list[Path] = field(default_factory=list)  # staging folders (`staging_folder`)
 
     def check(self) -> None:
+        made = self._folder_targets()
         for t in self.targets:
-            check_target(t)
+            check_target(t, made)
+
+    def _folder_targets(self) -> list[str]:
+        return [os.path.realpath(t.path) for t in self.targets if t.folder]
 
     def make_folder(self, path: str | os.PathLike[str]) -> Path:
         """Create the folder output `path` (its folder must exist); removed again on failure."""
@@ -359,6 +366,8 @@ class Outputs:
             self._streams.append((path, raw))
             return
         target = Path(os.path.realpath(path))
+        if not target.parent.is_dir() and str(target.parent) in self._folder_targets():
+            self.make_folder(target.parent)  # a file inside this command's own folder output
         if not target.parent.is_dir():
             raise FileNotFoundError(2, f"the folder {target.parent} does not exist; create it first")
         self._drop(str(target))

@@ -130,6 +130,11 @@ def test_outputs_transaction_rules(tmp_path, capsys):
         writing.write_output(d / "a.bin", b"x")
         raise RuntimeError("the capture failed")
     assert not (tmp_path / "new").exists()
+    # a file inside the command's own folder output (`convert --out-dir D --json D/t.json`)
+    d = tmp_path / "made"
+    with writing.outputs([writing.Target(str(d), "--out-dir", folder=True), writing.Target(str(d / "t.json"), "--json")]):
+        writing.write_output(d / "t.json", "{}")
+    assert (d / "t.json").read_text() == "{}"
     with pytest.raises(OutputError, match="does not exist; create it first"):
         with writing.outputs([writing.Target(str(tmp_path / "no" / "x.json"), "--json")]):
             pass
