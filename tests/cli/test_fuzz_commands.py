@@ -82,7 +82,7 @@ def _mutated(kind: str, case: int, d: Path, seeds: dict, keras_models: Path | No
     if kind in ("float", "int8"):
         mk = KINDS[case % len(KINDS)]
         p = d / "m.tflite"
-        p.write_bytes(mutate(seeds[kind], mk, rng, list(seeds.values())))
+        p.write_bytes(mutate(seeds[kind], mk, rng, [seeds["float"], seeds["int8"]]))
     elif kind == "npz":
         p = d / "x.npz"
         p.write_bytes(mutate_npz(NPZ, NPZ_KINDS[case % len(NPZ_KINDS)], rng))
