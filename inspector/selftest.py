@@ -108,6 +108,9 @@ def _gui() -> str:
 
 
 def run_self_test() -> int:
+    from inspector.core.runtime.delegate_notice import swallow
+
+    swallow()  # this process runs LiteRT too: its XNNPACK start-up line stays off the terminal
     print(f"tflite-inspector {__version__} self-test (python {sys.version.split()[0]})")
     f, q = example_pair()
     steps = [

@@ -18,6 +18,13 @@ EXIT_OK = 0
 EXIT_THRESHOLD = 1
 EXIT_BAD_INPUT = 2
 
+EXIT_CODES = """exit codes: 0 success; 1 a threshold was crossed (--fail-below-sqnr, --fail-on,
+  --fail-on-accuracy-drop, suggest short of its target); 2 bad input or an output that cannot be
+  written (one line on stderr naming the file and the problem)."""
+OUTPUTS = """outputs: '-' is standard output; every output is checked before any work and a command
+  writes all its outputs or none; an output's folder must exist (a missing folder is an error,
+  never created; extract --out DIR and convert --out-dir DIR create DIR itself)."""
+
 # Each subcommand module exposes `add_parser(subparsers)` and `run(args) -> int`.
 _SUBCOMMANDS = ("gui", "info", "compare", "compare-runtimes", "requantize", "suggest", "report", "extract", "convert", "graph")
 
@@ -45,12 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     from inspector.paths import example_hint
 
     p = _Parser(prog="tflite-inspector", description="Compare a float .tflite with its quantized twin.",
-                epilog=example_hint(), formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                epilog=f"{example_hint()}\n\n{EXIT_CODES}\n{OUTPUTS}", formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument("--version", action="version", version=f"tflite-inspector {__version__}")
     p.add_argument("--self-test", action="store_true", help="open the bundled example, run a short check, exit 0 if all works")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for mod in _modules().values():
         mod.add_parser(sub)
+    for cmd in sub.choices.values():  # every subcommand's --help ends with the same two paragraphs
+        cmd.formatter_class = argparse.RawDescriptionHelpFormatter
+        cmd.epilog = f"{cmd.epilog}\n\n" if cmd.epilog else ""
+        cmd.epilog += f"{EXIT_CODES}\n{OUTPUTS}"
     return p
 
 
@@ -62,8 +73,11 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a reader that 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; a reader that closes the pipe early (`info m.tflite | head`) ends it
     quietly instead of with a BrokenPipeError traceback (the recipe from Python's signal docs)."""
+    import atexit
     import os
 
+    atexit.unregister(_end_helper_processes)
+    atexit.register(_end_helper_processes)  # runs before multiprocessing's own exit handler
     try:
         code = _main(argv)
         sys.stdout.flush()
@@ -79,15 +93,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 _MODEL_ARGS = ("float_model", "quant_model", "model")
 
 
+# Commands (and their model arguments) that read .tflite models only: a Keras model there is told
+# how to make its twins, as `graph` does, before any model is parsed.
+_TFLITE_ONLY = {
+    "requantize": ("model", "quant", "calibrate_from"),
+    "suggest": ("float_model", "quant_model"),
+    "extract": ("quant_model", "float_model"),
+    "compare-runtimes": ("quant_model",),
+    "graph": ("float_model", "quant_model"),
+}
+TWINS_FIRST = "make the TFLite twins first (tflite-inspector convert MODEL --out-dir DIR)"
+
+
 def _check_model_args(args: argparse.Namespace) -> None:
-    from inspector.core.keras.detect import check_model_input
+    from inspector.core.errors import InputError
+    from inspector.core.keras.detect import check_model_input, is_keras_path
 
     if args.command == "gui":  # the app reports a file it cannot open in its window
         return
+    for name in _TFLITE_ONLY.get(args.command, ()):
+        value = getattr(args, name, None)
+        if isinstance(value, str) and is_keras_path(value):
+            verb = "draws" if args.command == "graph" else "reads"
+            raise InputError(f"{args.command} {verb} .tflite models: {TWINS_FIRST}", value)
     for name in _MODEL_ARGS:
         value = getattr(args, name, None)
         if isinstance(value, str):
             check_model_input(value)
+
+
+# Arguments that name outputs, with the option that names them; `extract --out` and
+# `convert --out-dir` name a folder the command fills.
+_OUTPUT_ARGS = {"out": "--out", "out_dir": "--out-dir", "json": "--json", "csv": "--csv", "html": "--html",
+                "model_explorer": "--model-explorer", "svg": "--svg", "save_plan": "--save-plan",
+                "save_recipe": "--save-recipe"}  # fmt: skip
+_FOLDER_OUTPUTS = {("extract", "out"), ("convert", "out_dir")}
+
+
+def _output_targets(args: argparse.Namespace) -> list:
+    from inspector.core.writing import Target
+
+    return [Target(value, flag, (args.command, name) in _FOLDER_OUTPUTS)
+            for name, flag in _OUTPUT_ARGS.items() if isinstance(value := getattr(args, name, None), str)]  # fmt: skip
 
 
 def _exit_now(code: int) -> int:
@@ -95,12 +142,32 @@ def _exit_now(code: int) -> int:
     pyqtgraph, TensorFlow-free LiteRT and a worker process into one short-lived process; their
     teardown at interpreter exit is not part of what it checks and has crashed under load
     (SIGSEGV after "6 passed"), so the worker is closed and the process ends here."""
-    from inspector.core.runtime.worker import close_default_worker
-
-    close_default_worker()
+    _end_helper_processes()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def _end_helper_processes() -> None:
+    """No process of the command outlives it: the worker is closed, then multiprocessing's fork
+    server and resource tracker are stopped and waited for (left to themselves they end a moment
+    after the shell prompt is back, and a worker the fork server was still starting printed
+    LiteRT's start-up line under the prompt)."""
+    if "inspector.core.runtime.worker" not in sys.modules:
+        return  # no worker was ever used (info, graph of one model, a refused command)
+    from inspector.core.runtime.worker import close_default_worker
+
+    close_default_worker()
+    import multiprocessing.forkserver as forkserver
+    import multiprocessing.resource_tracker as resource_tracker
+
+    for helper in (getattr(forkserver, "_forkserver", None), getattr(resource_tracker, "_resource_tracker", None)):
+        stop = getattr(helper, "_stop", None)  # private, but what the standard library's tests use
+        if stop is not None:
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - an already stopped helper is the goal
+                pass
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -117,12 +184,15 @@ def _main(argv: Sequence[str] | None) -> int:
         return _exit_now(run_self_test())
     if args.command is None:
         args = parser.parse_args(["gui"])
-    from inspector.core.writing import protect_input
+    from inspector.core.writing import outputs, protect_input
 
     protect_input(*(getattr(args, name, None) for name in _INPUT_ARGS))
     try:
         _check_model_args(args)
-        return int(mods[args.command].run(args) or 0)
+        if args.command == "gui":  # the app writes as the user saves, not at its end
+            return int(mods[args.command].run(args) or 0)
+        with outputs(_output_targets(args)):  # every destination checked first; all written or none
+            return int(mods[args.command].run(args) or 0)
     except InspectorError as e:
         print(f"tflite-inspector {args.command}: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

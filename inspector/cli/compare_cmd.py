@@ -28,7 +28,8 @@ def add_parser(sub) -> None:
 
     p = sub.add_parser("compare", help="layerwise error of a quantized model against its float twin",
                        epilog=example_hint(), formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("float_model", metavar="FLOAT", help="float .tflite")
+    p.add_argument("float_model", metavar="FLOAT", help="the float model: a .tflite, or a Keras .keras / .h5 file or a SavedModel folder "
+                   "(needs the [tensorflow] extra; its TFLite twin is made and compared)")
     p.add_argument("quant_model", metavar="QUANT", help="quantized .tflite")
     add_sample_flags(p, stateful=True)
     p.add_argument("--runtime", choices=("optimized", "reference"), default=CompareOptions.runtime,

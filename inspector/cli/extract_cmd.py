@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
     p.add_argument("--op", type=int, required=True, metavar="N", help="op index in the quantized model (compare --json op_index)")
     p.add_argument("--float", dest="float_model", metavar="FLOAT", help="float .tflite: also save the paired float op's outputs")
     p.add_argument("--signature", metavar="KEY", help="the op belongs to this signature's subgraph (default: subgraph 0)")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder to write (created when missing)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder to write (created when missing, inside an existing folder)")
     add_sample_flags(p, exclusive=True)
     from inspector.cli.pair_flag import add_allow_unrelated_flag
 

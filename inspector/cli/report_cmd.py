@@ -25,7 +25,8 @@ from inspector.core.errors import InputError, RuntimeFailure
 
 def add_parser(sub) -> None:
     p = sub.add_parser("report", help="HTML/JSON review report: comparison, worst layers, audit, op math; CI gate")
-    p.add_argument("float_model", metavar="FLOAT", help="float .tflite (or, alone, any model to audit)")
+    p.add_argument("float_model", metavar="FLOAT", help="the float model: a .tflite, or with QUANT a Keras .keras / .h5 file or a SavedModel "
+                   "folder (needs the [tensorflow] extra); alone, any .tflite to audit")
     p.add_argument("quant_model", metavar="QUANT", nargs="?", help="quantized .tflite")
     p.add_argument("--html", metavar="PATH", help="write a self-contained HTML report")
     p.add_argument("--json", metavar="PATH", help="write the report as JSON ('-' for standard output)")

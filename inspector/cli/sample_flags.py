@@ -22,8 +22,10 @@ def add_sample_flags(p: argparse.ArgumentParser, *, what: str = "samples", exclu
     group = p.add_mutually_exclusive_group() if exclusive else p
     every = "" if exclusive else ", or every sample of --inputs"
     group.add_argument("--samples", type=int, metavar="N",
-                       help=f"number of {what} (default: {DEFAULT_COUNT} random{every})")  # fmt: skip
-    group.add_argument("--inputs", metavar="PATH", help=f"{what}: .npy / .npz file or a folder of images (default: random)")
+                       help=f"number of {what} (default: on the bundled example pair its bundled inputs, else "
+                            f"{DEFAULT_COUNT} random{every})")  # fmt: skip
+    group.add_argument("--inputs", metavar="PATH", help=f"{what}: .npy / .npz file or a folder of images "
+                                                        "(default: the bundled example pair's own inputs, else random)")  # fmt: skip
     p.add_argument("--seed", type=int, default=SampleSettings.seed,
                    help=f"seed for random samples and subsets (default {SampleSettings.seed})")  # fmt: skip
     p.add_argument(

@@ -45,7 +45,7 @@ def add_parser(sub) -> None:
     p.add_argument("--save-plan", metavar="PLAN.json", help="surgical: write the suggested plan")
     p.add_argument("float_model", metavar="FLOAT", help="the float .tflite model")
     p.add_argument("quant_model", metavar="QUANT", help="its quantized twin")
-    p.add_argument("--target-sqnr", type=float, metavar="DB", help="output SQNR to reach, in dB")
+    p.add_argument("--target-sqnr", type=float, metavar="DB", help="output SQNR to reach, in dB (required unless --max-float-layers K alone bounds the search)")
     p.add_argument(
         "--max-float-layers", type=int, metavar="K", help="at most K layers moved (default 8)"
     )
@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _warn_random(samples) -> None:
-    """Suggest re-calibrates and measures on the samples: say so before acting when they are random."""
+    """Suggest re-calibrates and measures on the samples: say so when they are random (after the
+    run, as requantize does: a pair or request that is refused stays one line)."""
     from inspector.core.requantize.calibration_source import random_calibration_warning
 
     line = random_calibration_warning(samples, "suggest")
@@ -139,11 +140,11 @@ def _run(args: argparse.Namespace) -> int:
     from inspector.core.requantize.jobs import suggest_job
     from inspector.core.runtime.worker import run_isolated
 
-    _warn_random(samples)
     result = run_isolated(
         suggest_job, args.float_model, args.quant_model, args.target_sqnr, opts,
         step="suggesting (requantizing and comparing candidates)", models=(args.float_model, args.quant_model),
     )  # fmt: skip
+    _warn_random(samples)  # once it ran: a refused pair stays one line
     if args.json:
         write_json_output(_with_calibration(result.to_json(), samples), args.json)
     out = sys.stderr if args.json == "-" else sys.stdout
@@ -180,11 +181,11 @@ def _run_surgical(args: argparse.Namespace) -> int:
         max_steps=args.max_float_layers, max_evaluations=args.max_evaluations, objective=args.objective,
         signature=args.signature,
     )  # fmt: skip
-    _warn_random(opts.samples)
     result = run_isolated(
         surgical_suggest_job, args.float_model, args.quant_model, args.target_sqnr, opts,
         step="suggesting (editing QUANT and comparing candidates)", models=(args.float_model, args.quant_model),
     )  # fmt: skip
+    _warn_random(opts.samples)  # once it ran: a refused pair stays one line
     if args.json:
         write_json_output(_with_calibration(result.to_json(), sample_settings(args)), args.json)
     if args.out and result.best is not None:

@@ -6,17 +6,29 @@
 - Anything else that exists (character device such as /dev/null, FIFO, socket, /dev/stdout or
   /proc/self/fd/N) is opened and written in place, never renamed over.
 - A target that is one of the input models (registered with `protect_input`) is refused.
+- A command writes all its outputs or none (`outputs`): every destination is checked before any
+  work (its folder exists and takes a file, it is not an input, not a folder where a file is
+  meant), each write is staged in a temporary file beside its target, and the files take their
+  names together when the command succeeds; when it fails, what it staged (and a folder output
+  it created) is removed. A missing folder is never created: an output's folder must exist
+  (`extract --out DIR` and `convert --out-dir DIR` name a folder themselves: that folder is
+  created, inside an existing one).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import os
 import re
+import shutil
 import socket
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspector.core.errors import InputError, InspectorError, OutputError
@@ -70,6 +82,10 @@ def write_output(dest: str | os.PathLike[str], data: bytes | str) -> None:
 
 def _write_output(dest: str | os.PathLike[str], data: bytes | str) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    tx = _ACTIVE.get()
+    if tx is not None:
+        tx.stage(dest, raw)
+        return
     if os.fspath(dest) == "-":
         _write_stdout(raw)
         return
@@ -104,6 +120,16 @@ def _write_output(dest: str | os.PathLike[str], data: bytes | str) -> None:
 
 def _replace_atomically(target: Path, raw: bytes, st: os.stat_result | None) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(target, raw, st)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+def _temp_beside(target: Path, raw: bytes, st: os.stat_result | None) -> str:
+    """A temporary file in `target`'s folder holding `raw`, with the mode `target` will have."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         if st is None:
@@ -119,13 +145,17 @@ def _replace_atomically(target: Path, raw: bytes, st: os.stat_result | None) -> 
             f.write(raw)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, target)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _unlink(tmp)
         raise
+    return tmp
+
+
+def _unlink(path: str | os.PathLike[str]) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _fd_behind(path: str) -> int | None:
@@ -206,3 +236,228 @@ def _default(o):
 def write_json_output(obj, dest: str) -> None:
     """Write JSON to a path (see `write_output`), or to standard output for '-'."""
     write_output(dest, to_json_text(obj) + "\n")
+
+
+# ---------------------------------------------------------------------- all outputs or none
+
+
+@dataclass(frozen=True)
+class Target:
+    """One output a command was asked for: the path, the option that named it (for messages),
+    and whether it names a folder the command fills (`extract --out DIR`)."""
+
+    path: str
+    flag: str
+    folder: bool = False
+
+
+def check_target(target: Target, made: Sequence[str] = ()) -> None:
+    """Raise the one-line error the command would meet writing `target`, before any work: an
+    input file, a folder where a file is meant (or the reverse), a missing folder, a folder that
+    takes no file (read-only, no permission). '-', /dev/stdout and devices, FIFOs and sockets
+    that exist are written in place and pass. `made`: folder outputs of the same command (as
+    absolute paths); a file inside one of them is checked as that folder is."""
+    path = target.path
+    if path == "-" or _fd_behind(path) is not None:
+        return
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and (st.st_dev, st.st_ino) in _PROTECTED:
+        raise InputError(f"refusing to overwrite an input model or file ({target.flag}); choose another output path", path)
+    if target.folder:
+        if st is not None and not stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{target.flag} must be a folder, and this is an existing file", path)
+        if st is None and os.path.islink(path):
+            raise OutputError("cannot write the output: a link to nothing, not a folder", path)
+        folder = Path(path) if st is not None else Path(os.path.abspath(path)).parent
+    else:
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{target.flag} names a folder; give a file path", path)
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            return  # a device, FIFO or socket: written in place
+        folder = Path(os.path.realpath(path)).parent
+        if str(folder) in made and not folder.exists():
+            return  # `convert --out-dir D --json D/t.json`: D is checked, and made, as the folder output
+    _check_folder(folder, path)
+
+
+def _check_folder(folder: Path, path: str) -> None:
+    if not folder.exists():
+        raise OutputError(f"cannot write the output: the folder {folder} does not exist; create it first", path)
+    if not folder.is_dir():
+        raise OutputError(f"cannot write the output: {folder} is not a folder", path)
+    try:  # a real file: permissions, read-only mounts and root's rights all answer as they will
+        fd, probe = tempfile.mkstemp(prefix=".tflite-inspector-probe.", dir=folder)
+    except OSError as e:
+        raise OutputError(f"cannot write the output: {e.strerror or e}", path) from None
+    os.close(fd)
+    _unlink(probe)
+
+
+@dataclass
+class Outputs:
+    """The outputs of one command (`outputs`): writes are staged and take their names together."""
+
+    targets: Sequence[Target] = ()
+    _staged: dict[str, str] = field(default_factory=dict)  # final path -> temporary file beside it
+    _streams: list[tuple[str, bytes]] = field(default_factory=list)  # '-', devices: written at the end
+    _created: list[Path] = field(default_factory=list)  # folders this command made
+    _staging: list[Path] = field(default_factory=list)  # staging folders (`staging_folder`)
+
+    def check(self) -> None:
+        made = self._folder_targets()
+        for t in self.targets:
+            check_target(t, made)
+
+    def _folder_targets(self) -> list[str]:
+        return [os.path.realpath(t.path) for t in self.targets if t.folder]
+
+    def make_folder(self, path: str | os.PathLike[str]) -> Path:
+        """Create the folder output `path` (its folder must exist); removed again on failure."""
+        p = Path(path)
+        if not p.is_dir():
+            try:
+                p.mkdir()
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise OutputError(f"cannot write the output: {e.strerror or e}", os.fspath(path)) from None
+            else:
+                self._created.append(p)
+        return p
+
+    def staging_folder(self, folder: str | os.PathLike[str]) -> Path:
+        """A hidden temporary folder inside the folder output `folder` for files another process
+        writes; `adopt_folder` gives them their names at the end."""
+        d = self.make_folder(folder)
+        try:
+            s = Path(tempfile.mkdtemp(prefix=".tflite-inspector-staging.", dir=d))
+        except OSError as e:
+            raise OutputError(f"cannot write the output: {e.strerror or e}", os.fspath(folder)) from None
+        self._staging.append(s)
+        return s
+
+    def adopt_folder(self, staging: Path, folder: str | os.PathLike[str]) -> list[str]:
+        """Stage every file of `staging` (from `staging_folder`) under its name in `folder`."""
+        paths = []
+        for f in sorted(staging.iterdir()):
+            final = str(Path(folder) / f.name)
+            self._drop(final)
+            self._staged[final] = str(f)
+            paths.append(final)
+        return paths
+
+    def stage(self, dest: str | os.PathLike[str], raw: bytes) -> None:
+        path = os.fspath(dest)
+        if path == "-" or _fd_behind(path) is not None:
+            self._streams.append((path, raw))
+            return
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and (st.st_dev, st.st_ino) in _PROTECTED:
+            raise InputError("refusing to overwrite an input model; choose another output path", path)
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                raise InputError("is a folder, not a file", path)
+            self._streams.append((path, raw))
+            return
+        target = Path(os.path.realpath(path))
+        if not target.parent.is_dir() and str(target.parent) in self._folder_targets():
+            self.make_folder(target.parent)  # a file inside this command's own folder output
+        if not target.parent.is_dir():
+            raise FileNotFoundError(2, f"the folder {target.parent} does not exist; create it first")
+        self._drop(str(target))
+        self._staged[str(target)] = _temp_beside(target, raw, st)
+
+    def _drop(self, final: str) -> None:
+        old = self._staged.pop(final, None)
+        if old is not None and not any(old.startswith(str(s) + os.sep) for s in self._staging):
+            _unlink(old)
+
+    def commit(self) -> None:
+        """Rename every staged file to its name, then write the streams; on a failure, remove
+        what this command created and raise."""
+        done: list[str] = []
+        try:
+            for final, tmp in list(self._staged.items()):
+                existed = os.path.lexists(final)
+                os.replace(tmp, final)
+                del self._staged[final]
+                if not existed:
+                    done.append(final)
+            for s in self._staging:
+                shutil.rmtree(s, ignore_errors=True)
+            self._staging.clear()
+            streams, self._streams = self._streams, []
+            for path, raw in streams:
+                _write_output(path, raw)
+        except BaseException:
+            for final in done:
+                _unlink(final)
+            self.rollback()
+            raise
+
+    def rollback(self) -> None:
+        for tmp in self._staged.values():
+            _unlink(tmp)
+        self._staged.clear()
+        self._streams.clear()
+        for s in self._staging:
+            shutil.rmtree(s, ignore_errors=True)
+        self._staging.clear()
+        for d in reversed(self._created):
+            try:
+                d.rmdir()  # only when empty: files that were there stay
+            except OSError:
+                pass
+        self._created.clear()
+
+
+_ACTIVE: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar("inspector_outputs", default=None)
+
+
+def active_outputs() -> Outputs | None:
+    """The transaction of the running command, if any."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def outputs(targets: Sequence[Target] = ()) -> Iterator[Outputs]:
+    """All of a command's outputs or none: `targets` are checked now (`check_target`); inside,
+    every `write_output` is staged; they are written when the block ends normally and removed
+    when it raises."""
+    tx = Outputs(list(targets))
+    tx.check()
+    token = _ACTIVE.set(tx)
+    try:
+        yield tx
+    except BaseException:
+        tx.rollback()
+        raise
+    else:
+        _ACTIVE.reset(token)
+        token = None
+        try:
+            tx.commit()
+        except (BrokenPipeError, InspectorError):
+            raise
+        except OSError as e:
+            raise OutputError(f"cannot write the output: {e.strerror or e}", getattr(e, "filename", None)) from e
+    finally:
+        if token is not None:
+            _ACTIVE.reset(token)
+
+
+def make_output_folder(path: str | os.PathLike[str]) -> Path:
+    """Create a folder output (`extract --out DIR`): inside a command, recorded so that a failure
+    removes it again; its own folder must exist."""
+    tx = _ACTIVE.get()
+    if tx is not None:
+        return tx.make_folder(path)
+    p = Path(path)
+    p.mkdir(exist_ok=True)
+    return p

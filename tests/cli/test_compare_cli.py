@@ -43,6 +43,7 @@ def test_json_to_stdout_follows_the_contract(pair, capfd):
 
 def test_csv_and_json_files_and_table(pair, tmp_path, capfd):
     j, c = tmp_path / "out" / "r.json", tmp_path / "r.csv"
+    j.parent.mkdir()  # an output's folder must exist (issue 34: no longer created silently)
     rc = main(["compare", *pair, "--samples", "2", "--runtime", "reference", "--json", str(j), "--csv", str(c)])
     out, _ = capfd.readouterr()
     assert rc == 0

@@ -1,7 +1,7 @@
 """Calibrating on noise is said before acting (issue 26 §9): `requantize` (both routes) and
 `suggest` re-calibrate on the pair's samples; without --inputs those are random, and the command
-prints one WARNING line on stderr (suggest before it runs; requantize once the request is known to
-apply, so a refused request stays one line) and writes `"calibration": {"source": "random", ...}`
+prints one WARNING line on stderr (once the request is known to apply, so a refused request or
+pair stays one line: issue 34 moved suggest's after its run) and writes `"calibration": {"source": "random", ...}`
 in its JSON; with --inputs, no warning and `"source": "inputs"`. Edits that calibrate
 nothing (keep float) warn of nothing.
 """

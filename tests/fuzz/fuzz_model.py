@@ -4,6 +4,11 @@
     .venv/bin/python tests/fuzz/fuzz_model.py --examples 2000 --runtime  # + LiteRT in a worker
     .venv/bin/python tests/fuzz/fuzz_model.py --atheris -- -max_total_time=600  # if atheris is installed
 
+Every command that reads a model, inputs, a plan or a recipe, with its output options, is fuzzed
+by tests/cli/test_fuzz_commands.py (2 cases per route in CI); for a long run of it:
+
+    TFLITE_INSPECTOR_FUZZ_CASES=300 .venv/bin/python -m pytest -s tests/cli/test_fuzz_commands.py
+
 Each example stacks 1-4 structure-aimed mutations (tests/fuzz_mutations.py) and optional raw
 byte overwrites on a fixture model, then asserts that what `info` does returns or raises
 `ModelFormatError` within 2 s. With --runtime, files the reader accepts are also run once by

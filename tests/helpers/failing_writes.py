@@ -24,3 +24,22 @@ def fail_mid_write(monkeypatch, writing_module, error: BaseException, keep: floa
             raise error
 
     monkeypatch.setattr(writing_module.os, "fdopen", lambda fd, mode: Partial(real_fdopen(fd, mode)))
+
+
+def unwritable_folder(tmp_path):
+    """A folder no file can be created in: a read-only tmp folder (chmod 555) for an ordinary
+    user; as root, which writes through permissions, /sys (a file system that takes no new files)."""
+    import tempfile
+    from pathlib import Path
+
+    d = Path(tmp_path) / "read-only"
+    d.mkdir(exist_ok=True)
+    d.chmod(0o555)
+    for folder in (d, Path("/sys")):
+        try:
+            fd, probe = tempfile.mkstemp(dir=folder)
+        except OSError:
+            return folder
+        os.close(fd)
+        os.unlink(probe)
+    raise RuntimeError("no unwritable folder on this machine")

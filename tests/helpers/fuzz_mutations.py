@@ -115,3 +115,101 @@ def exercise(path: Path) -> str:
         assert e.path == str(path)
         assert e.message and "\n" not in e.message
         return "rejected"
+
+
+# ------------------------------------------------------------- other files the commands read
+
+BYTE_KINDS = ("truncate", "head", "bitflip", "zero_run")
+NPZ_KINDS = (*BYTE_KINDS, "shape", "dtype", "values", "pickle", "empty", "renamed", "scalar")
+
+
+def mutate_bytes(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
+    """A byte-level mutation of any file: cut short, bits flipped in the first 64 bytes (headers,
+    signatures) or anywhere, a run of zeros, or (`signature`) its first bytes zeroed."""
+    out = bytearray(data)
+    n = len(out)
+    if kind == "truncate":
+        return bytes(out[: int(rng.integers(0, max(1, n)))])
+    if kind in ("head", "bitflip"):
+        span = min(n, 64) if kind == "head" else n
+        for _ in range(int(rng.integers(1, 5))):
+            p = int(rng.integers(0, span))
+            out[p] ^= 1 << int(rng.integers(0, 8))
+        return bytes(out)
+    if kind == "signature":  # the first bytes zeroed: what identifies the format is gone
+        k = int(rng.integers(1, 17))
+        out[:k] = bytes(len(out[:k]))
+        return bytes(out)
+    if kind == "zero_run":
+        p, k = int(rng.integers(0, n)), int(rng.integers(1, 256))
+        out[p : p + k] = bytes(len(out[p : p + k]))
+        return bytes(out)
+    raise KeyError(kind)
+
+
+def mutate_npz(path: Path, kind: str, rng: np.random.Generator) -> bytes:
+    """A mutated copy of the .npz at `path`: bytes (BYTE_KINDS) or arrays that load but do not
+    fit (another shape or dtype, NaN/inf, a pickled object array, no samples, renamed, a scalar)."""
+    import io
+
+    if kind in BYTE_KINDS:
+        return mutate_bytes(path.read_bytes(), kind, rng)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    key = sorted(arrays)[int(rng.integers(0, len(arrays)))]
+    a = arrays[key]
+    if kind == "shape":
+        arrays[key] = a.reshape(-1)[: max(1, a.size // 2)] if rng.random() < 0.5 else np.concatenate([a, a], axis=-1)
+    elif kind == "dtype":
+        dtypes = (np.int64, np.complex64, np.bool_, "U3", np.float16, np.uint8)
+        arrays[key] = a.astype(dtypes[int(rng.integers(0, len(dtypes)))])
+    elif kind == "values":
+        b = a.astype(np.float32, copy=True)
+        b.reshape(-1)[rng.integers(0, b.size, size=max(1, b.size // 10))] = (np.nan, np.inf, -np.inf, 1e38)[int(rng.integers(0, 4))]
+        arrays[key] = b
+    elif kind == "pickle":
+        arrays[key] = np.array([{"x": 1}, None], dtype=object)
+    elif kind == "empty":
+        arrays[key] = a[:0]
+    elif kind == "renamed":
+        arrays["not_" + key] = arrays.pop(key)
+    elif kind == "scalar":
+        arrays[key] = np.float32(1.0)
+    else:
+        raise KeyError(kind)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+JSON_KINDS = ("truncate", "bitflip", "value", "drop", "type")
+
+
+def mutate_json(data: bytes, kind: str, rng: np.random.Generator) -> bytes:
+    """A mutated saved plan or recipe: bytes cut or flipped, or JSON that parses but holds a
+    value of another kind, a key dropped, or the top level of another type."""
+    import json
+
+    if kind in ("truncate", "bitflip"):
+        return mutate_bytes(data, kind, rng)
+    obj = json.loads(data)
+    if kind == "type":
+        return json.dumps([obj, 1] if rng.random() < 0.5 else "plan").encode()
+    places: list[tuple[object, object]] = []
+
+    def walk(o: object) -> None:
+        items = o.items() if isinstance(o, dict) else enumerate(o) if isinstance(o, list) else ()
+        for k, v in list(items):
+            places.append((o, k))
+            walk(v)
+
+    walk(obj)
+    if not places:
+        return b"{}"
+    parent, key = places[int(rng.integers(0, len(places)))]
+    if kind == "drop":
+        del parent[key]  # type: ignore[index, attr-defined]
+    else:
+        others = (None, -1, 2**40, 1e308, "x", "op:999", [], {}, True, "(unclosed[")
+        parent[key] = others[int(rng.integers(0, len(others)))]  # type: ignore[index]
+    return json.dumps(obj).encode()

@@ -35,7 +35,7 @@ from inspector.core.tflite.litertlm import read_model_bytes
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.op_facts import NOT_EXTRACTABLE_OPS
 from inspector.core.tflite.signatures import select_signature
-from inspector.core.writing import write_output
+from inspector.core.writing import make_output_folder, write_output
 
 FILES = ("model.tflite", "inputs.npz", "expected.npz", "run.py", "extract.json")  # what DIR receives
 FLOAT_PREFIX = "float:"
@@ -206,11 +206,12 @@ def _npz(arrays: dict[str, np.ndarray]) -> bytes:
 
 
 def write_extraction(ex: Extraction, out_dir: str) -> list[str]:
-    """Write the folder (created when missing; an existing non-folder is refused); the paths."""
+    """Write the folder (created when missing, inside an existing folder; an existing non-folder
+    is refused); the paths."""
     d = Path(out_dir)
     if d.exists() and not d.is_dir():
         raise InputError("--out must be a folder, and this is an existing file", str(d))
-    d.mkdir(parents=True, exist_ok=True)
+    make_output_folder(d)
     files = dict(zip(FILES, (ex.model_bytes, _npz(ex.inputs), _npz(ex.expected), RUN_PY,
                              json.dumps(ex.summary(), indent=2) + "\n"), strict=True))  # fmt: skip
     for name, data in files.items():

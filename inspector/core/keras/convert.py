@@ -112,8 +112,11 @@ def make_twins(
     modes: Sequence[str] = ("int8",),
     settings: SampleSettings | None = None,
     task: TaskState | None = None,
+    named_in: str | None = None,
 ) -> dict[str, Any]:
-    """Write the float twin and one quantized twin per mode into `out_dir`; the `--json` dict."""
+    """Write the float twin and one quantized twin per mode into `out_dir`; the `--json` dict.
+    `named_in`: the folder the files will have been moved to when the command succeeds (the
+    command line stages them in a temporary folder): the result and the provenance name it."""
     task = as_task(task)
     settings = settings or SampleSettings()
     for m in modes:
@@ -140,13 +143,18 @@ def make_twins(
     def rep() -> Iterator[list[np.ndarray]]:
         yield from rows
 
+    final = Path(named_in) if named_in is not None else out
+
+    def named(path: str) -> str:
+        return str(final / Path(path).name)
+
     quantized = {}
     for i, mode in enumerate(dict.fromkeys(modes)):
         task.report((1 + i) / steps, f"converting the {mode} twin")
         data, opts = convert_mode(loaded, mode, rep)
         path = str(out / f"{stem}_{mode.replace('-', '_')}.tflite")
         atomic_write_bytes(path, data)
-        quantized[mode] = path
+        quantized[mode] = named(path)
         options[mode] = opts
     provenance = {
         "source_model": str(Path(model_path).resolve()),
@@ -157,7 +165,7 @@ def make_twins(
         "notes": _qat_notes(quantized) if loaded.is_qat else [],
         "samples": None if not need else {"settings": settings.to_json(), "description": described, "count": len(rows), "sha256": digest},
     }
-    result = {"float": float_path, "quantized": quantized, "provenance": provenance}
+    result = {"float": named(float_path), "quantized": quantized, "provenance": provenance}
     atomic_write_bytes(str(out / f"{stem}.twins.json"), (to_json_text(result) + "\n").encode())
     task.report(1.0, "twins written")
     return result

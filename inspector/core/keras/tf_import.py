@@ -56,7 +56,7 @@ def import_tensorflow(path: str | None = None) -> TF:
     except ImportError as e:
         if getattr(sys, "frozen", False):  # the PyInstaller bundle is built without TensorFlow
             raise InputError(f"the packaged app does not include TensorFlow; for Keras/SavedModel models install the wheel: {INSTALL_HINT}", path) from None
-        raise InputError(f"opening Keras/SavedModel models needs TensorFlow and tf-keras ({e.name} is missing): {INSTALL_HINT}", path) from None
+        raise InputError(f"opening Keras/SavedModel models needs TensorFlow and tf-keras ({_missing(e)}): {INSTALL_HINT}", path) from None
     try:
         with quiet_tf():
             import tensorflow_model_optimization as tfmot
@@ -66,6 +66,23 @@ def import_tensorflow(path: str | None = None) -> TF:
     silence_python_loggers()
     _loaded = TF(tf, tf_keras, tfmot)
     return _loaded
+
+
+def _missing(e: ImportError) -> str:
+    """What the failed import lacks, by package name: the module ImportError names, else the one
+    of tensorflow / tf_keras that cannot be found, else the import's own first line."""
+    import importlib.util
+
+    if e.name:
+        return f"{e.name.split('.')[0]} is missing"
+    for module in ("tensorflow", "tf_keras"):
+        try:
+            if importlib.util.find_spec(module) is None:
+                return f"{module} is missing"
+        except (ImportError, ValueError):
+            return f"{module} is missing"
+    first = (str(e).strip().splitlines() or ["ImportError"])[0]
+    return f"they are installed but do not import: {first[:200]}"
 
 
 def _tfmot_version() -> str | None:

@@ -542,6 +542,8 @@ def validate_recipe(
             raise InputError(
                 f"recipe rule {i} needs 'regex', 'operation' and 'algorithm_key'", path
             )
+        if not isinstance(r["regex"], str):
+            raise InputError(f"recipe rule {i}: 'regex' must be a string, not {type(r['regex']).__name__}", path)
         try:
             rx = re.compile(r["regex"])
         except re.error as e:
@@ -558,6 +560,8 @@ def load_recipe(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         obj = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise InputError(f"cannot read the recipe: {e.strerror or e}", str(path)) from None
+    except UnicodeDecodeError as e:  # found by the fuzz of issue 34 (a traceback before)
+        raise InputError(f"the recipe is not UTF-8 text (byte {e.start})", str(path)) from None
     except json.JSONDecodeError as e:
         raise InputError(
             f"the recipe is not valid JSON ({e.msg} at line {e.lineno})", str(path)

@@ -30,6 +30,9 @@ def _watch_parent(ppid: int) -> None:
 
 def worker_main(conn, cancel_event, memory_limit: int | None = None) -> None:
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    from inspector.core.runtime.delegate_notice import swallow
+
+    swallow()  # LiteRT's "Created TensorFlow Lite XNNPACK delegate" line never reaches the terminal
     if memory_limit:
         import resource
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -42,7 +43,7 @@ def _load(path: Path) -> dict[str, np.ndarray]:
         if "pickle" in msg.lower():
             msg = "holds Python objects (pickled); only plain numeric arrays are read"
         raise InputError(f"cannot read arrays: {msg}", str(path)) from e
-    except (OSError, zipfile.BadZipFile, EOFError) as e:
+    except (OSError, zipfile.BadZipFile, EOFError, zlib.error) as e:  # zlib: a damaged compressed member
         raise InputError(f"cannot read arrays: {e}", str(path)) from e
 
 
@@ -132,6 +133,18 @@ def _check_dtype(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> None
         raise InputError(f"input '{spec.name}' takes {want}, but array '{key or path.name}' is {arr.dtype}", str(path))
 
 
+def _check_finite(arr: np.ndarray, key: str, path: Path) -> None:
+    """Float inputs must be finite once read as float32 (NaN, ±inf or beyond float32's range give
+    errors without meaning, and a JSON that cannot hold them); found by the fuzz of issue 34."""
+    if not np.issubdtype(arr.dtype, np.floating):
+        return
+    bad = ~np.isfinite(np.asarray(arr, np.float32))
+    if bad.any():
+        first = int(np.argwhere(bad)[0][0]) if bad.ndim else 0
+        raise InputError(f"array '{key or path.name}' holds {int(bad.sum()):,} NaN or infinite value(s) as float32 "
+                         f"(the first at index {first} of its first axis); inputs must be finite", str(path))  # fmt: skip
+
+
 def array_source(float_model: Model, path: Path, count: int | None) -> SampleSource:
     specs = input_specs(float_model)
     raw = _load(path)
@@ -143,6 +156,7 @@ def array_source(float_model: Model, path: Path, count: int | None) -> SampleSou
     for spec, key in zip(specs, keys, strict=True):
         arr = arrays[key]
         _check_dtype(spec, arr, key, path)
+        _check_finite(arr, key, path)
         st = _samples_axis(spec, arr, key, path)
         stacked.append(st)
         n = arr.shape[0] if st else 1
