@@ -62,6 +62,7 @@ class Objective:
             floats.append(f)
         runner = ModelRunner(fm, runtime)
         self.ref = [[np.array(runner.run(feed(fm, s))[f], np.float64) for f in floats] for s in samples]
+        self.top1: list[int] = []  # of the last model read
 
     @property
     def has_slices(self) -> bool:
@@ -73,6 +74,22 @@ class Objective:
 
     def reading(self, data: bytes) -> Reading:
         """The lowest SQNR over the objective tensors and their slices in the model `data`."""
+        sums, idx = self._sums(data), range(len(self.names))
+        parts = [(_db(*sums[k][:, 0]), "") for k in idx]
+        for k, lay in enumerate(self.layouts):
+            for j, sl in enumerate(lay.slices if lay is not None else ()):
+                src = "" if sl.producer_op is None else f" (from op {sl.producer_op} {sl.producer_type})"
+                parts.append((_db(*sums[k][:, 1 + j]), f"slice {sl.start}:{sl.stop} of '{self.names[k]}'{src}"))
+        return Reading(*min(parts, key=lambda p: p[0]))
+
+    def relative_error(self, data: bytes) -> float:
+        """Σ(x − y)² / Σx² of the whole objective tensors (their mean over the tensors): the output
+        error energy blame shares are taken of (`blame.py`); −10·log10 of it is the SQNR of one tensor."""
+        sums = self._sums(data)
+        return float(np.mean([s[1, 0] / s[0, 0] if s[0, 0] > 0 else (0.0 if s[1, 0] == 0 else math.inf) for s in sums]))
+
+    def _sums(self, data: bytes) -> list[np.ndarray]:
+        """Per objective tensor: (Σx², Σ(x − y)²) of the whole tensor and of each slice, over the samples."""
         with TempModel(data) as path:
             m = select_signature(load_model(path), self.signature)
             idx = []
@@ -84,20 +101,17 @@ class Objective:
             content = patch_outputs(data, m.main.index, tuple(idx)) or _rebuilt_outputs(data, idx, m.main.index)
             runner = ModelRunner(m, self.runtime, content=content, exposed=tuple(idx))
             sums = [np.zeros((2, 1 + (len(lay.slices) if lay else 0))) for lay in self.layouts]  # (x², e²) per part
+            self.top1 = []  # the first tensor's argmax per sample (a classifier's decision: blame's accuracy)
             for s, refs in zip(self.samples, self.ref, strict=True):
                 values = runner.run(feed(m, s))
+                self.top1.append(int(np.argmax(values[idx[0]])) if idx else -1)
                 for k, t in enumerate(idx):
                     tt = m.main.tensors[t]
                     quantized = tt.quantization is not None and tt.dtype.startswith("int")
                     y = dequantize(values[t], tt.quantization) if quantized else np.asarray(values[t], np.float64)
                     _add(sums[k], refs[k], y, self.layouts[k])
                 del values
-        parts = [(_db(*sums[k][:, 0]), "") for k in range(len(idx))]
-        for k, lay in enumerate(self.layouts):
-            for j, sl in enumerate(lay.slices if lay is not None else ()):
-                src = "" if sl.producer_op is None else f" (from op {sl.producer_op} {sl.producer_type})"
-                parts.append((_db(*sums[k][:, 1 + j]), f"slice {sl.start}:{sl.stop} of '{self.names[k]}'{src}"))
-        return Reading(*min(parts, key=lambda p: p[0]))
+        return sums
 
 
 def _add(sums: np.ndarray, ref: np.ndarray, y: np.ndarray, layout: ConcatLayout | None) -> None:

@@ -1,0 +1,363 @@
+"""Blame by intervention: what removing one op's own quantization error does to the model output.
+
+A rule on one layer's statistics says what a layer looks like; only an intervention says what it
+costs. For a bounded set of candidates (`candidates`: the layers with a rule-based cause of their
+own, the ops an `inherited` verdict names, the op holding the model input's range, the worst few
+by own error; at most MAX_CANDIDATES) one edited model B is built per candidate and its outputs
+are measured against model A on the held-out samples (`samples.holdout`; in-sample, and said so,
+with too few samples):
+
+- the op holding the model input's range (`diagnosis.holds_input_range`), or a layer whose cause
+  is its range (clipping, resolution): its range re-calibrated on the calibration samples (the
+  error the cause claims is the range's; keep float would quantize back to the same range);
+- any other op: keep float (`keep_float`: the op computes in float with A's weights, its
+  output quantized back to B's own scale), which removes its weights' and arithmetic's error.
+
+share = 1 − E_after / E_before and gain = 10·log10(E_before / E_after), E the output error energy
+Σ(x − y)² / Σx² (mean over B's outputs; `Objective.relative_error`). Errors of independent ops add
+roughly in energy; when the top shares sum far from 1 the note says the candidates interact.
+
+The measured blame then corrects the rule-based verdicts (`rejudged`): `inherited from op X` stays
+only where X's share is at least INHERIT_SHARE (else the measured ancestor that covers it is
+named, else the layer reads `none`: no single op explains the error), and a layer whose rule names
+a cause of its own but whose measured blame is below both NEGLIGIBLE_SHARE and MIN_GAIN_DB loses
+that cause (pointing at the root cause upstream when one covers it). Each root cause's fix is
+measured too (`fix_gain_db`, held out): the diagnosed edit, or the intervention itself when that is
+an edit and gains clearly more (`CHEAP_SHARE`); a fix whose measured gain is negative is said so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from inspector.core.compare.diagnosis import holds_input_range
+from inspector.core.compare.diagnosis_types import Blame, Diagnosis, Fix, RootCause
+from inspector.core.compare.options import CompareOptions
+from inspector.core.compare.pairing import pair_models
+from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.errors import InspectorError
+from inspector.core.progress import TaskState, as_task
+from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, plan_kind
+from inspector.core.requantize.objective import Objective
+from inspector.core.requantize.suggest_surgical import applicable
+from inspector.core.requantize.surgical import apply_plan
+from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
+from inspector.core.samples.holdout import split_samples
+from inspector.core.samples.sources import open_source
+from inspector.core.samples.spec import Sample
+from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.op_facts import SUGGEST_SKIP_OPS
+from inspector.core.tflite.signatures import select_signature
+
+MAX_CANDIDATES = 8  # interventions per comparison (each is one edited model run over the held-out samples)
+WORST_OWN = 3  # the worst layers by own error are candidates whatever their verdict
+ROOT_SHARE = 0.1  # a root cause removes at least this share of the output error energy ...
+MIN_GAIN_DB = 0.5  # ... and gains at least this much (a healthy model's layers gain less)
+INHERIT_SHARE = 0.25  # "inherited from op X" needs X to carry at least this share
+NEGLIGIBLE_SHARE = 0.05  # a rule-based cause whose blame is below this share and MIN_GAIN_DB is not the layer's own
+CHEAP_SHARE = 0.9  # the diagnosed fix is kept when it gains this share of the best measured edit
+RANGE_CAUSES = ("clipping", "resolution")
+
+
+@dataclass(frozen=True)
+class Measured:
+    op: int
+    blame: Blame
+    plan: SurgicalPlan  # the intervention
+
+
+def candidates(result: ComparisonResult, qm: Model, has_float_op) -> list[int]:
+    """B's ops to measure, in priority order, at most MAX_CANDIDATES."""
+    by_op: dict[int, LayerResult] = {}
+    for lay in result.layers:
+        by_op.setdefault(lay.op_index, lay)
+    out: list[int] = []
+
+    def add(op: int | None) -> None:
+        if op is not None and op in by_op and op not in out and has_float_op(op):
+            out.append(op)
+
+    for op, lay in by_op.items():  # the op holding the model input's range: the first quantizer
+        if holds_input_range(qm, op) and lay.diagnosis is not None and lay.diagnosis.cause != "none":
+            add(op)
+    own = sorted((lay for lay in by_op.values() if has_own_cause(lay)), key=_own_db)
+    for lay in own[:MAX_CANDIDATES]:
+        add(lay.op_index)
+    for lay in by_op.values():
+        d = lay.diagnosis
+        if d is not None and d.cause == "inherited":
+            add(d.source_op)
+    worst = sorted((lay for lay in by_op.values() if lay.isolated is not None and lay.op_type not in SUGGEST_SKIP_OPS
+                    and math.isfinite(lay.isolated.sqnr_db)), key=lambda lay: lay.isolated.sqnr_db)  # fmt: skip
+    for lay in worst[:WORST_OWN]:
+        add(lay.op_index)
+    return out[:MAX_CANDIDATES]
+
+
+def _own_db(lay: LayerResult) -> float:
+    own = lay.isolated.sqnr_db if lay.isolated is not None else lay.metrics.sqnr_db
+    return lay.metrics.sqnr_db if math.isinf(own) else own
+
+
+def intervention(qm: Model, lay: LayerResult, samples, signature: str | None) -> SurgicalPlan:
+    """The edit that removes op `lay`'s own error (see the module docstring)."""
+    op = lay.op_index
+    d = lay.diagnosis
+    ranged = holds_input_range(qm, op) or (d is not None and d.cause in RANGE_CAUSES)
+    kind = "recalibrate" if ranged and applicable(qm, op, ("recalibrate",)) else "keep_float"
+    return SurgicalPlan((Edit(kind, f"op:{op}", None, (op,)),), samples, signature=signature)  # recalibrate: minmax
+
+
+def _label(plan: SurgicalPlan) -> str:
+    e = plan.edits[0]
+    what = {"recalibrate": "re-calibrate", "keep_float": "keep float"}.get(e.kind, e.kind.replace("_", " "))
+    return f"{what} op {', '.join(map(str, plan.edited_ops()))}"
+
+
+def blame_of(before: float, after: float, how: str = "") -> Blame:
+    """Share and gain from the output error energy before and after an intervention."""
+    if before <= 0:
+        return Blame(0.0, 0.0, how)
+    share = 1.0 - after / before
+    gain = math.inf if after <= 0 else 10 * math.log10(before / after)
+    return Blame(share, gain, how)
+
+
+class Measurer:
+    """Edited models of B measured on the evaluation samples against A's values (computed once)."""
+
+    def __init__(self, float_path: str, quant_path: str, options: CompareOptions, task: TaskState | None = None) -> None:
+        self.float_path, self.quant_path, self.options = float_path, quant_path, options
+        sig = options.signature
+        self.fm = select_signature(load_model(float_path), sig)
+        self.qm = select_signature(load_model(quant_path), sig)
+        self.pairing = pair_models(self.fm, self.qm)
+        self.samples: list[Sample] = list(open_source(self.fm, self.qm, options.samples))[options.samples_from:]
+        self.split = split_samples(len(self.samples))
+        self.objective = Objective(self.fm, self.qm, self.pairing, list(self.qm.main.outputs),
+                                   self.split.evaluation_of(self.samples), options.runtime, sig)  # fmt: skip
+        self.base = self.objective.relative_error(Path(quant_path).read_bytes())
+        evaluation = self.split.evaluation_of(self.samples)
+        labels = [s.label for s in evaluation]
+        ref = [r[0] for r in self.objective.ref] if self.objective.ref and self.objective.ref[0] else []
+        classes = bool(ref) and ref[0].ndim >= 1 and ref[0].shape[-1] > 1 and ref[0].size == ref[0].shape[-1]
+        self.labels = labels if classes and labels and all(v is not None for v in labels) else None
+        self.float_top1 = [int(r.argmax()) for r in ref] if self.labels is not None else []
+        self.base_top1 = list(self.objective.top1)
+        self.task = as_task(task)
+        self.cache: dict[tuple, tuple[float, list[int]] | None] = {}
+        self.notes: list[str] = []
+
+    def accuracy(self, top1: list[int]) -> float | None:
+        """Held-out top-1 accuracy (percent) of the decisions `top1`, when the samples are labelled."""
+        if self.labels is None or len(top1) != len(self.labels):
+            return None
+        return 100.0 * sum(int(a == b) for a, b in zip(top1, self.labels, strict=True)) / len(self.labels)
+
+    def accuracies(self, plan: SurgicalPlan) -> tuple[float, float, float] | None:
+        """(float, B, B edited by `plan`) held-out accuracy, when labelled and measured."""
+        self.error(plan)
+        got = self.cache.get(self._key(plan))
+        if got is None or self.labels is None:
+            return None
+        acc = (self.accuracy(self.float_top1), self.accuracy(self.base_top1), self.accuracy(got[1]))
+        return None if None in acc else acc  # type: ignore[return-value]
+
+    @staticmethod
+    def _key(plan: SurgicalPlan) -> tuple:
+        return tuple((e.kind, e.ops, e.calibration) for e in plan.edits)
+
+    def error(self, plan: SurgicalPlan) -> float | None:
+        """The output error energy of B edited by `plan` (None: the edit does not apply)."""
+        key = self._key(plan)
+        if key not in self.cache:
+            self.task.check()
+            try:
+                res = apply_plan(self.float_path, self.quant_path, plan, self.samples, runtime=self.options.runtime)
+                self.cache[key] = (self.objective.relative_error(res.model_bytes), list(self.objective.top1))
+            except InspectorError as e:
+                self.notes.append(f"{_label(plan)}: not measured ({e.message})")
+                self.cache[key] = None
+        got = self.cache[key]
+        return None if got is None else got[0]
+
+    def blame(self, plan: SurgicalPlan) -> Blame | None:
+        err = self.error(plan)
+        return None if err is None else blame_of(self.base, err, _label(plan))
+
+
+def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, options: CompareOptions | None = None,
+                  task: TaskState | None = None) -> ComparisonResult:  # fmt: skip
+    """The comparison with measured blame: each candidate layer's `diagnosis.blame`, the verdicts
+    rejudged by it, and `root_causes` (largest share first, each with its fix's measured gain)."""
+    opts = options or CompareOptions()
+    task = as_task(task)
+    if not result.outputs or not result.layers:
+        return replace(result, blame_note="blame not measured: no compared outputs or layers")
+    try:
+        m = Measurer(float_path, quant_path, opts, task)
+    except InspectorError as e:
+        return replace(result, blame_note=f"blame not measured: {e.message}")
+    if m.base <= 0:
+        return replace(result, blame_note="blame not measured: the model outputs carry no error")
+    by_op: dict[int, LayerResult] = {}
+    for lay in result.layers:
+        by_op.setdefault(lay.op_index, lay)
+    ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None)
+    measured: dict[int, Measured] = {}
+    for k, op in enumerate(ops):
+        task.report(k / max(len(ops), 1), f"blame: intervention {k + 1} of {len(ops)} (op {op})")
+        plan = intervention(m.qm, by_op[op], opts.samples, opts.signature)
+        b = m.blame(plan)
+        if b is None and plan.edits[0].kind != "keep_float":  # a range that cannot be re-calibrated: keep float
+            plan = SurgicalPlan((Edit("keep_float", f"op:{op}", None, (op,)),), opts.samples, signature=opts.signature)
+            b = m.blame(plan)
+        if b is not None:
+            measured[op] = Measured(op, b, plan)
+    layers = rejudged(m.qm, result.layers, {op: x.blame for op, x in measured.items()})
+    roots = root_causes(m, layers, measured, task)
+    note = [f"blame: {len(measured)} intervention(s) ({', '.join(x.blame.intervention for x in measured.values())}); "
+            f"output error measured {m.split.note}"]  # fmt: skip
+    top = [r.share for r in roots[:3]]
+    if roots and (sum(top) > 1.25 or (len(top) > 1 and sum(top) < 0.5)):
+        note.append(f"the top shares sum to {100 * sum(top):.0f}% of the output error: the candidates interact "
+                    "(their errors do not add independently), so the ranking is approximate")
+    task.report(1.0, "blame measured")
+    return replace(result, layers=layers, root_causes=tuple(roots), blame_note="; ".join(note + m.notes))
+
+
+def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame]) -> tuple[LayerResult, ...]:
+    """The layers with their measured blame, and the verdicts it does not bear out changed."""
+    sg = qm.main
+    producers = sg.producers()
+
+    def ancestors(op: int) -> set[int]:
+        seen: set[int] = set()
+        stack = [op]
+        while stack:
+            for i in sg.ops[stack.pop()].inputs:
+                p = producers.get(i) if i >= 0 else None
+                if p is not None and p.index not in seen:
+                    seen.add(p.index)
+                    stack.append(p.index)
+        return seen
+
+    first: dict[int, LayerResult] = {}
+    for lay in layers:
+        first.setdefault(lay.op_index, lay)
+
+    def covering(op: int) -> int | None:
+        """The measured ancestor of `op` with the largest share, when it covers INHERIT_SHARE."""
+        up = [(blame[a].share, a) for a in ancestors(op) if a in blame and blame[a].share >= INHERIT_SHARE]
+        return max(up)[1] if up else None
+
+    def pointing(op: int, src: int, why: str) -> Diagnosis:
+        s = first[src]
+        sd = s.diagnosis
+        b = blame[src]
+        cause = sd.cause if sd is not None and sd.cause not in ("none", "inherited") else "own error"
+        return Diagnosis("inherited", f"{why}the error comes from op {src} ({s.op_type}, {cause}): removing its own error "
+                                      f"removes {100 * b.share:.0f}% of the output error ({b.gain_db:+.1f} dB)",
+                         None if sd is None else sd.fix, src)  # fmt: skip
+
+    out = []
+    for lay in layers:
+        d = lay.diagnosis
+        op = lay.op_index
+        if d is None:
+            out.append(lay)
+            continue
+        b = blame.get(op)
+        if d.cause == "inherited" and d.source_op is not None and not (d.source_op in blame and blame[d.source_op].share >= INHERIT_SHARE):
+            src = covering(op)
+            was = (f"op {d.source_op} measured {100 * blame[d.source_op].share:.0f}% of the output error"
+                   if d.source_op in blame else f"op {d.source_op} not measured")
+            if src is not None:
+                d = pointing(op, src, f"{was}; ")
+            else:
+                d = Diagnosis("none", f"{d.evidence.split(':')[0]}: accumulated error from upstream, but no measured op "
+                                      f"carries {100 * INHERIT_SHARE:.0f}% of the output error ({was})")  # fmt: skip
+        elif has_own_cause(lay) and b is not None and b.share < NEGLIGIBLE_SHARE and b.gain_db < MIN_GAIN_DB:
+            src = covering(op)
+            why = (f"reads as {d.cause.replace('_', ' ')} ({d.evidence}), but {b.intervention} gains only "
+                   f"{b.gain_db:+.2f} dB ({100 * b.share:.1f}% of the output error); ")  # fmt: skip
+            d = pointing(op, src, why) if src is not None else Diagnosis("none", why + "not a cause worth an edit")
+        out.append(replace(lay, diagnosis=replace(d, blame=b)))
+    return tuple(out)
+
+
+def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, Measured], task: TaskState) -> list[RootCause]:
+    """The measured candidates that carry the output error, largest share first, each with its fix
+    measured on the held-out samples."""
+    first: dict[int, LayerResult] = {}
+    for lay in layers:
+        first.setdefault(lay.op_index, lay)
+    rows = []
+    for op, x in measured.items():
+        b = x.blame
+        if not (b.share >= ROOT_SHARE and b.gain_db >= MIN_GAIN_DB):
+            continue
+        lay = first[op]
+        d = lay.diagnosis
+        cause = d.cause if d is not None and d.cause not in ("none", "inherited") else "own_error"
+        if holds_input_range(m.qm, op) and cause in RANGE_CAUSES:
+            cause = "input_range"
+        task.report(0.95, f"blame: measuring the fix of op {op}")
+        fix, gain, note = best_fix(m, op, d.fix if d is not None and has_own_cause(lay) else None, x)
+        acc = None if fix is None else m.accuracies(fix_plan(fix, m.options.samples, m.options.signature))
+        rows.append(RootCause(op, lay.op_type, cause, b.share, b.gain_db, fix, gain, b.intervention, note, acc))
+    return sorted(rows, key=lambda r: -r.share)
+
+
+def best_fix(m: Measurer, op: int, diagnosed: Fix | None, x: Measured) -> tuple[Fix | None, float | None, str]:
+    """(fix, its measured gain, note): the diagnosed fix, or the intervention (an edit too) when it
+    gains clearly more; a negative gain is said."""
+    tries: list[tuple[Fix, float]] = []
+    if diagnosed is not None and all(plan_kind(diagnosed.edit) in applicable(m.qm, k, (plan_kind(diagnosed.edit),))
+                                     for k in diagnosed.ops[:1]):  # fmt: skip
+        err = m.error(fix_plan(diagnosed, m.options.samples, m.options.signature))
+        if err is not None:
+            tries.append((diagnosed, blame_of(m.base, err).gain_db))
+    e = x.plan.edits[0]
+    own = Fix(e.kind, e.ops)
+    if own != diagnosed:
+        tries.append((own, x.blame.gain_db))
+    if not tries:
+        return None, None, ""
+    best = max(tries, key=lambda t: t[1])
+    fix, gain = tries[0] if tries[0][1] >= CHEAP_SHARE * best[1] or tries[0][1] >= best[1] - MIN_GAIN_DB else best
+    note = ""
+    if gain < 0:
+        note = f"the fix measured {gain:+.2f} dB (it lowers the output SQNR): not worth applying"
+    elif fix != diagnosed and diagnosed is not None:
+        note = f"{diagnosed.edit} measured {tries[0][1]:+.2f} dB; {fix.edit} gains more"
+    return fix, gain, note
+
+
+def compare_and_blame(float_path: str, quant_path: str, options: CompareOptions | None = None, blame: bool = True,
+                      task: TaskState | None = None, **kwargs) -> ComparisonResult:  # fmt: skip
+    """`compare_models`, then (unless `blame` is False) `measure_blame`: the job the command line
+    and the GUI run in the worker process."""
+    from inspector.core.compare.comparison import compare_models
+
+    task = as_task(task)
+    result = compare_models(float_path, quant_path, options, task=task.span(0.0, 0.75 if blame else 1.0, ""), **kwargs)
+    if not blame:
+        return result
+    return measure_blame(float_path, quant_path, result, options, task.span(0.75, 1.0, ""))
+
+
+def compare_blame_in_worker(float_path, quant_path, options=None, *, blame: bool = True, task=None, timeout=None,
+                            worker=None, pair_check=None, check: bool = True) -> ComparisonResult:  # fmt: skip
+    """`compare_and_blame` in the worker process (like `compare.in_worker.compare_in_worker`)."""
+    from inspector.core.runtime.worker import run_isolated
+
+    return run_isolated(
+        compare_and_blame, str(float_path), str(quant_path), options,
+        kwargs={"blame": blame, "pair_check": pair_check, "check": check}, task=task, timeout=timeout,
+        step="comparing (running both models over the samples), then measuring blame",
+        models=(str(float_path), str(quant_path)), worker=worker,
+    )  # fmt: skip
