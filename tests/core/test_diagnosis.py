@@ -181,8 +181,9 @@ def test_compare_json_carries_the_diagnosis_with_the_contract_keys(diag, tmp_pat
     layers = json.loads(out.read_text())["layers"]
     for lay in layers:
         d = lay["diagnosis"]
-        assert set(d) == {"cause", "evidence", "fix"}
+        assert set(d) == {"cause", "evidence", "fix", "blame"}  # blame: issue 33, measured where a candidate
         assert d["fix"] is None or set(d["fix"]) == {"edit", "ops"}
+        assert d["blame"] is None or set(d["blame"]) == {"share", "gain_db"}
     d = next(lay for lay in layers if lay["op_index"] == op)["diagnosis"]
     assert d["cause"] == "resolution" and d["fix"] == {"edit": "recalibrate", "ops": [op]}
     r = subprocess.run(
