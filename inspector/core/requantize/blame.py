@@ -24,7 +24,8 @@ The measured blame then corrects the rule-based verdicts (`rejudged`): `inherite
 only where X's share is at least INHERIT_SHARE (else the measured ancestor that covers it is
 named, else the layer reads `none`: no single op explains the error), and a layer whose rule names
 a cause of its own but whose measured blame is below both NEGLIGIBLE_SHARE and MIN_GAIN_DB loses
-that cause (pointing at the root cause upstream when one covers it). Each root cause's fix is
+that cause (pointing at the root cause upstream when one covers it); so does an unmeasured one below
+an op that alone removes DOMINANT_SHARE of the output error (at most the rest can be its own). Each root cause's fix is
 measured too (`fix_gain_db`, held out): the diagnosed edit, or the intervention itself when that is
 an edit and gains clearly more (`CHEAP_SHARE`); a fix whose measured gain is negative is said so.
 """
@@ -63,6 +64,7 @@ OWN_ERROR_GAIN_DB = 3.0  # a layer without a rule-based cause is a root cause on
 # error or more): converter-built MobileNetV2 (per-channel and per-tensor) reads 1.3-1.5 dB for its SOFTMAX kept float
 INHERIT_SHARE = 0.25  # "inherited from op X" needs X to carry at least this share
 NEGLIGIBLE_SHARE = 0.05  # a rule-based cause whose blame is below this share and MIN_GAIN_DB is not the layer's own
+DOMINANT_SHARE = 0.9  # an upstream op removing this share leaves an unmeasured layer at most the rest
 CHEAP_SHARE = 0.9  # the diagnosed fix is kept when it gains this share of the best measured edit
 RANGE_CAUSES = ("clipping", "resolution")
 GRID_CAUSES = ("channel_imbalance", "mixed_ranges")  # the output's one 8-bit grid over parts of different ranges
@@ -293,6 +295,8 @@ def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame]) 
             else:
                 d = Diagnosis("none", f"{d.evidence.split(':')[0]}: accumulated error from upstream, but no measured op "
                                       f"carries {100 * INHERIT_SHARE:.0f}% of the output error ({was})")  # fmt: skip
+        elif has_own_cause(lay) and b is None and d.source_op is None and (src := covering(op)) is not None and blame[src].share >= DOMINANT_SHARE:
+            d = pointing(op, src, f"reads as {d.cause.replace('_', ' ')} ({d.evidence}), not measured, but ")
         elif has_own_cause(lay) and b is not None and b.share < NEGLIGIBLE_SHARE and b.gain_db < MIN_GAIN_DB:
             src = covering(op)
             why = (f"reads as {d.cause.replace('_', ' ')} ({d.evidence}), but {b.intervention} gains only "
