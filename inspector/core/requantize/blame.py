@@ -35,26 +35,23 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from inspector.core.compare.diagnosis import holds_input_range
 from inspector.core.compare.diagnosis_types import Blame, Diagnosis, Fix, RootCause
 from inspector.core.compare.options import CompareOptions
-from inspector.core.compare.pairing import pair_models
 from inspector.core.compare.result import ComparisonResult, LayerResult
-from inspector.core.errors import InspectorError
+from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, plan_kind
 from inspector.core.requantize.objective import Objective
 from inspector.core.requantize.suggest_surgical import applicable
-from inspector.core.requantize.surgical import apply_plan
+from inspector.core.requantize.surgical import PreparedPair, apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.sources import open_source
 from inspector.core.samples.spec import Sample
-from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import SUGGEST_SKIP_OPS
-from inspector.core.tflite.signatures import select_signature
 
 MAX_CANDIDATES = 6  # interventions per comparison (each is one edited model run over the held-out samples)
 WORST_OWN = 2  # the worst layers by own error are candidates whatever their verdict
@@ -147,14 +144,13 @@ class Measurer:
     def __init__(self, float_path: str, quant_path: str, options: CompareOptions, task: TaskState | None = None) -> None:
         self.float_path, self.quant_path, self.options = float_path, quant_path, options
         sig = options.signature
-        self.fm = select_signature(load_model(float_path), sig)
-        self.qm = select_signature(load_model(quant_path), sig)
-        self.pairing = pair_models(self.fm, self.qm)
+        self.prepared = PreparedPair.of(float_path, quant_path, sig, options.runtime)  # parsed, paired once
+        self.fm, self.qm, self.pairing = self.prepared.fm, self.prepared.qm, self.prepared.pairing
         self.samples: list[Sample] = list(open_source(self.fm, self.qm, options.samples))[options.samples_from:]
         self.split = split_samples(len(self.samples))
         self.objective = Objective(self.fm, self.qm, self.pairing, list(self.qm.main.outputs),
                                    self.split.evaluation_of(self.samples), options.runtime, sig)  # fmt: skip
-        self.base = self.objective.relative_error(Path(quant_path).read_bytes())
+        self.base = self.objective.relative_error(self.prepared.b_bytes)
         evaluation = self.split.evaluation_of(self.samples)
         labels = [s.label for s in evaluation]
         ref = [r[0] for r in self.objective.ref] if self.objective.ref and self.objective.ref[0] else []
@@ -191,13 +187,23 @@ class Measurer:
         if key not in self.cache:
             self.task.check()
             try:
-                res = apply_plan(self.float_path, self.quant_path, plan, self.samples, runtime=self.options.runtime)
+                res = apply_plan(self.float_path, self.quant_path, plan, self.samples, runtime=self.options.runtime,
+                                 prepared=self.prepared)
                 self.cache[key] = (self.objective.relative_error(res.model_bytes), list(self.objective.top1))
             except InspectorError as e:
                 self.notes.append(f"{_label(plan)}: not measured ({e.message})")
                 self.cache[key] = None
         got = self.cache[key]
         return None if got is None else got[0]
+
+    def prefetch(self, plans: Sequence[SurgicalPlan]) -> None:
+        """A's float values of every tensor the re-calibrations among `plans` measure, in one run of A."""
+        outs = [self.qm.main.ops[op].outputs[0] for p in plans for e in p.edits if e.kind == "recalibrate" for op in e.ops]
+        if outs:
+            try:
+                self.prepared.float_values(outs, self.split.calibration(self.samples))
+            except InputError:
+                pass  # measured (and refused) one by one
 
     def blame(self, plan: SurgicalPlan) -> Blame | None:
         err = self.error(plan)
@@ -223,9 +229,10 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
         by_op.setdefault(lay.op_index, lay)
     ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None)
     measured: dict[int, Measured] = {}
-    for k, op in enumerate(ops):
+    plans = [intervention(m.qm, by_op[op], opts.samples, opts.signature) for op in ops]
+    m.prefetch(plans)
+    for k, (op, plan) in enumerate(zip(ops, plans, strict=True)):
         task.report(k / max(len(ops), 1), f"blame: intervention {k + 1} of {len(ops)} (op {op})")
-        plan = intervention(m.qm, by_op[op], opts.samples, opts.signature)
         b = m.blame(plan)
         if b is None and plan.edits[0].kind != "keep_float":  # a range that cannot be re-calibrated: keep float
             plan = SurgicalPlan((Edit("keep_float", f"op:{op}", None, (op,)),), opts.samples, signature=opts.signature)

@@ -26,6 +26,7 @@ from inspector.core.compare.concat_layout import ConcatLayout, output_layout
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
 from inspector.core.quantmath.quant import dequantize
+from inspector.core.requantize.measure import runner_reading
 from inspector.core.runtime.runner import ModelRunner
 from inspector.core.samples.spec import Sample, feed, signature_feed
 from inspector.core.tflite import edit as fe
@@ -60,7 +61,7 @@ class Objective:
             if f is None:
                 raise InputError(f"tensor '{qm.main.tensors[t].name}' has no float counterpart", qm.path)
             floats.append(f)
-        runner = ModelRunner(fm, runtime)
+        runner = runner_reading(fm, runtime, floats)
         self.ref = [[np.array(runner.run(feed(fm, s))[f], np.float64) for f in floats] for s in samples]
         self.top1: list[int] = []  # of the last model read
 

@@ -81,6 +81,9 @@ def same_scale_group(s: Surgery, tensor: int) -> list[int]:
     return group
 
 
+_FUSED_CLAMP = {"RELU6": 6.0, "RELU_N1_TO_1": 1.0, "RELU_0_TO_1": 1.0}  # the largest |bound| of a fused clamp
+
+
 def recalibrate(s: Surgery, ops: tuple[int, ...], calibration: str, observed: dict[int, Observed]) -> None:
     sg = s.qm.main
     for i in ops:
@@ -96,6 +99,12 @@ def recalibrate(s: Surgery, ops: tuple[int, ...], calibration: str, observed: di
             scale, zp = max(abs(lo), abs(hi), 1e-12) / 32767.0, 0
         else:
             scale, zp = int8_params(lo, hi)
+        clamp = _FUSED_CLAMP.get(str(op.options.get("fused_activation_function", "NONE")))
+        if clamp is not None and tt.dtype == "int8" and clamp / scale >= 2**31:
+            # LiteRT quantizes the fused clamp with the output scale (kernel_util.cc, no_integer_overflow_from_quantization)
+            raise InputError(f"{s.describe(i)}: its float range hardly leaves 0 on the calibration samples "
+                             f"([{lo:.3g}, {hi:.3g}]): the scale it gives ({scale:.3g}) overflows the fused "
+                             "activation's clamp in int32, which LiteRT refuses", s.qm.path)  # fmt: skip
         group = same_scale_group(s, t)
         for g in group:
             if g in sg.inputs:
