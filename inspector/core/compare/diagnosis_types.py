@@ -50,9 +50,12 @@ class RootCause:
     intervention: str = ""
     note: str = ""  # e.g. the input-range fix changes the model's interface
     accuracy: tuple[float, float, float] | None = None  # held-out top-1 accuracy: float, B, B with the fix
+    interface_change: dict | None = None  # the fix changes the model's interface (`input_range`): new input params
 
     def to_json(self) -> dict:
         acc = {} if self.accuracy is None else dict(zip(("accuracy_float", "accuracy_before", "accuracy_after"), self.accuracy, strict=True))
+        if self.interface_change is not None:
+            acc["interface_change"] = self.interface_change
         return {"op_index": self.op_index, "cause": self.cause, "share": _finite(self.share),
                 "gain_db": _finite(self.gain_db), "fix": None if self.fix is None else self.fix.to_json(),
                 "fix_gain_db": None if self.fix_gain_db is None else _finite(self.fix_gain_db),
@@ -65,7 +68,8 @@ class RootCause:
                    _num(d.get("gain_db")), None if f is None else Fix(f["edit"], tuple(f["ops"])),
                    None if d.get("fix_gain_db") is None else float(d["fix_gain_db"]),
                    str(d.get("intervention", "")), str(d.get("note", "")),
-                   (float(d["accuracy_float"]), float(d["accuracy_before"]), float(d["accuracy_after"])) if "accuracy_after" in d else None)  # fmt: skip
+                   (float(d["accuracy_float"]), float(d["accuracy_before"]), float(d["accuracy_after"])) if "accuracy_after" in d else None,
+                   d.get("interface_change"))  # fmt: skip
 
 
 def _finite(v: float) -> float | None:

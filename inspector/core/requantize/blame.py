@@ -36,6 +36,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from inspector.core.compare.diagnosis import holds_input_range
 from inspector.core.compare.diagnosis_types import Blame, Diagnosis, Fix, RootCause
 from inspector.core.compare.options import CompareOptions
@@ -44,6 +46,7 @@ from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, plan_kind
 from inspector.core.requantize.objective import Objective
+from inspector.core.requantize.recalibrate import input_grid, input_values, integer_inputs
 from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical import PreparedPair, apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
@@ -63,6 +66,7 @@ INHERIT_SHARE = 0.25  # "inherited from op X" needs X to carry at least this sha
 NEGLIGIBLE_SHARE = 0.05  # a rule-based cause whose blame is below this share and MIN_GAIN_DB is not the layer's own
 DOMINANT_SHARE = 0.9  # an upstream op removing this share leaves an unmeasured layer at most the rest
 CHEAP_SHARE = 0.9  # the diagnosed fix is kept when it gains this share of the best measured edit
+INPUT_CLIP_SHARE = 0.001  # an integer model input clipping this share of its real values is a candidate
 RANGE_CAUSES = ("clipping", "resolution")
 GRID_CAUSES = ("channel_imbalance", "mixed_ranges")  # the output's one 8-bit grid over parts of different ranges
 
@@ -74,8 +78,43 @@ class Measured:
     plan: SurgicalPlan  # the intervention
 
 
-def candidates(result: ComparisonResult, qm: Model, has_float_op) -> list[int]:
-    """B's ops to measure, in priority order, at most MAX_CANDIDATES."""
+@dataclass(frozen=True)
+class InputClip:
+    """An integer model input's own range against the real values the samples give it."""
+
+    op: int  # the first op reading it
+    tensor: int
+    name: str
+    share: float  # of the real input values beyond the input's int8/uint8 range
+    lo: float
+    hi: float  # the range its scale and zero point represent
+
+    def evidence(self) -> str:
+        return (f"{100 * self.share:.1f}% of the real values of model input '{self.name}' lie beyond its integer range "
+                f"[{self.lo:.4g}, {self.hi:.4g}] (the caller quantizes with the input's own scale and zero point)")
+
+
+def input_clips(qm: Model, samples: Sequence[Sample]) -> dict[int, InputClip]:
+    """{op reading it: InputClip} for each integer model input whose real values clip."""
+    sg = qm.main
+    consumers = sg.consumers()
+    out: dict[int, InputClip] = {}
+    for t in sg.inputs:
+        readers = [c.index for c in consumers.get(t, [])]
+        if not readers or not integer_inputs(qm, readers[0]) or not samples:
+            continue
+        lo, hi = input_grid(sg.tensors[t])
+        values = input_values(qm, samples, t)
+        beyond = sum(int(np.count_nonzero((v < lo) | (v > hi))) for v in values)
+        share = beyond / max(sum(v.size for v in values), 1)
+        if share >= INPUT_CLIP_SHARE:
+            out[readers[0]] = InputClip(readers[0], t, sg.tensors[t].name, share, lo, hi)
+    return out
+
+
+def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequence[int] = ()) -> list[int]:
+    """B's ops to measure, in priority order (`first`: the ops reading a clipped integer model
+    input), at most MAX_CANDIDATES."""
     by_op: dict[int, LayerResult] = {}
     for lay in result.layers:
         by_op.setdefault(lay.op_index, lay)
@@ -84,6 +123,9 @@ def candidates(result: ComparisonResult, qm: Model, has_float_op) -> list[int]:
     def add(op: int | None) -> None:
         if op is not None and op in by_op and op not in out and has_float_op(op):
             out.append(op)
+
+    for op in first:
+        add(op)
 
     for op, lay in by_op.items():  # the op holding the model input's range: the first quantizer
         if holds_input_range(qm, op) and lay.diagnosis is not None and lay.diagnosis.cause != "none":
@@ -107,9 +149,12 @@ def _own_db(lay: LayerResult) -> float:
     return lay.metrics.sqnr_db if math.isinf(own) else own
 
 
-def intervention(qm: Model, lay: LayerResult, samples, signature: str | None) -> SurgicalPlan:
-    """The edit that removes op `lay`'s own error (see the module docstring)."""
+def intervention(qm: Model, lay: LayerResult, samples, signature: str | None, clipped_input: bool = False) -> SurgicalPlan:
+    """The edit that removes op `lay`'s own error (see the module docstring); `clipped_input`:
+    the op reads an integer model input whose range clips, widened (`input_range`)."""
     op = lay.op_index
+    if clipped_input:
+        return SurgicalPlan((Edit("input_range", f"op:{op}", None, (op,)),), samples, signature=signature)
     d = lay.diagnosis
     ranged = holds_input_range(qm, op) or (d is not None and d.cause in RANGE_CAUSES)
     if ranged and applicable(qm, op, ("recalibrate",)):
@@ -125,7 +170,8 @@ def intervention(qm: Model, lay: LayerResult, samples, signature: str | None) ->
 
 def _label(plan: SurgicalPlan) -> str:
     e = plan.edits[0]
-    what = {"recalibrate": "re-calibrate", "keep_float": "keep float"}.get(e.kind, e.kind.replace("_", " "))
+    what = {"recalibrate": "re-calibrate", "keep_float": "keep float", "input_range": "widen the model input read by"}.get(
+        e.kind, e.kind.replace("_", " "))
     return f"{what} op {', '.join(map(str, plan.edited_ops()))}"
 
 
@@ -160,6 +206,8 @@ class Measurer:
         self.base_top1 = list(self.objective.top1)
         self.task = as_task(task)
         self.cache: dict[tuple, tuple[float, list[int]] | None] = {}
+        self.interface: dict[tuple, dict | None] = {}  # per plan: the model interface it changes (`input_range`)
+        self.clips = input_clips(self.qm, self.samples)
         self.notes: list[str] = []
 
     def accuracy(self, top1: list[int]) -> float | None:
@@ -190,6 +238,7 @@ class Measurer:
                 res = apply_plan(self.float_path, self.quant_path, plan, self.samples, runtime=self.options.runtime,
                                  prepared=self.prepared)
                 self.cache[key] = (self.objective.relative_error(res.model_bytes), list(self.objective.top1))
+                self.interface[key] = res.interface_change
             except InspectorError as e:
                 self.notes.append(f"{_label(plan)}: not measured ({e.message})")
                 self.cache[key] = None
@@ -227,9 +276,9 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     by_op: dict[int, LayerResult] = {}
     for lay in result.layers:
         by_op.setdefault(lay.op_index, lay)
-    ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None)
+    ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None, list(m.clips))
     measured: dict[int, Measured] = {}
-    plans = [intervention(m.qm, by_op[op], opts.samples, opts.signature) for op in ops]
+    plans = [intervention(m.qm, by_op[op], opts.samples, opts.signature, op in m.clips) for op in ops]
     m.prefetch(plans)
     for k, (op, plan) in enumerate(zip(ops, plans, strict=True)):
         task.report(k / max(len(ops), 1), f"blame: intervention {k + 1} of {len(ops)} (op {op})")
@@ -239,7 +288,7 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
             b = m.blame(plan)
         if b is not None:
             measured[op] = Measured(op, b, plan)
-    layers = rejudged(m.qm, result.layers, {op: x.blame for op, x in measured.items()})
+    layers = rejudged(m.qm, result.layers, {op: x.blame for op, x in measured.items()}, m.clips)
     roots = root_causes(m, layers, measured, task)
     note = [f"blame: {len(measured)} intervention(s) ({', '.join(x.blame.intervention for x in measured.values())}); "
             f"output error measured {m.split.note}"]  # fmt: skip
@@ -251,8 +300,11 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     return replace(result, layers=layers, root_causes=tuple(roots), blame_note="; ".join(note + m.notes))
 
 
-def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame]) -> tuple[LayerResult, ...]:
-    """The layers with their measured blame, and the verdicts it does not bear out changed."""
+def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame],
+             clips: dict[int, InputClip] | None = None) -> tuple[LayerResult, ...]:  # fmt: skip
+    """The layers with their measured blame, and the verdicts it does not bear out changed; an op
+    reading an integer model input whose clipping carries ROOT_SHARE reads `input_range`."""
+    clips = clips or {}
     sg = qm.main
     producers = sg.producers()
 
@@ -293,7 +345,9 @@ def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame]) 
             out.append(lay)
             continue
         b = blame.get(op)
-        if d.cause == "inherited" and d.source_op is not None and not (d.source_op in blame and blame[d.source_op].share >= INHERIT_SHARE):
+        if op in clips and b is not None and b.share >= ROOT_SHARE and b.gain_db >= MIN_GAIN_DB:
+            d = Diagnosis("input_range", clips[op].evidence(), Fix("input_range", (op,)))
+        elif d.cause == "inherited" and d.source_op is not None and not (d.source_op in blame and blame[d.source_op].share >= INHERIT_SHARE):
             src = covering(op)
             was = (f"op {d.source_op} measured {100 * blame[d.source_op].share:.0f}% of the output error"
                    if d.source_op in blame else f"op {d.source_op} not measured")
@@ -329,12 +383,18 @@ def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, 
         cause = d.cause if d is not None and d.cause not in ("none", "inherited") else "own_error"
         if cause == "own_error" and b.gain_db < OWN_ERROR_GAIN_DB:
             continue
-        if holds_input_range(m.qm, op) and cause in RANGE_CAUSES:
+        if (holds_input_range(m.qm, op) and cause in RANGE_CAUSES) or x.plan.edits[0].kind == "input_range":
             cause = "input_range"
         task.report(0.95, f"blame: measuring the fix of op {op}")
         fix, gain, note = best_fix(m, op, d.fix if d is not None and has_own_cause(lay) else None, x)
-        acc = None if fix is None else m.accuracies(fix_plan(fix, m.options.samples, m.options.signature))
-        rows.append(RootCause(op, lay.op_type, cause, b.share, b.gain_db, fix, gain, b.intervention, note, acc))
+        fplan = None if fix is None else fix_plan(fix, m.options.samples, m.options.signature)
+        acc = None if fplan is None else m.accuracies(fplan)
+        interface = None if fplan is None else m.interface.get(m._key(fplan))
+        if op in m.clips:
+            note = "; ".join(n for n in (m.clips[op].evidence(), note) if n)
+        if interface is not None:
+            note = "; ".join(n for n in (note, interface["statement"]) if n)
+        rows.append(RootCause(op, lay.op_type, cause, b.share, b.gain_db, fix, gain, b.intervention, note, acc, interface))
     return sorted(rows, key=lambda r: -r.share)
 
 

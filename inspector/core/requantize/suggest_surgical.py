@@ -45,6 +45,7 @@ from inspector.core.requantize.diagnosis_fix import (
     plan_kind,
 )
 from inspector.core.requantize.objective import Objective, latency_ms
+from inspector.core.requantize.recalibrate import integer_inputs
 from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
 from inspector.core.requantize.surgical import SurgicalResult, apply_plan, plan_samples
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan, match_ops
@@ -144,6 +145,8 @@ def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
         elif e == "recalibrate" and qm.main.tensors[op.outputs[0]].dtype == "int8" and fixed_output_params(op, qm.main) is None:
             out.append(e)
         elif e == "equalize" and refusal(qm, op_index) is None:
+            out.append(e)
+        elif e == "input_range" and integer_inputs(qm, op_index):
             out.append(e)
     return out
 

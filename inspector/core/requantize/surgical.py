@@ -30,7 +30,7 @@ from inspector.core.requantize.check import explain
 from inspector.core.requantize.equalize import equalize
 from inspector.core.requantize.keep_float import keep_float
 from inspector.core.requantize.objective import TempModel
-from inspector.core.requantize.recalibrate import recalibrate
+from inspector.core.requantize.recalibrate import interface_statement, recalibrate, widen_input
 from inspector.core.requantize.surgery import Surgery
 from inspector.core.requantize.surgical_plan import SurgicalPlan, resolve, sha256
 from inspector.core.requantize.weight_requant import requantize_weights
@@ -57,6 +57,14 @@ class SurgicalResult:
     split: SampleSplit | None = None  # calibration vs held-out samples, when an edit measured samples
     gain: Any = None  # held_out.HeldOutGain: the output SQNR gain on the evaluation samples, when measured
     equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
+    interface_changes: list[dict[str, Any]] = field(default_factory=list)  # per widened model input (`input_range`)
+
+    @property
+    def interface_change(self) -> dict[str, Any] | None:
+        """The model inputs whose scale/zero point changed, and what the caller must do; None: same interface."""
+        if not self.interface_changes:
+            return None
+        return {"inputs": self.interface_changes, "statement": "; ".join(interface_statement(c) for c in self.interface_changes)}
 
     @property
     def size_bytes(self) -> int:
@@ -74,6 +82,7 @@ class SurgicalResult:
             "calibration": None if self.split is None else self.split.to_json(),
             "gain": None if self.gain is None else self.gain.to_json(),
             "equalized": self.equalized,
+            "interface_change": self.interface_change,
         }
 
 
@@ -170,6 +179,9 @@ def apply_plan(
         task.check()
         task.report(fraction, text)
 
+    if plan.ops_for("input_range"):
+        step(0.03, "widening the model input's range")
+        s.interface_changes += widen_input(s, plan.ops_for("input_range"), calibration)
     for e in plan.edits:
         if e.kind == "recalibrate" and e.ops:
             step(0.05, "measuring float activations")
@@ -200,20 +212,28 @@ def apply_plan(
     s.rebuild_ops()
     data = fe.write(s.bm)
     step(0.8, "checking the edited model in LiteRT (reference kernels and XNNPACK)")
-    validate(data, qm, samples[0], quant_path, plan.signature)
+    validate(data, qm, samples[0], quant_path, plan.signature, _edited_model(data, plan.signature) if s.interface_changes else None)
     task.report(1.0, "done")
     if split is not None:
         s.notes.append(f"calibration: {split.note}")
-    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split, equalized=s.equalized)
+    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split,
+                          equalized=s.equalized, interface_changes=s.interface_changes)  # fmt: skip
 
 
-def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None) -> None:
+def _edited_model(data: bytes, signature: str | None) -> Model:
+    with TempModel(data) as path:
+        return select_signature(load_model(path), signature)
+
+
+def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None, edited: Model | None = None) -> None:
     """Load and invoke once with the reference kernels, then with XNNPACK; RuntimeFailure if
     refused. With `signature`, that signature runs (by its input names) instead of subgraph 0."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    values = feed(qm, sample)  # the graph inputs keep their indices and types in the edited model
-    named = signature_feed(qm, sample, signature)
+    if edited is None:
+        edited = qm
+    values = feed(edited, sample)  # the graph inputs keep their indices and types (a widened input: its new scale)
+    named = signature_feed(edited, sample, signature)
     for label, resolver in (
         ("reference kernels", OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
         ("default runtime (XNNPACK)", OpResolverType.AUTO),

@@ -1,0 +1,97 @@
+"""Model families the diagnosis must name the root cause of (issue 33), built at test time
+(`tests/helpers/diagnosis_zoo.py`: digits CNNs trained on scikit-learn's load_digits), every
+measured figure checked against numpy on LiteRT's outputs of the edited model, run here with the
+interpreter directly on the held-out samples.
+
+- An integer-input model (int8 I/O, calibrated on dimmer images: ~7 % of the real input values
+  beyond the input's int8 range): the root cause is `input_range` at op 0 (it reads the input;
+  there is no QUANTIZE op), its fix widens the input's scale and zero point and says that the
+  caller must quantize with the new ones; the widened model is fed with them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ai_edge_litert.interpreter import Interpreter
+
+from inspector.core.compare.diagnosis_text import root_cause_lines
+from inspector.core.compare.options import CompareOptions
+from inspector.core.requantize.blame import compare_and_blame
+from inspector.core.requantize.diagnosis_fix import fix_plan
+from inspector.core.requantize.surgical import apply_plan
+from inspector.core.samples.holdout import split_samples
+from inspector.core.samples.settings import SampleSettings
+from tests.helpers import diagnosis_zoo as zoo
+from tests.helpers.paths import REPO
+
+SAMPLES = 150
+
+
+@pytest.fixture(scope="module")
+def zoo_models():
+    root = REPO / ".fixture-cache"
+    return zoo.models(root), zoo.held_out(root)
+
+
+def _outputs(model: bytes | str, images: np.ndarray) -> np.ndarray:
+    """Float outputs; a quantized input gets the image quantized with that input's own parameters
+    (read from the interpreter), a quantized output is dequantized with its own."""
+    it = Interpreter(model_content=model) if isinstance(model, bytes) else Interpreter(model_path=str(model))
+    it.allocate_tensors()
+    inp, out = it.get_input_details()[0], it.get_output_details()[0]
+    ys = []
+    for img in images:
+        x = img[None].astype(np.float32)
+        if inp["dtype"] != np.float32:
+            s, z = inp["quantization"]
+            info = np.iinfo(inp["dtype"])
+            x = np.clip(np.round(x / s) + z, info.min, info.max).astype(inp["dtype"])
+        it.set_tensor(inp["index"], x)
+        it.invoke()
+        y = np.array(it.get_tensor(out["index"]), np.float64)
+        if out["dtype"] != np.float32:
+            s, z = out["quantization"]
+            y = (y - z) * s
+        ys.append(y)
+    return np.stack(ys)
+
+
+def test_integer_input_model_names_its_input_range_and_widens_it(zoo_models):
+    models, npz = zoo_models
+    f, q = str(models["intin_float"]), str(models["intin_int8"])
+    opts = CompareOptions(samples=SampleSettings(SAMPLES, source=str(npz)))
+    result = compare_and_blame(f, q, opts)
+    with np.load(npz) as z:
+        images = z["image"][:SAMPLES]
+    rc = result.root_causes[0]
+    assert (rc.op_index, rc.cause, rc.fix.edit, rc.fix.ops) == (0, "input_range", "input_range", (0,))
+    layer0 = next(lay for lay in result.layers if lay.op_index == 0)
+    assert layer0.diagnosis.cause == "input_range"
+    # the share of real input values beyond the int8 input's range, from the interpreter's own parameters
+    it = Interpreter(model_path=q)
+    s, zp = it.get_input_details()[0]["quantization"]
+    lo, hi = (-128 - zp) * s, (127 - zp) * s
+    clipped = float(np.mean((images < lo) | (images > hi)))
+    assert 0.05 < clipped < 0.10
+    assert f"{100 * clipped:.1f}% of the real values" in rc.note
+    # blame: the widened model against B on the held-out samples, fed each with its own input parameters
+    ev = slice(split_samples(SAMPLES).evaluation_start, SAMPLES)
+    x = _outputs(f, images[ev])
+    widened = apply_plan(f, q, fix_plan(rc.fix, opts.samples), runtime=opts.runtime)
+    e_before = np.sum((x - _outputs(q, images[ev])) ** 2) / np.sum(x**2)
+    e_after = np.sum((x - _outputs(widened.model_bytes, images[ev])) ** 2) / np.sum(x**2)
+    assert rc.share == pytest.approx(1 - e_after / e_before, abs=1e-6)
+    assert rc.fix_gain_db == pytest.approx(10 * np.log10(e_before / e_after), abs=1e-5)
+    assert rc.share > 0.6  # the input's range is most of the output error
+    # the interface change: the new parameters are the edited model's own, and cover the real values
+    wi = Interpreter(model_content=widened.model_bytes).get_input_details()[0]
+    change = rc.interface_change["inputs"][0]
+    assert (change["scale"], change["zero_point"]) == pytest.approx(wi["quantization"], rel=1e-6)
+    assert (change["old_scale"], change["old_zero_point"]) == pytest.approx((s, zp), rel=1e-6)
+    assert (127 - change["zero_point"]) * change["scale"] >= images[: ev.start].max() * (1 - 1e-6)
+    assert "must quantize its inputs with the new scale and zero point" in rc.interface_change["statement"]
+    assert rc.to_json()["interface_change"] == rc.interface_change
+    assert "must quantize" in "\n".join(root_cause_lines(result))
+    assert any("INTERFACE CHANGE" in n for n in widened.notes)
+    assert widened.to_json()["interface_change"]["inputs"][0]["zero_point"] == change["zero_point"]
