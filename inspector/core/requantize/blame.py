@@ -45,6 +45,7 @@ from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, plan_kind
+from inspector.core.requantize.imbalance import Chain, dfq_chain
 from inspector.core.requantize.objective import Objective
 from inspector.core.requantize.recalibrate import input_grid, input_values, integer_inputs
 from inspector.core.requantize.suggest_surgical import applicable
@@ -112,16 +113,17 @@ def input_clips(qm: Model, samples: Sequence[Sample]) -> dict[int, InputClip]:
     return out
 
 
-def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequence[int] = ()) -> list[int]:
+def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequence[int] = (), skip: Sequence[int] = (),
+               limit: int = MAX_CANDIDATES) -> list[int]:  # fmt: skip
     """B's ops to measure, in priority order (`first`: the ops reading a clipped integer model
-    input), at most MAX_CANDIDATES."""
+    input; `skip`: ops measured otherwise, as an equalize chain), at most `limit`."""
     by_op: dict[int, LayerResult] = {}
     for lay in result.layers:
         by_op.setdefault(lay.op_index, lay)
     out: list[int] = []
 
     def add(op: int | None) -> None:
-        if op is not None and op in by_op and op not in out and has_float_op(op):
+        if op is not None and op in by_op and op not in out and op not in skip and has_float_op(op):
             out.append(op)
 
     for op in first:
@@ -141,7 +143,7 @@ def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequenc
                     and math.isfinite(lay.isolated.sqnr_db)), key=lambda lay: lay.isolated.sqnr_db)  # fmt: skip
     for lay in worst[:WORST_OWN]:
         add(lay.op_index)
-    return out[:MAX_CANDIDATES]
+    return out[:limit]
 
 
 def _own_db(lay: LayerResult) -> float:
@@ -208,6 +210,7 @@ class Measurer:
         self.cache: dict[tuple, tuple[float, list[int]] | None] = {}
         self.interface: dict[tuple, dict | None] = {}  # per plan: the model interface it changes (`input_range`)
         self.clips = input_clips(self.qm, self.samples)
+        self.chain = dfq_chain(self.fm, self.qm, self.pairing)  # per-tensor depthwise pairs over spread channels
         self.notes: list[str] = []
 
     def accuracy(self, top1: list[int]) -> float | None:
@@ -276,7 +279,13 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     by_op: dict[int, LayerResult] = {}
     for lay in result.layers:
         by_op.setdefault(lay.op_index, lay)
-    ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None, list(m.clips))
+    chain_blame = None
+    if m.chain is not None:  # every equalizable depthwise pair over spread channels: one intervention, one fix
+        task.report(0.0, f"blame: equalizing {len(m.chain.pairs)} depthwise pair(s)")
+        chain_blame = m.blame(fix_plan(Fix("equalize", m.chain.ops), opts.samples, opts.signature))
+    chain_ops = m.chain.ops if m.chain is not None and chain_blame is not None else ()
+    ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None, list(m.clips), chain_ops,
+                     MAX_CANDIDATES - (1 if chain_ops else 0))  # fmt: skip
     measured: dict[int, Measured] = {}
     plans = [intervention(m.qm, by_op[op], opts.samples, opts.signature, op in m.clips) for op in ops]
     m.prefetch(plans)
@@ -288,9 +297,21 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
             b = m.blame(plan)
         if b is not None:
             measured[op] = Measured(op, b, plan)
-    layers = rejudged(m.qm, result.layers, {op: x.blame for op, x in measured.items()}, m.clips)
+    blames = {op: x.blame for op, x in measured.items()}
+    if chain_ops:
+        blames.update({p.producer: chain_blame for p in m.chain.pairs})
+    layers = rejudged(m.qm, result.layers, blames, m.clips, m.chain if chain_ops else None)
     roots = root_causes(m, layers, measured, task)
-    note = [f"blame: {len(measured)} intervention(s) ({', '.join(x.blame.intervention for x in measured.values())}); "
+    if chain_ops and chain_blame.share >= ROOT_SHARE and chain_blame.gain_db >= MIN_GAIN_DB:
+        p0 = m.chain.pairs[0].producer
+        fix = Fix("equalize", m.chain.ops)
+        acc = m.accuracies(fix_plan(fix, opts.samples, opts.signature))
+        note = m.chain.evidence() + ("" if chain_blame.gain_db >= 0 else "; the fix lowers the output SQNR: not worth applying")
+        roots = sorted([*roots, RootCause(p0, m.qm.main.ops[p0].type, "channel_imbalance", chain_blame.share, chain_blame.gain_db,
+                                          fix, chain_blame.gain_db, chain_blame.intervention, note, acc)],
+                       key=lambda r: -r.share)  # fmt: skip
+    done = [x.blame.intervention for x in measured.values()] + ([chain_blame.intervention] if chain_ops else [])
+    note = [f"blame: {len(done)} intervention(s) ({', '.join(done)}); "
             f"output error measured {m.split.note}"]  # fmt: skip
     top = [r.share for r in roots[:3]]
     if roots and (sum(top) > 1.25 or (len(top) > 1 and sum(top) < 0.5)):
@@ -301,10 +322,14 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
 
 
 def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame],
-             clips: dict[int, InputClip] | None = None) -> tuple[LayerResult, ...]:  # fmt: skip
+             clips: dict[int, InputClip] | None = None, chain: Chain | None = None) -> tuple[LayerResult, ...]:  # fmt: skip
     """The layers with their measured blame, and the verdicts it does not bear out changed; an op
-    reading an integer model input whose clipping carries ROOT_SHARE reads `input_range`."""
+    reading an integer model input whose clipping carries ROOT_SHARE reads `input_range`; the
+    producers of an equalize chain that carries it read `channel_imbalance` (fix: the chain), their
+    consumers inherit from them."""
     clips = clips or {}
+    in_chain = {} if chain is None else {p.producer: p for p in chain.pairs}
+    consumer_of_chain = {} if chain is None else {p.consumer: p for p in chain.pairs}
     sg = qm.main
     producers = sg.producers()
 
@@ -345,8 +370,17 @@ def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame],
             out.append(lay)
             continue
         b = blame.get(op)
-        if op in clips and b is not None and b.share >= ROOT_SHARE and b.gain_db >= MIN_GAIN_DB:
+        rooted = b is not None and b.share >= ROOT_SHARE and b.gain_db >= MIN_GAIN_DB
+        if op in clips and rooted:
             d = Diagnosis("input_range", clips[op].evidence(), Fix("input_range", (op,)))
+        elif op in in_chain and chain is not None and rooted:
+            d = Diagnosis("channel_imbalance", in_chain[op].evidence(), Fix("equalize", chain.ops))
+        elif op in consumer_of_chain and chain is not None and (pb := blame.get(consumer_of_chain[op].producer)) is not None \
+                and pb.share >= ROOT_SHARE and pb.gain_db >= MIN_GAIN_DB:
+            src = consumer_of_chain[op].producer
+            d = Diagnosis("inherited", f"the error comes from op {src} (DEPTHWISE_CONV_2D, channel imbalance): equalizing the "
+                                       f"chain removes {100 * pb.share:.0f}% of the output error ({pb.gain_db:+.1f} dB)",
+                          Fix("equalize", chain.ops), src)  # fmt: skip
         elif d.cause == "inherited" and d.source_op is not None and not (d.source_op in blame and blame[d.source_op].share >= INHERIT_SHARE):
             src = covering(op)
             was = (f"op {d.source_op} measured {100 * blame[d.source_op].share:.0f}% of the output error"
