@@ -307,7 +307,9 @@ def test_a_little_clipping_beside_weight_error_is_not_called_clipping(diag):
     assert share < THRESHOLDS.clip_share <= planted_share
     for lay, sh in ((fc, share), (planted, planted_share)):
         estimate = clip_error_bound(lay) / lay.isolated.mse
-        assert estimate >= sh * (1 - 1e-5)  # never below what clipping carries
+        # never below what clipping carries; the bound is exact on this FC (one clipped class per sample), and the
+        # comparison read A's values on XNNPACK while numpy reads the reference kernels: 4e-5 relative apart here
+        assert estimate >= sh * (1 - 2e-4)
         assert (lay.diagnosis.cause == "clipping") == (_clip_alarm(lay) and sh >= THRESHOLDS.clip_share), (lay.diagnosis, sh)
     assert planted.diagnosis.cause == "clipping"
     assert fc.diagnosis.cause != "clipping" and (fc.diagnosis.fix is None or fc.diagnosis.fix.edit != "recalibrate")

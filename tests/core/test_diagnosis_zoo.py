@@ -128,3 +128,21 @@ def test_per_tensor_depthwise_spread_names_the_equalize_chain(zoo_models, decade
            for k, m in (("float", f), ("int8", q), ("fixed", fixed.model_bytes))}  # fmt: skip
     assert acc["int8"] < acc["float"] - 5
     assert acc["fixed"] >= 95.0, acc
+
+
+def test_healthy_twin_is_quiet(zoo_models):
+    """The same depthwise-separable CNN unplanted, per-channel weights (output ~33 dB, accuracy at
+    float): no layer carries a cause, no root cause is named (before blame gated the rules: op 4
+    channel_imbalance with equalize +1.4 dB, two layers inherited)."""
+    models, npz = zoo_models
+    f, q = str(models["healthy_float"]), str(models["healthy_int8"])
+    opts = CompareOptions(samples=SampleSettings(SAMPLES, source=str(npz)))
+    result = compare_and_blame(f, q, opts)
+    with np.load(npz) as z:
+        images = z["image"][:SAMPLES]
+    ev = slice(split_samples(SAMPLES).evaluation_start, SAMPLES)
+    x = _outputs(f, images[ev])
+    sqnr = 10 * np.log10(np.sum(x**2) / np.sum((x - _outputs(q, images[ev])) ** 2))
+    assert sqnr >= 30  # healthy, by numpy on LiteRT outputs
+    assert result.root_causes == ()
+    assert [lay.op_index for lay in result.layers if lay.diagnosis is not None and lay.diagnosis.cause != "none"] == []
