@@ -146,3 +146,28 @@ def test_healthy_twin_is_quiet(zoo_models):
     assert sqnr >= 30  # healthy, by numpy on LiteRT outputs
     assert result.root_causes == ()
     assert [lay.op_index for lay in result.layers if lay.diagnosis is not None and lay.diagnosis.cause != "none"] == []
+
+
+def test_suggest_tries_the_equalize_chain_first_and_measures_it(zoo_models):
+    """Suggest considers the whole-model edits (the DFQ equalize chain here) and keeps one only for
+    its measured held-out gain; the figure it reports is numpy's on LiteRT outputs of that model."""
+    from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
+    from inspector.core.requantize.suggest_surgical import suggest_surgical
+    from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
+
+    models, npz = zoo_models
+    f, q = str(models["dw2_float"]), str(models["dw2_int8"])
+    settings = SampleSettings(SAMPLES, source=str(npz))
+    res = suggest_surgical(f, q, 25.0, SurgicalSuggestOptions(samples=settings, max_evaluations=6))
+    step = res.steps[0]
+    assert (step.edit, step.ops) == ("equalize", (2, 3, 4, 5, 6, 7))
+    chain = SurgicalPlan(tuple(Edit("equalize", f"op:{p}", None, (p, p + 1)) for p in (2, 4, 6)), settings)
+    edited = apply_plan(f, q, chain).model_bytes
+    with np.load(npz) as z:
+        images = z["image"][:SAMPLES]
+    ev = slice(split_samples(SAMPLES).evaluation_start, SAMPLES)
+    x = _outputs(f, images[ev])
+    sqnr = lambda y: 10 * np.log10(np.sum(x**2) / np.sum((x - y) ** 2))  # noqa: E731
+    assert step.objective_sqnr_db == pytest.approx(sqnr(_outputs(edited, images[ev])), abs=1e-4)
+    assert step.gain_db == pytest.approx(sqnr(_outputs(edited, images[ev])) - sqnr(_outputs(q, images[ev])), abs=1e-4)
+    assert step.gain_db > 20
