@@ -171,3 +171,33 @@ def test_suggest_tries_the_equalize_chain_first_and_measures_it(zoo_models):
     assert step.objective_sqnr_db == pytest.approx(sqnr(_outputs(edited, images[ev])), abs=1e-4)
     assert step.gain_db == pytest.approx(sqnr(_outputs(edited, images[ev])) - sqnr(_outputs(q, images[ev])), abs=1e-4)
     assert step.gain_db > 20
+
+
+def test_relu6_between_the_pair_is_refused_with_the_reason(zoo_models, tmp_path):
+    """The same spread depthwise pairs with ReLU6 fused into the depthwise ops (planted in the
+    flatbuffer): equalize cannot take them (ReLU6 is not positively homogeneous), so there is no
+    chain, and the blame note says why for each producer rather than staying silent."""
+    from ai_edge_litert import schema_py_generated as schema
+
+    from inspector.core.compare.pairing import pair_models
+    from inspector.core.requantize.imbalance import dfq_chain, refused
+    from inspector.core.tflite import edit as fe
+    from inspector.core.tflite.model import load_model
+
+    models, _ = zoo_models
+    m = fe.read(models["dw2_int8"].read_bytes())
+    sg = m.subgraphs[0]
+    for k in (2, 4, 6):
+        sg.operators[k].builtinOptions.fusedActivationFunction = schema.ActivationFunctionType.RELU6
+    path = tmp_path / "dw2_relu6.tflite"
+    path.write_bytes(fe.write(m))
+    fm, qm = load_model(models["dw2_float"]), load_model(path)
+    pairing = pair_models(fm, qm)
+    assert dfq_chain(fm, qm, pairing) is None
+    lines = refused(fm, qm, pairing)
+    assert [ln.split("'")[0] for ln in lines] == [f"op {k}" for k in (2, 4, 6)]
+    assert all("RELU6" in ln and "not positively homogeneous" in ln for ln in lines)
+    r = load_model(models["dw2_float"])
+    w = np.abs(np.asarray(r.tensor_data(r.main.tensors[r.main.ops[pairing.float_op_for(2)].inputs[1]]), np.float64))
+    spread = w.reshape(-1, w.shape[-1]).max(0)
+    assert f"spread {spread.max() / spread.min():.0f}x" in lines[0]

@@ -45,7 +45,7 @@ from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, plan_kind
-from inspector.core.requantize.imbalance import Chain, dfq_chain
+from inspector.core.requantize.imbalance import Chain, dfq_chain, refused
 from inspector.core.requantize.objective import Objective
 from inspector.core.requantize.recalibrate import input_grid, input_values, integer_inputs
 from inspector.core.requantize.suggest_surgical import applicable
@@ -216,7 +216,7 @@ class Measurer:
         healthy = self.base > 0 and -10 * math.log10(self.base) >= HEALTHY_DB
         self.root_gain = HEALTHY_GAIN_DB if healthy else MIN_GAIN_DB  # what a root cause must gain
         self.chain = dfq_chain(self.fm, self.qm, self.pairing)  # per-tensor depthwise pairs over spread channels
-        self.notes: list[str] = []
+        self.notes: list[str] = refused(self.fm, self.qm, self.pairing)  # ... and those equalize cannot take, and why
 
     def accuracy(self, top1: list[int]) -> float | None:
         """Held-out top-1 accuracy (percent) of the decisions `top1`, when the samples are labelled."""

@@ -87,6 +87,25 @@ def pair_cost(fm: Model, qm: Model, pairing: Pairing, producer: int) -> PairCost
     return PairCost(producer, c, spread, 127.0 / spread, amp)
 
 
+def refused(fm: Model, qm: Model, pairing: Pairing) -> list[str]:
+    """One line per per-tensor depthwise producer over spread channels that equalize refuses (a
+    ReLU6 between the pair blocks the rescaling: DFQ replaces it by ReLU where the calibration data
+    rarely reaches 6, which changes the float function and is not done here)."""
+    out = []
+    for op in qm.main.ops:
+        if op.type != "DEPTHWISE_CONV_2D" or len(op.inputs) < 2 or (why := refusal(qm, op.index)) is None:
+            continue
+        wq = qm.main.tensors[op.inputs[1]]
+        fp = pairing.float_op_for(op.index)
+        if wq.quantization is None or len(wq.quantization.scales) != 1 or fp is None:
+            continue
+        r = _channel_ranges(fm, fp, 1, -1)
+        if r is None or r.size < 2 or r.max() <= 0 or (spread := float(r.max() / max(r.min(), 1e-30))) < SPREAD_MIN:
+            continue
+        out.append(f"op {op.index}'s per-tensor depthwise weights spread {spread:.0f}x over its channels, but {why}")
+    return out
+
+
 def dfq_chain(fm: Model, qm: Model, pairing: Pairing) -> Chain | None:
     """Every per-tensor depthwise -> consumer pair whose channel spread reaches SPREAD_MIN."""
     pairs = []
