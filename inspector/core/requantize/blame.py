@@ -36,8 +36,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from inspector.core.compare.diagnosis import holds_input_range
 from inspector.core.compare.diagnosis_types import Blame, Diagnosis, Fix, RootCause
 from inspector.core.compare.options import CompareOptions
@@ -46,8 +44,8 @@ from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, plan_kind
 from inspector.core.requantize.imbalance import Chain, dfq_chain, refused
+from inspector.core.requantize.input_clip import InputClip, input_clips
 from inspector.core.requantize.objective import Objective
-from inspector.core.requantize.recalibrate import input_grid, input_values, integer_inputs
 from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical import PreparedPair, apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
@@ -67,7 +65,6 @@ INHERIT_SHARE = 0.25  # "inherited from op X" needs X to carry at least this sha
 NEGLIGIBLE_SHARE = 0.05  # a rule-based cause whose blame is below this share and MIN_GAIN_DB is not the layer's own
 DOMINANT_SHARE = 0.9  # an upstream op removing this share leaves an unmeasured layer at most the rest
 CHEAP_SHARE = 0.9  # the diagnosed fix is kept when it gains this share of the best measured edit
-INPUT_CLIP_SHARE = 0.001  # an integer model input clipping this share of its real values is a candidate
 HEALTHY_DB = 30.0  # a model whose output reads this SQNR (held out) or more is healthy: ...
 HEALTHY_GAIN_DB = 3.0  # ... a cause there must halve the output error to be named (a 10-layer digits CNN at 33 dB read
 # channel_imbalance at op 4 for +1.4 dB and 'inherited' on two layers)
@@ -80,40 +77,6 @@ class Measured:
     op: int
     blame: Blame
     plan: SurgicalPlan  # the intervention
-
-
-@dataclass(frozen=True)
-class InputClip:
-    """An integer model input's own range against the real values the samples give it."""
-
-    op: int  # the first op reading it
-    tensor: int
-    name: str
-    share: float  # of the real input values beyond the input's int8/uint8 range
-    lo: float
-    hi: float  # the range its scale and zero point represent
-
-    def evidence(self) -> str:
-        return (f"{100 * self.share:.1f}% of the real values of model input '{self.name}' lie beyond its integer range "
-                f"[{self.lo:.4g}, {self.hi:.4g}] (the caller quantizes with the input's own scale and zero point)")
-
-
-def input_clips(qm: Model, samples: Sequence[Sample]) -> dict[int, InputClip]:
-    """{op reading it: InputClip} for each integer model input whose real values clip."""
-    sg = qm.main
-    consumers = sg.consumers()
-    out: dict[int, InputClip] = {}
-    for t in sg.inputs:
-        readers = [c.index for c in consumers.get(t, [])]
-        if not readers or not integer_inputs(qm, readers[0]) or not samples:
-            continue
-        lo, hi = input_grid(sg.tensors[t])
-        values = input_values(qm, samples, t)
-        beyond = sum(int(np.count_nonzero((v < lo) | (v > hi))) for v in values)
-        share = beyond / max(sum(v.size for v in values), 1)
-        if share >= INPUT_CLIP_SHARE:
-            out[readers[0]] = InputClip(readers[0], t, sg.tensors[t].name, share, lo, hi)
-    return out
 
 
 def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequence[int] = (), skip: Sequence[int] = (),

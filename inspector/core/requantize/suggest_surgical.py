@@ -328,8 +328,8 @@ def suggest_surgical(
 def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str]) -> list[tuple[str, tuple[Edit, ...]]]:
     """(label, edits) of the whole-model edits that apply: the DFQ equalize chain, the widening of
     each integer model input whose real values clip."""
-    from inspector.core.requantize.blame import input_clips
     from inspector.core.requantize.imbalance import dfq_chain
+    from inspector.core.requantize.input_clip import input_clips
 
     out: list[tuple[str, tuple[Edit, ...]]] = []
     chain = dfq_chain(fm, qm, pairing) if "equalize" in kinds else None
