@@ -14,7 +14,14 @@ with too few samples):
   float of it and its readers, so the tensor between them stays float (16-bit activations of the
   op alone measured nothing on the planted imbalance: its readers still read the 8-bit grid);
 - any other op: keep float (`keep_float`: the op computes in float with A's weights, its
-  output quantized back to B's own scale), which removes its weights' and arithmetic's error.
+  output quantized back to B's own scale), which removes its weights' and arithmetic's error;
+- the op reading an integer model input whose real values clip (`input_clip`): the input widened
+  (`input_range`, an interface change, said so);
+- every per-tensor depthwise -> consumer pair whose depthwise channels spread (`imbalance.dfq_chain`):
+  one intervention, equalize of all the pairs (the chain is one fix, one plan).
+
+All interventions share one `surgical.PreparedPair` (models parsed and paired once, A's float values
+of every re-calibrated tensor measured in one run of A).
 
 share = 1 − E_after / E_before and gain = 10·log10(E_before / E_after), E the output error energy
 Σ(x − y)² / Σx² (mean over B's outputs; `Objective.relative_error`). Errors of independent ops add
@@ -27,7 +34,11 @@ a cause of its own but whose measured blame is below both NEGLIGIBLE_SHARE and M
 that cause (pointing at the root cause upstream when one covers it); so does an unmeasured one below
 an op that alone removes DOMINANT_SHARE of the output error (at most the rest can be its own). Each root cause's fix is
 measured too (`fix_gain_db`, held out): the diagnosed edit, or the intervention itself when that is
-an edit and gains clearly more (`CHEAP_SHARE`); a fix whose measured gain is negative is said so.
+an edit and gains clearly more (`CHEAP_SHARE`); no fix is proposed when no edit gains MIN_GAIN_DB (the note gives the figures).
+
+A model whose held-out output already reads HEALTHY_DB needs HEALTHY_GAIN_DB of a cause (and of an
+`inherited` source), and an unmeasured rule-based cause whose own error is smaller than that of a
+measured layer with a negligible blame reads `none`: on healthy models blame gates the rules.
 """
 
 from __future__ import annotations
@@ -419,7 +430,8 @@ def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, 
 
 def best_fix(m: Measurer, op: int, diagnosed: Fix | None, x: Measured) -> tuple[Fix | None, float | None, str]:
     """(fix, its measured gain, note): the diagnosed fix, or the intervention (an edit too) when it
-    gains clearly more; a negative gain is said."""
+    gains clearly more or the diagnosed one gains < MIN_GAIN_DB; none when no edit gains MIN_GAIN_DB
+    (said in the note, with the figures)."""
     tries: list[tuple[Fix, float]] = []
     if diagnosed is not None and all(plan_kind(diagnosed.edit) in applicable(m.qm, k, (plan_kind(diagnosed.edit),))
                                      for k in diagnosed.ops[:1]):  # fmt: skip
@@ -434,10 +446,13 @@ def best_fix(m: Measurer, op: int, diagnosed: Fix | None, x: Measured) -> tuple[
         return None, None, ""
     best = max(tries, key=lambda t: t[1])
     fix, gain = tries[0] if tries[0][1] >= CHEAP_SHARE * best[1] or tries[0][1] >= best[1] - MIN_GAIN_DB else best
+    if gain < MIN_GAIN_DB <= best[1]:
+        fix, gain = best
+    if gain < MIN_GAIN_DB:  # no edit worth proposing: none is
+        what = ", ".join(f"{f.edit} {g:+.2f} dB" for f, g in tries)
+        return None, None, f"no edit measured gains {MIN_GAIN_DB} dB ({what}): no fix proposed"
     note = ""
-    if gain < 0:
-        note = f"the fix measured {gain:+.2f} dB (it lowers the output SQNR): not worth applying"
-    elif fix != diagnosed and diagnosed is not None:
+    if fix != diagnosed and diagnosed is not None:
         note = f"{diagnosed.edit} measured {tries[0][1]:+.2f} dB; {fix.edit} gains more"
     return fix, gain, note
 
