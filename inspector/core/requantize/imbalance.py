@@ -34,7 +34,7 @@ class PairCost:
 
     def evidence(self) -> str:
         return (f"op {self.producer}'s per-tensor depthwise weights spread {self.spread:.0f}x over its channels (largest / "
-                f"smallest range): the smallest keeps {self.steps:.1f} of 127 steps, and op {self.consumer} multiplies it "
+                f"smallest range): the smallest keeps {self.steps:.2g} of 127 steps, and op {self.consumer} multiplies it "
                 f"back by input weights {self.amplification:.0f}x those of the widest")  # fmt: skip
 
 
