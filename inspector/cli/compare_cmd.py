@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import sys
 import threading
 
 from inspector.cli.sample_flags import (
+    add_blame_flag,
     add_isolated_flag,
     add_sample_flags,
     sample_settings,
@@ -51,6 +53,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT percentage points below float "
                         "(needs labelled inputs: an image folder with class subfolders or an .npz with 'labels')")
+    add_blame_flag(p)
     add_verbose_flag(p)  # the Keras route's steps (loading TensorFlow, the model, comparing)
     from inspector.cli.pair_flag import add_allow_unrelated_flag
 
@@ -78,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if is_keras_path(args.float_model):
         return _run_keras(args, opts)
-    from inspector.core.compare.in_worker import compare_in_worker
+    from inspector.core.requantize.blame import compare_blame_in_worker
 
+    compare_in_worker = functools.partial(compare_blame_in_worker, blame=args.blame and args.isolated)  # the root causes
     started = _start_comparison(args, opts, compare_in_worker)
     from inspector.cli.pair_guard import guarded_pair
 

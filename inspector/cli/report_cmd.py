@@ -13,6 +13,7 @@ import dataclasses
 import sys
 
 from inspector.cli.sample_flags import (
+    add_blame_flag,
     add_isolated_flag,
     add_sample_flags,
     sample_settings,
@@ -42,6 +43,7 @@ def add_parser(sub) -> None:
     p.add_argument("--fail-on", choices=("error", "warning"), help="exit 1 when findings of this severity or worse exist")
     p.add_argument("--fail-on-accuracy-drop", type=float, metavar="PCT",
                    help="exit 1 when quantized accuracy is more than PCT points below float (needs labelled inputs)")
+    add_blame_flag(p)
     add_verbose_flag(p)  # the Keras route's steps (loading TensorFlow, the model, converting, comparing)
     from inspector.cli.pair_flag import add_allow_unrelated_flag
 
@@ -49,11 +51,13 @@ def add_parser(sub) -> None:
 
 
 def _compare(args):
-    from inspector.core.compare.in_worker import compare_in_worker
+    from inspector.core.requantize.blame import compare_blame_in_worker
 
     opts = CompareOptions(samples=sample_settings(args), runtime=args.runtime, isolated=args.isolated,
                           signature=args.signature)  # fmt: skip
-    result = compare_in_worker(args.float_model, args.quant_model, opts, pair_check=args.pair_check)
+    result = compare_blame_in_worker(args.float_model, args.quant_model, opts, pair_check=args.pair_check,
+                                     blame=args.blame and args.isolated)  # the root causes lead the report
+
     if args.pair_check is not None and args.pair_check.swapped:
         result = dataclasses.replace(result, swapped=True, pair_check=args.pair_check)
     return result

@@ -95,6 +95,9 @@ def add_parser(sub) -> None:
         ("--recalibrate", "re-calibrate these ops' output scale/zero-point (QUANT only)"),
         ("--equalize", "cross-layer equalization of these producer ops (conv/depthwise/FC ending in no activation or "
                        "ReLU) with their one consumer, found automatically (QUANT only)"),
+        ("--input-range", "widen the range (scale/zero point) of the int8/uint8 model input these ops read to the "
+                          "samples' real values; changes the model's interface: the caller must quantize inputs with "
+                          "the new scale and zero point, which the output states (QUANT only)"),
     ):
         p.add_argument(flag, dest="edits", nargs="+", action=_EditAction, default=[], metavar="P", help=what)
     p.add_argument(
@@ -167,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_surgical(args)
     if args.edits or args.plan or args.save_plan:
-        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --equalize, --plan and --save-plan "
+        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --equalize, --input-range, --plan and --save-plan "
                          "edit a quantized model: give FLOAT QUANT")
     from inspector.core.requantize.plan import Override, Plan
     from inspector.core.requantize.quantizer_route import load_recipe, save_model, save_recipe

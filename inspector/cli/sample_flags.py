@@ -49,6 +49,14 @@ def add_isolated_flag(p: argparse.ArgumentParser) -> None:
                         "(bias shift, weight rounding) from inherited error; on by default, --no-isolated skips it")  # fmt: skip
 
 
+def add_blame_flag(p: argparse.ArgumentParser) -> None:
+    """--no-blame: skip measuring the root causes (one edited model per candidate layer)."""
+    p.add_argument("--blame", action=argparse.BooleanOptionalAction, default=True,
+                   help="measure the root causes: for the few candidate layers, what removing the layer's own error "
+                        "does to the model output on held-out samples, and what its fix gains (on by default; "
+                        "--no-blame skips it, --no-isolated too)")  # fmt: skip
+
+
 def use_example_inputs(args: argparse.Namespace, command: str, models: tuple[str | None, ...] | None = None) -> str:
     """The bundled example without --inputs: its bundled inputs and labels, not random samples
     (--samples N then takes N of them, where --samples and --inputs go together). `models`: the

@@ -181,8 +181,9 @@ def test_compare_json_carries_the_diagnosis_with_the_contract_keys(diag, tmp_pat
     layers = json.loads(out.read_text())["layers"]
     for lay in layers:
         d = lay["diagnosis"]
-        assert set(d) == {"cause", "evidence", "fix"}
+        assert set(d) == {"cause", "evidence", "fix", "blame"}  # blame: issue 33, measured where a candidate
         assert d["fix"] is None or set(d["fix"]) == {"edit", "ops"}
+        assert d["blame"] is None or set(d["blame"]) == {"share", "gain_db"}
     d = next(lay for lay in layers if lay["op_index"] == op)["diagnosis"]
     assert d["cause"] == "resolution" and d["fix"] == {"edit": "recalibrate", "ops": [op]}
     r = subprocess.run(
@@ -306,7 +307,9 @@ def test_a_little_clipping_beside_weight_error_is_not_called_clipping(diag):
     assert share < THRESHOLDS.clip_share <= planted_share
     for lay, sh in ((fc, share), (planted, planted_share)):
         estimate = clip_error_bound(lay) / lay.isolated.mse
-        assert estimate >= sh * (1 - 1e-5)  # never below what clipping carries
+        # never below what clipping carries; the bound is exact on this FC (one clipped class per sample), and the
+        # comparison read A's values on XNNPACK while numpy reads the reference kernels: 4e-5 relative apart here
+        assert estimate >= sh * (1 - 2e-4)
         assert (lay.diagnosis.cause == "clipping") == (_clip_alarm(lay) and sh >= THRESHOLDS.clip_share), (lay.diagnosis, sh)
     assert planted.diagnosis.cause == "clipping"
     assert fc.diagnosis.cause != "clipping" and (fc.diagnosis.fix is None or fc.diagnosis.fix.edit != "recalibrate")

@@ -65,7 +65,7 @@ from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import SAME_SCALE_OPS, SURGICAL_WEIGHT_OPS
 
-CAUSES = ("kernel", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
+CAUSES = ("kernel", "input_range", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
           "weight_rounding", "inherited", "none")
 EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate", "equalize")
 

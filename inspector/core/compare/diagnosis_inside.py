@@ -6,7 +6,8 @@
   concatenation (and the shape-only ops between it and its inputs) where its result is B's final
   float output (only read by a DEQUANTIZE that is a graph output), else `a16w8` where LiteRT has
   the 16x8 kernel for the op, else none;
-- `channel_imbalance`: a per-tensor activation whose channel ranges differ more than
+- `channel_imbalance` (never on an op whose output grid the kernel fixes: SOFTMAX, LOGISTIC, TANH;
+  an op whose input is already imbalanced points at that producer): a per-tensor activation whose channel ranges differ more than
   `imbalance_ratio` (largest / median) with most channels under `imbalance_steps` steps. Fix:
   `equalize` of its producer P with its one consumer C when both are CONV_2D / DEPTHWISE_CONV_2D /
   FULLY_CONNECTED and P's fused activation is NONE or RELU (positively homogeneous), else `a16w8`.
@@ -25,6 +26,7 @@ import numpy as np
 
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import LayerResult
+from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import A16W8_OPS, CONCAT_OPS, EQUALIZE_OPS, SLICE_PATH_OPS
 
@@ -122,6 +124,8 @@ def equalize_pair(qm: Model, op: int) -> tuple[int, int] | None:
 
 
 def channel_imbalance(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
+    if fixed_output_params(qm.main.ops[layer.op_index], qm.main) is not None:
+        return None  # SOFTMAX, LOGISTIC, TANH: the kernel fixes the output grid, nothing to calibrate or equalize
     found = _imbalanced(layer, t)
     if found is None:
         return None
@@ -150,7 +154,12 @@ def point_at_inside_causes(qm: Model, by_op: dict[int, LayerResult], found: dict
     concatenation point at that cause (its fix, `source_op`)."""
     sg = qm.main
     out = dict(found)
-    consumers = sg.consumers()
+    consumers, producers = sg.consumers(), sg.producers()
+    for op, d in found.items():  # an imbalance passed through (MEAN, pooling after the producer): the producer's
+        src = producers.get(sg.ops[op].inputs[0]) if d.cause == "channel_imbalance" and sg.ops[op].inputs else None
+        if src is not None and d.source_op is None and found.get(src.index) is not None and found[src.index].cause == "channel_imbalance":
+            out[op] = found[op] = Diagnosis("channel_imbalance", f"its input from op {src.index} ({src.type}) is imbalanced "
+                                                                 f"already: the error comes from op {src.index}", found[src.index].fix, src.index)
     for op, d in found.items():
         if d.cause == "mixed_ranges" and d.source_op is None:
             for k in slice_path_ops(qm, by_op[op], t.good_db):

@@ -16,6 +16,7 @@ import io
 import math
 import numbers
 
+from inspector.core.compare.diagnosis_text import root_cause_lines
 from inspector.core.compare.inside import BELOW_DB, part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.stats.metric_table import MetricSpec, metric_specs, spec
@@ -141,6 +142,7 @@ def text_table(result: ComparisonResult) -> str:
         "",
         head,
     ]
+    lines[4:4] = [*root_cause_lines(result), ""] if root_cause_lines(result) else []  # the root causes lead
     if result.signature is not None:  # op indices are that signature's subgraph's
         lines.insert(3, f"signature: {result.signature} (op numbers are its subgraph's)")
     if result.state:  # a stateful model: every sample from a reset state, or one stream

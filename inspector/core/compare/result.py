@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from inspector.core.compare.diagnosis_types import Diagnosis
+from inspector.core.compare.diagnosis_types import Diagnosis, RootCause
 from inspector.core.compare.inside import ChannelStats, SliceStats
 from inspector.core.compare.layer_lookup import LayersByOp
 from inspector.core.compare.pair_check import PairCheck
@@ -206,6 +206,8 @@ class ComparisonResult(LayersByOp[LayerResult]):
     output_kinds: tuple[tuple[str, str], ...] = ()  # (kind, reason) per output, from the graph (`task_kind`)
     reference: str = ""  # what B was measured against, when not a plain float model (`compare.reference`)
     state: str = ""  # a stateful model: what was done with its state (`runtime.model_state.state_note`); "" none
+    root_causes: tuple[RootCause, ...] = ()  # measured blame, largest share first (`requantize.blame`)
+    blame_note: str = ""  # how blame was measured, or why not ("" when not asked)
 
     def task(self, output: int = 0) -> TaskResult | None:
         """Task-level metrics (accuracy, agreement, worst samples) of model output `output`."""
@@ -285,6 +287,8 @@ class ComparisonResult(LayersByOp[LayerResult]):
             "reference": self.reference,
             "stateful": bool(self.state),
             "state": self.state,
+            "root_causes": [r.to_json() for r in self.root_causes],
+            "blame_note": self.blame_note,
         }
         task = self.task()
         d["task"] = task.to_json() if task is not None else self.task_json
@@ -323,4 +327,6 @@ class ComparisonResult(LayersByOp[LayerResult]):
             output_kinds=tuple((o["kind"], o.get("reason", "")) for o in (d.get("task") or {}).get("outputs") or ()),
             reference=d.get("reference", ""),
             state=d.get("state", ""),
+            root_causes=tuple(RootCause.from_json(r) for r in d.get("root_causes") or ()),
+            blame_note=d.get("blame_note", ""),
         )

@@ -155,6 +155,9 @@ EDIT_TIPS = {
     "equalize": "Cross-layer equalization of this producer (conv / depthwise / FC ending in no activation or ReLU) "
                 "with its one consumer: channel i of its output ÷ s_i, the consumer's input channel i × s_i "
                 "(from A's float weights), both re-quantized per channel, its output re-calibrated",
+    "input_range": "Widen the int8/uint8 model input this op reads to the samples' real range (new scale / zero "
+                   "point, the op's bias re-derived). Changes the model's interface: the caller must quantize its "
+                   "inputs with the new scale and zero point",
 }  # fmt: skip
 
 
@@ -168,11 +171,12 @@ EDIT_CHOICES: tuple[EditChoice, ...] = (
     EditChoice("recal_mse", "re-calibrate (MSE)", "recalibrate", "mse", "recalibrated-mse"),
     EditChoice("recal_p9999", "re-calibrate (p99.99)", "recalibrate", "percentile:99.99", "recalibrated-p99.99"),
     EditChoice("equalize", "equalize", "equalize", None, "equalized"),
+    EditChoice("input_range", "widen the model input", "input_range", None, "input-widened"),
 )
 EDIT_BY_KEY = {c.key: c for c in EDIT_CHOICES}
 EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight_mse": "MSE weights",
                "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated",
-               "equalize": "equalized"}  # fmt: skip
+               "equalize": "equalized", "input_range": "input widened"}  # fmt: skip
 
 
 def edit_for(quant_op: int, choice_key: str):

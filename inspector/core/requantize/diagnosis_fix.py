@@ -23,10 +23,10 @@ def plan_kind(edit: str) -> str:
 
 def fix_plan(fix: Fix, samples: SampleSettings | None = None, signature: str | None = None) -> SurgicalPlan:
     """One surgical edit of the fix's ops (addressed `op:INDEX`, resolved); an equalize fix is one
-    edit of its (producer, consumer) pair."""
-    if fix.edit == "equalize":
-        pair = Edit("equalize", f"op:{fix.ops[0]}", None, tuple(fix.ops[:2]))
-        return SurgicalPlan((pair,), samples or SampleSettings(), signature=signature)
+    edit per (producer, consumer) pair of its ops (P1, C1, P2, C2, ...: a chain)."""
+    if fix.edit == "equalize":  # (P, C) pairs: a chain of them is one plan
+        pairs = tuple(Edit("equalize", f"op:{p}", None, (p, c)) for p, c in zip(fix.ops[0::2], fix.ops[1::2], strict=False))
+        return SurgicalPlan(pairs, samples or SampleSettings(), signature=signature)
     edits = tuple(Edit(plan_kind(fix.edit), f"op:{op}", None, (op,)) for op in fix.ops)
     return SurgicalPlan(edits, samples or SampleSettings(), signature=signature)
 

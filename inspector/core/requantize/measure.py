@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from inspector.core.quantmath.quant import dequantize, representable_range
 from inspector.core.runtime.runner import ModelRunner
 from inspector.core.samples.spec import Sample, feed
 from inspector.core.tflite.model import Model
+from inspector.core.tflite.rewrite import CACHE_MAX_BYTES, patch_outputs
 
 MAX_VALUES = 1 << 20
 SIGNIFICANCE = 2.0
@@ -51,9 +53,23 @@ def _float_counterparts(qm: Model, pairing: Pairing, tensors: Sequence[int]) -> 
     return pairs
 
 
-def _float_runs(fm: Model, qm: Model, pairing: Pairing, samples: Sequence[Sample], runtime: str):
-    """A's values of each sample (an equalized B: A's values of P's output ÷ s), one run at a time."""
-    runner = ModelRunner(fm, runtime)
+def runner_reading(model: Model, runtime: str, tensors: Sequence[int]) -> ModelRunner:
+    """A runner whose outputs are only `tensors` (the flatbuffer's output list patched): the
+    kernels fuse and delegate as in the model itself, and nothing else is copied out per run.
+    A model too large to hold in memory, or one the patch cannot take, exposes every tensor."""
+    wanted = tuple(dict.fromkeys(int(t) for t in tensors))
+    if wanted and model.size_bytes <= CACHE_MAX_BYTES:
+        content = patch_outputs(Path(model.path).read_bytes(), model.main.index, wanted)
+        if content is not None:
+            return ModelRunner(model, runtime, content=content, exposed=wanted)
+    return ModelRunner(model, runtime)
+
+
+def _float_runs(fm: Model, qm: Model, pairing: Pairing, samples: Sequence[Sample], runtime: str,
+                reading: Sequence[int] | None = None):  # fmt: skip
+    """A's values of each sample (an equalized B: A's values of P's output ÷ s), one run at a time;
+    `reading`: only these A tensors are needed."""
+    runner = ModelRunner(fm, runtime) if reading is None else runner_reading(fm, runtime, reading)
     equalized = float_divisors(qm, pairing)
     for sample in samples:
         yield divided(runner.run(feed(fm, sample)), equalized)
@@ -66,7 +82,7 @@ def float_values(fm: Model, qm: Model, pairing: Pairing, tensors: Sequence[int],
     hi = dict.fromkeys(tensors, -np.inf)
     per_sample = max(1, MAX_VALUES // max(len(samples), 1))
     rng = np.random.default_rng(0)
-    for values in _float_runs(fm, qm, pairing, samples, runtime):
+    for values in _float_runs(fm, qm, pairing, samples, runtime, tuple(pairs.values())):
         for t, f in pairs.items():
             v = np.asarray(values[f], np.float64).reshape(-1)
             lo[t] = min(lo[t], float(v.min()))

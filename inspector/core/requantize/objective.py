@@ -26,9 +26,11 @@ from inspector.core.compare.concat_layout import ConcatLayout, output_layout
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
 from inspector.core.quantmath.quant import dequantize
+from inspector.core.requantize.measure import runner_reading
 from inspector.core.runtime.runner import ModelRunner
 from inspector.core.samples.spec import Sample, feed, signature_feed
 from inspector.core.tflite import edit as fe
+from inspector.core.tflite.dtypes import numpy_dtype_name
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.rewrite import patch_outputs
 from inspector.core.tflite.signatures import select_signature
@@ -60,8 +62,10 @@ class Objective:
             if f is None:
                 raise InputError(f"tensor '{qm.main.tensors[t].name}' has no float counterpart", qm.path)
             floats.append(f)
-        runner = ModelRunner(fm, runtime)
+        runner = runner_reading(fm, runtime, floats)
         self.ref = [[np.array(runner.run(feed(fm, s))[f], np.float64) for f in floats] for s in samples]
+        self.top1: list[int] = []  # of the last model read
+        self.like: Model | None = qm  # an edited model whose inputs and objective tensors read as qm's is fed and read as qm
 
     @property
     def has_slices(self) -> bool:
@@ -73,8 +77,26 @@ class Objective:
 
     def reading(self, data: bytes) -> Reading:
         """The lowest SQNR over the objective tensors and their slices in the model `data`."""
+        sums, idx = self._sums(data), range(len(self.names))
+        parts = [(_db(*sums[k][:, 0]), "") for k in idx]
+        for k, lay in enumerate(self.layouts):
+            for j, sl in enumerate(lay.slices if lay is not None else ()):
+                src = "" if sl.producer_op is None else f" (from op {sl.producer_op} {sl.producer_type})"
+                parts.append((_db(*sums[k][:, 1 + j]), f"slice {sl.start}:{sl.stop} of '{self.names[k]}'{src}"))
+        return Reading(*min(parts, key=lambda p: p[0]))
+
+    def relative_error(self, data: bytes) -> float:
+        """Σ(x − y)² / Σx² of the whole objective tensors (their mean over the tensors): the output
+        error energy blame shares are taken of (`blame.py`); −10·log10 of it is the SQNR of one tensor."""
+        sums = self._sums(data)
+        return float(np.mean([s[1, 0] / s[0, 0] if s[0, 0] > 0 else (0.0 if s[1, 0] == 0 else math.inf) for s in sums]))
+
+    def _sums(self, data: bytes) -> list[np.ndarray]:
+        """Per objective tensor: (Σx², Σ(x − y)²) of the whole tensor and of each slice, over the samples."""
         with TempModel(data) as path:
-            m = select_signature(load_model(path), self.signature)
+            m = self.like if self.like is not None and same_reading(data, self.like, self.names) else None
+            if m is None:
+                m = select_signature(load_model(path), self.signature)
             idx = []
             for n in self.names:
                 t = objective_tensor(m, n)
@@ -84,20 +106,49 @@ class Objective:
             content = patch_outputs(data, m.main.index, tuple(idx)) or _rebuilt_outputs(data, idx, m.main.index)
             runner = ModelRunner(m, self.runtime, content=content, exposed=tuple(idx))
             sums = [np.zeros((2, 1 + (len(lay.slices) if lay else 0))) for lay in self.layouts]  # (x², e²) per part
+            self.top1 = []  # the first tensor's argmax per sample (a classifier's decision: blame's accuracy)
             for s, refs in zip(self.samples, self.ref, strict=True):
                 values = runner.run(feed(m, s))
+                self.top1.append(int(np.argmax(values[idx[0]])) if idx else -1)
                 for k, t in enumerate(idx):
                     tt = m.main.tensors[t]
                     quantized = tt.quantization is not None and tt.dtype.startswith("int")
                     y = dequantize(values[t], tt.quantization) if quantized else np.asarray(values[t], np.float64)
                     _add(sums[k], refs[k], y, self.layouts[k])
                 del values
-        parts = [(_db(*sums[k][:, 0]), "") for k in range(len(idx))]
-        for k, lay in enumerate(self.layouts):
-            for j, sl in enumerate(lay.slices if lay is not None else ()):
-                src = "" if sl.producer_op is None else f" (from op {sl.producer_op} {sl.producer_type})"
-                parts.append((_db(*sums[k][:, 1 + j]), f"slice {sl.start}:{sl.stop} of '{self.names[k]}'{src}"))
-        return Reading(*min(parts, key=lambda p: p[0]))
+        return sums
+
+
+def same_reading(data: bytes, like: Model, names: Sequence[str]) -> bool:
+    """Does the edited model `data` keep `like`'s tensor table size, and its graph inputs' and the
+    tensors `names`' indices, types and quantization? Then it is fed and read exactly as `like`
+    (checked on the flatbuffer's few tensors, without parsing the whole model)."""
+    import tflite
+
+    try:
+        fb = tflite.Model.GetRootAs(data, 0)
+        sg = fb.Subgraphs(like.main.index)
+        if sg.TensorsLength() != len(like.main.tensors) or sg.InputsLength() != len(like.main.inputs):
+            return False
+        wanted = list(like.main.inputs)
+        for n in names:
+            t = like.main.tensor_by_name(n)
+            if t is None:
+                return False
+            wanted.append(t.index)
+        for i in wanted:
+            t, ours = sg.Tensors(i), like.main.tensors[i]
+            q = t.Quantization()
+            scales = tuple(float(v) for v in q.ScaleAsNumpy()) if q is not None and q.ScaleLength() else ()
+            zps = tuple(int(v) for v in q.ZeroPointAsNumpy()) if q is not None and q.ZeroPointLength() else ()
+            theirs = ours.quantization
+            if (t.Name() or b"").decode() != ours.name or numpy_dtype_name(t.Type()) != ours.dtype \
+                    or (scales != (theirs.scales if theirs is not None else ())) \
+                    or (theirs is not None and zps and zps != theirs.zero_points[: len(zps)]):
+                return False
+        return all(sg.Inputs(k) == like.main.inputs[k] for k in range(sg.InputsLength()))
+    except Exception:
+        return False
 
 
 def _add(sums: np.ndarray, ref: np.ndarray, y: np.ndarray, layout: ConcatLayout | None) -> None:

@@ -81,6 +81,9 @@ def same_scale_group(s: Surgery, tensor: int) -> list[int]:
     return group
 
 
+_FUSED_CLAMP = {"RELU6": 6.0, "RELU_N1_TO_1": 1.0, "RELU_0_TO_1": 1.0}  # the largest |bound| of a fused clamp
+
+
 def recalibrate(s: Surgery, ops: tuple[int, ...], calibration: str, observed: dict[int, Observed]) -> None:
     sg = s.qm.main
     for i in ops:
@@ -96,6 +99,12 @@ def recalibrate(s: Surgery, ops: tuple[int, ...], calibration: str, observed: di
             scale, zp = max(abs(lo), abs(hi), 1e-12) / 32767.0, 0
         else:
             scale, zp = int8_params(lo, hi)
+        clamp = _FUSED_CLAMP.get(str(op.options.get("fused_activation_function", "NONE")))
+        if clamp is not None and tt.dtype == "int8" and clamp / scale >= 2**31:
+            # LiteRT quantizes the fused clamp with the output scale (kernel_util.cc, no_integer_overflow_from_quantization)
+            raise InputError(f"{s.describe(i)}: its float range hardly leaves 0 on the calibration samples "
+                             f"([{lo:.3g}, {hi:.3g}]): the scale it gives ({scale:.3g}) overflows the fused "
+                             "activation's clamp in int32, which LiteRT refuses", s.qm.path)  # fmt: skip
         group = same_scale_group(s, t)
         for g in group:
             if g in sg.inputs:
@@ -130,3 +139,77 @@ def _rederive_consumer_biases(s: Surgery, tensor: int, new_scale: float) -> None
         new = np.clip(np.round(b * bq / new_bs), -lim, lim - 1).astype(dtype)
         fe.set_buffer(s.bm, bt, new, share_ok=True)
         bt.quantization = quant_t(new_bs, np.zeros(len(new_bs), np.int64), 0)
+
+
+def integer_inputs(qm, op_index: int) -> list[int]:
+    """The graph inputs op `op_index` reads that are per-tensor int8/uint8 with a scale and zero
+    point (an integer-input model: the caller quantizes with them; no QUANTIZE op)."""
+    sg = qm.main
+    out = []
+    for t in sg.ops[op_index].inputs:
+        tt = sg.tensors[t] if t >= 0 else None
+        if (tt is not None and t in sg.inputs and t not in out and tt.dtype in ("int8", "uint8")
+                and tt.quantization is not None and len(tt.quantization.scales) == 1):  # fmt: skip
+            out.append(t)
+    return out
+
+
+def input_values(qm, samples, tensor: int) -> list[np.ndarray]:
+    """The float values the samples give graph input `tensor` (before the caller quantizes them)."""
+    from inspector.core.samples.spec import feed_order
+
+    pos = list(qm.main.inputs).index(tensor)
+    return [np.asarray(s.inputs[feed_order(qm, s)[pos]], np.float64) for s in samples]
+
+
+def input_grid(tt) -> tuple[float, float]:
+    """The float range an integer input's scale and zero point can represent."""
+    info = np.iinfo(tt.dtype)
+    s, z = float(tt.quantization.scales[0]), int(tt.quantization.zero_points[0])
+    return (info.min - z) * s, (info.max - z) * s
+
+
+def widen_input(s: Surgery, ops: tuple[int, ...], samples) -> list[dict]:
+    """Widen each integer graph input that `ops` read to the range of its real (float) values on
+    `samples` (never narrower than today's): its new scale and zero point, the biases of the ops
+    reading it re-derived. The model's interface changes: the caller must quantize its inputs with
+    the new parameters; one record per input (`interface_change`)."""
+    sg = s.qm.main
+    changes: list[dict] = []
+    for i in ops:
+        inputs = integer_inputs(s.qm, i)
+        if not inputs:
+            raise InputError(f"{s.describe(i)} reads no int8/uint8 model input with a scale and zero point", s.qm.path)
+        for t in inputs:
+            if any(c["tensor"] == t for c in changes):
+                continue
+            tt = sg.tensors[t]
+            values = input_values(s.qm, samples, t)
+            old_lo, old_hi = input_grid(tt)
+            lo = min(old_lo, min(float(v.min()) for v in values))
+            hi = max(old_hi, max(float(v.max()) for v in values))
+            info = np.iinfo(tt.dtype)
+            scale = (hi - lo) / float(info.max - info.min)
+            zp = int(np.clip(np.round(info.min - lo / scale), info.min, info.max))
+            old_scale, old_zp = float(tt.quantization.scales[0]), int(tt.quantization.zero_points[0])
+            group = same_scale_group(s, t)
+            for g in group:
+                for c in sg.consumers().get(g, []):
+                    if fixed_output_params(c, sg) is not None and c.type in SAME_SCALE_OPS:
+                        raise InputError(f"'{sg.tensors[g].name}' feeds {c.type}, which needs fixed parameters", s.qm.path)
+            for g in group:
+                _rederive_consumer_biases(s, g, scale)
+                s.bsg.tensors[g].quantization = quant_t(np.array([scale]), np.array([zp]), 0)
+            change = {"input": tt.name, "tensor": t, "dtype": tt.dtype, "scale": scale, "zero_point": zp,
+                      "old_scale": old_scale, "old_zero_point": old_zp, "range": [lo, hi], "old_range": [old_lo, old_hi]}  # fmt: skip
+            changes.append(change)
+            s.notes.append(interface_statement(change))
+    return changes
+
+
+def interface_statement(change: dict) -> str:
+    """The plain statement that the model's interface changed (CLI output, JSON, report)."""
+    return (f"INTERFACE CHANGE: model input '{change['input']}' ({change['dtype']}) now has scale {change['scale']:.6g} "
+            f"and zero point {change['zero_point']} (was {change['old_scale']:.6g} and {change['old_zero_point']}; range "
+            f"[{change['old_range'][0]:.4g}, {change['old_range'][1]:.4g}] -> [{change['range'][0]:.4g}, {change['range'][1]:.4g}]): "
+            "the caller must quantize its inputs with the new scale and zero point")  # fmt: skip

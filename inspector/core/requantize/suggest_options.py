@@ -25,6 +25,6 @@ class SurgicalSuggestOptions:
     max_evaluations: int = 40
     objective: str | None = None  # pattern over B's op outputs; None: the model outputs
     # what Suggest may do; weight_mse and equalize only where the diagnosis proposes them
-    edits: tuple[str, ...] = ("keep_float", "recalibrate", "per_channel", "bias_correct", "a16w8", "weight_mse", "equalize")
+    edits: tuple[str, ...] = ("keep_float", "recalibrate", "per_channel", "bias_correct", "a16w8", "weight_mse", "equalize", "input_range")
     runtime: str = "optimized"
     signature: str | None = None  # rank and edit this signature's subgraph (None: subgraph 0)

@@ -45,8 +45,14 @@ from inspector.core.requantize.diagnosis_fix import (
     plan_kind,
 )
 from inspector.core.requantize.objective import Objective, latency_ms
+from inspector.core.requantize.recalibrate import integer_inputs
 from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
-from inspector.core.requantize.surgical import SurgicalResult, apply_plan, plan_samples
+from inspector.core.requantize.surgical import (
+    PreparedPair,
+    SurgicalResult,
+    apply_plan,
+    plan_samples,
+)
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan, match_ops
 from inspector.core.requantize.tradeoff import TradeoffPoint
 from inspector.core.samples.holdout import split_samples
@@ -145,6 +151,8 @@ def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
             out.append(e)
         elif e == "equalize" and refusal(qm, op_index) is None:
             out.append(e)
+        elif e == "input_range" and integer_inputs(qm, op_index):
+            out.append(e)
     return out
 
 
@@ -212,6 +220,7 @@ def suggest_surgical(
     chosen: list[Edit] = []
     current = baseline
     best_tried: list[tuple[float, SurgicalResult]] = []  # the best evaluated plan: (objective SQNR, result)
+    prepared = PreparedPair.of(float_path, quant_path, sig, opts.runtime)  # parsed, paired, A measured once
 
     def met(v: float) -> bool:
         return target_sqnr_db is not None and v >= target_sqnr_db
@@ -223,7 +232,7 @@ def suggest_surgical(
         result.evaluations += 1
         plan = SurgicalPlan((*chosen, *edits), opts.samples, signature=sig)
         try:
-            res = apply_plan(float_path, quant_path, plan, samples, runtime=opts.runtime)
+            res = apply_plan(float_path, quant_path, plan, samples, runtime=opts.runtime, prepared=prepared)
             v = objective.sqnr(res.model_bytes)  # an int16 run may swallow the objective's int8 tensor
         except InspectorError as e:
             notes.append(f"{edits[0].kind} on {len(edits)} op(s) not possible: {e.message}")
@@ -234,9 +243,30 @@ def suggest_surgical(
         result.points.append(TradeoffPoint(_point_label(names), tuple(op for e in plan.edits for op in e.ops), res.size_bytes, v, names))
         return res, v
 
+    # Whole-model edits first: every per-tensor depthwise pair over spread channels equalized as one chain (DFQ),
+    # each clipped integer model input widened; each kept only when it gains SINGLE_OP_MIN_GAIN_DB (held out).
+    for label, edits in _model_edits(fm, qm, pairing, samples, opts.edits):
+        if met(current):
+            break
+        got = evaluate(edits)
+        if got is None:
+            continue
+        res, v = got
+        if v - current < SINGLE_OP_MIN_GAIN_DB:
+            notes.append(f"{label}: measured {v - current:+.2f} dB on the held-out samples, not kept")
+            continue
+        chosen.extend(edits)
+        ops = tuple(o for e in edits for o in e.ops)
+        q = qm.main.ops[ops[0]]
+        result.steps.append(Step(ops, q.type, label, edits[0].kind, v - current, v, res.size_bytes,
+                                 latency_ms(res.model_bytes, qm, samples[0], signature=sig)))  # fmt: skip
+        if res.interface_change is not None:
+            notes.append(res.interface_change["statement"])
+        result.best = res
+        current = v
     # Single-op steps use at most half the evaluations; the group search keeps the rest.
     while not met(current) and len(result.steps) < budget and result.evaluations < opts.max_evaluations // 2:
-        done = {e.ops[0] for e in chosen}
+        done = {o for e in chosen for o in e.ops}
         report(min(0.95, result.evaluations / max(opts.max_evaluations, 1)), f"step {len(result.steps) + 1}: trying keep float on "
                                                                              f"{len(candidates) - len(done)} candidate(s)")
         trials = []
@@ -284,12 +314,33 @@ def suggest_surgical(
         result.plan = result.best.plan
         report(0.97, "re-measuring the suggested model's output")
         result.output_sqnr_db_after = outputs.sqnr(result.best.model_bytes) if qm.main.outputs else None
+    if result.best is not None and current < baseline:
+        notes.append(f"the plan offered measures {current - baseline:+.2f} dB against the unedited model (held out): it "
+                     "lowers the objective, not worth applying")  # fmt: skip
     if target_sqnr_db is not None and not result.met:
         layers = sum(len(st.ops) for st in result.steps)
         notes.append(f"target {target_sqnr_db:.1f} dB not reached: best {current:.2f} dB with {len(result.steps)} step(s) "
                      f"on {layers} layer(s), the plan offered")  # fmt: skip
     report(1.0, "done")
     return result
+
+
+def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str]) -> list[tuple[str, tuple[Edit, ...]]]:
+    """(label, edits) of the whole-model edits that apply: the DFQ equalize chain, the widening of
+    each integer model input whose real values clip."""
+    from inspector.core.requantize.imbalance import dfq_chain
+    from inspector.core.requantize.input_clip import input_clips
+
+    out: list[tuple[str, tuple[Edit, ...]]] = []
+    chain = dfq_chain(fm, qm, pairing) if "equalize" in kinds else None
+    if chain is not None:
+        out.append((f"equalize {len(chain.pairs)} depthwise pair(s) ({', '.join(f'{p.producer}->{p.consumer}' for p in chain.pairs)})",
+                    tuple(Edit("equalize", f"op:{p.producer}", None, (p.producer, p.consumer)) for p in chain.pairs)))
+    if "input_range" in kinds:
+        for op, clip in input_clips(qm, samples).items():
+            out.append((f"widen model input '{clip.name}' ({100 * clip.share:.1f}% of its real values clipped)",
+                        (Edit("input_range", f"op:{op}", None, (op,)),)))
+    return out
 
 
 def _offer_best(qm: Model, chosen: list[Edit], tried: tuple[float, SurgicalResult], result: SurgicalSuggestResult,

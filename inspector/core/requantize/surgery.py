@@ -34,6 +34,7 @@ class Surgery:
     replacements: dict[int, list[Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     equalized: list[dict[str, Any]] = field(default_factory=list)  # one record per equalized pair (`equalize.py`)
+    interface_changes: list[dict[str, Any]] = field(default_factory=list)  # one per widened model input (`input_range`)
 
     @property
     def bsg(self) -> Any:

@@ -12,6 +12,7 @@ a refusal raises RuntimeFailure naming the op. Runs in the worker process (`jobs
 from __future__ import annotations
 
 import dataclasses
+import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from inspector.core.compare.pairing import check_correspondence, pair_models
+from inspector.core.compare.pairing import Pairing, check_correspondence, pair_models
 from inspector.core.errors import InputError, RuntimeFailure
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize import measure
@@ -29,7 +30,7 @@ from inspector.core.requantize.check import explain
 from inspector.core.requantize.equalize import equalize
 from inspector.core.requantize.keep_float import keep_float
 from inspector.core.requantize.objective import TempModel
-from inspector.core.requantize.recalibrate import recalibrate
+from inspector.core.requantize.recalibrate import interface_statement, recalibrate, widen_input
 from inspector.core.requantize.surgery import Surgery
 from inspector.core.requantize.surgical_plan import SurgicalPlan, resolve, sha256
 from inspector.core.requantize.weight_requant import requantize_weights
@@ -56,6 +57,14 @@ class SurgicalResult:
     split: SampleSplit | None = None  # calibration vs held-out samples, when an edit measured samples
     gain: Any = None  # held_out.HeldOutGain: the output SQNR gain on the evaluation samples, when measured
     equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
+    interface_changes: list[dict[str, Any]] = field(default_factory=list)  # per widened model input (`input_range`)
+
+    @property
+    def interface_change(self) -> dict[str, Any] | None:
+        """The model inputs whose scale/zero point changed, and what the caller must do; None: same interface."""
+        if not self.interface_changes:
+            return None
+        return {"inputs": self.interface_changes, "statement": "; ".join(interface_statement(c) for c in self.interface_changes)}
 
     @property
     def size_bytes(self) -> int:
@@ -73,7 +82,56 @@ class SurgicalResult:
             "calibration": None if self.split is None else self.split.to_json(),
             "gain": None if self.gain is None else self.gain.to_json(),
             "equalized": self.equalized,
+            "interface_change": self.interface_change,
         }
+
+
+@dataclass
+class PreparedPair:
+    """What every edit of one pair shares, prepared once: both models parsed and paired, their
+    checksums, A's object (read only: the edits deep-copy what they take from it), B's bytes, and
+    A's float values of B's tensors on the calibration samples (memoized per tensor). Several plans
+    on one pair (blame's interventions, Suggest's candidates) then parse, pair and run A once."""
+
+    float_path: str
+    quant_path: str
+    signature: str | None
+    runtime: str
+    fm: Model
+    qm: Model
+    pairing: Pairing
+    fsha: str
+    qsha: str
+    am: Any
+    b_bytes: bytes
+    observed: dict[tuple[int, tuple[int, ...]], measure.Observed] = field(default_factory=dict)
+    _held: list[list[Sample]] = field(default_factory=list)  # the sample lists keyed by id stay alive
+    _b_template: bytes | None = None  # B's object, pickled: a fresh copy per plan costs a quarter of a parse
+
+    def fresh_b(self) -> Any:
+        """A new object of B to edit in place."""
+        if self._b_template is None:
+            self._b_template = pickle.dumps(fe.read(self.b_bytes), protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.loads(self._b_template)
+
+    @classmethod
+    def of(cls, float_path: str, quant_path: str, signature: str | None = None, runtime: str = "optimized") -> PreparedPair:
+        fm = select_signature(load_model(float_path), signature)
+        qm = select_signature(load_model(quant_path), signature)
+        check_correspondence(fm, qm)
+        b = Path(quant_path).read_bytes()
+        return cls(str(float_path), str(quant_path), signature, runtime, fm, qm, pair_models(fm, qm),
+                   sha256(float_path), sha256(quant_path), fe.read(Path(float_path).read_bytes()), b)  # fmt: skip
+
+    def float_values(self, tensors: Sequence[int], calibration: Sequence[Sample]) -> dict[int, measure.Observed]:
+        """`measure.float_values` of `tensors`, the missing ones measured in one run of A."""
+        key = tuple(id(s) for s in calibration)
+        missing = [t for t in dict.fromkeys(tensors) if (t, key) not in self.observed]
+        if missing:
+            self._held.append(list(calibration))
+            got = measure.float_values(self.fm, self.qm, self.pairing, missing, calibration, self.runtime)
+            self.observed.update({(t, key): v for t, v in got.items()})
+        return {t: self.observed[(t, key)] for t in tensors}
 
 
 def plan_samples(plan: SurgicalPlan, fm: Model, qm: Model, measuring: bool = True) -> list[Sample]:
@@ -91,15 +149,18 @@ def apply_plan(
     samples: Sequence[Sample] | None = None,
     task: TaskState | None = None,
     runtime: str = "optimized",
+    prepared: PreparedPair | None = None,
 ) -> SurgicalResult:
-    """Edit B (`quant_path`) by `plan` with A's (`float_path`) float weights; validated bytes."""
+    """Edit B (`quant_path`) by `plan` with A's (`float_path`) float weights; validated bytes.
+    `prepared`: the pair already parsed (`PreparedPair.of` with the plan's signature and `runtime`)."""
     task = as_task(task)
+    if prepared is not None and (prepared.signature != plan.signature or prepared.runtime != runtime):
+        prepared = None
+    if prepared is None:
+        prepared = PreparedPair.of(float_path, quant_path, plan.signature, runtime)
     # The op indices address the plan's signature's subgraph (subgraph 0 without one).
-    fm = select_signature(load_model(float_path), plan.signature)
-    qm = select_signature(load_model(quant_path), plan.signature)
-    check_correspondence(fm, qm)
-    pairing = pair_models(fm, qm)
-    fsha, qsha = sha256(float_path), sha256(quant_path)
+    fm, qm, pairing = prepared.fm, prepared.qm, prepared.pairing
+    fsha, qsha = prepared.fsha, prepared.qsha
     if plan.quant_sha256 not in (None, qsha) or plan.float_sha256 not in (None, fsha):
         raise InputError("the plan was made for a different float/quantized pair (checksums differ)", quant_path)
     plan = resolve(plan, qm)
@@ -112,17 +173,20 @@ def apply_plan(
         raise InputError("no samples to measure and validate with", plan.samples.source)
     split = split_samples(len(samples)) if plan.needs_samples() else None
     calibration = split.calibration(samples) if split is not None else samples
-    s = Surgery(fe.read(Path(quant_path).read_bytes()), fe.read(Path(float_path).read_bytes()), fm, qm, pairing)
+    s = Surgery(prepared.fresh_b(), prepared.am, fm, qm, pairing)
 
     def step(fraction: float, text: str) -> None:
         task.check()
         task.report(fraction, text)
 
+    if plan.ops_for("input_range"):
+        step(0.03, "widening the model input's range")
+        s.interface_changes += widen_input(s, plan.ops_for("input_range"), calibration)
     for e in plan.edits:
         if e.kind == "recalibrate" and e.ops:
             step(0.05, "measuring float activations")
             outs = [qm.main.ops[i].outputs[0] for i in e.ops]
-            observed = measure.float_values(fm, qm, pairing, outs, calibration, runtime)
+            observed = prepared.float_values(outs, calibration)
             recalibrate(s, e.ops, e.calibration or "minmax", observed)
     if plan.equalize_pairs():
         step(0.2, "equalizing: measuring the float channel ranges")
@@ -148,20 +212,28 @@ def apply_plan(
     s.rebuild_ops()
     data = fe.write(s.bm)
     step(0.8, "checking the edited model in LiteRT (reference kernels and XNNPACK)")
-    validate(data, qm, samples[0], quant_path, plan.signature)
+    validate(data, qm, samples[0], quant_path, plan.signature, _edited_model(data, plan.signature) if s.interface_changes else None)
     task.report(1.0, "done")
     if split is not None:
         s.notes.append(f"calibration: {split.note}")
-    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split, equalized=s.equalized)
+    return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split,
+                          equalized=s.equalized, interface_changes=s.interface_changes)  # fmt: skip
 
 
-def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None) -> None:
+def _edited_model(data: bytes, signature: str | None) -> Model:
+    with TempModel(data) as path:
+        return select_signature(load_model(path), signature)
+
+
+def validate(data: bytes, qm: Model, sample: Sample, path: str, signature: str | None = None, edited: Model | None = None) -> None:
     """Load and invoke once with the reference kernels, then with XNNPACK; RuntimeFailure if
     refused. With `signature`, that signature runs (by its input names) instead of subgraph 0."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    values = feed(qm, sample)  # the graph inputs keep their indices and types in the edited model
-    named = signature_feed(qm, sample, signature)
+    if edited is None:
+        edited = qm
+    values = feed(edited, sample)  # the graph inputs keep their indices and types (a widened input: its new scale)
+    named = signature_feed(edited, sample, signature)
     for label, resolver in (
         ("reference kernels", OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES),
         ("default runtime (XNNPACK)", OpResolverType.AUTO),

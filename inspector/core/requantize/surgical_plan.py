@@ -14,6 +14,10 @@ producers becomes one edit per producer. In plan files it is written and read as
 `{"edit": "equalize", "ops": [P, C]}` (with `kind` and `pattern` too; `edit` is read as `kind`,
 and a missing pattern is `op:P`). Neither P nor C may take another weight or structural edit, and
 P's output is re-calibrated by the equalization itself.
+
+`input_range` names an op that reads an integer (int8/uint8) model input: the input's scale and
+zero point are widened to its real values' range (`recalibrate.widen_input`). It changes the
+model's interface (the caller must quantize with the new parameters), and says so.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, SURGICAL_WEIGHT_OPS
 
-KINDS = ("recalibrate", "per_channel", "weight_mse", "bias_correct", "a16w8", "keep_float", "equalize")
+KINDS = ("recalibrate", "per_channel", "weight_mse", "bias_correct", "a16w8", "keep_float", "equalize", "input_range")
 # Edits that replace how an op computes; an op takes at most one of them and no weight edit with it.
 STRUCTURAL = ("keep_float", "a16w8")
 CALIBRATIONS = ("minmax", "mse")  # plus "percentile:P"
@@ -88,7 +92,7 @@ class SurgicalPlan:
         return tuple(sorted({i for e in self.edits for i in e.ops}))
 
     def needs_samples(self) -> bool:
-        return any(e.kind in ("bias_correct", "recalibrate", "a16w8", "equalize") for e in self.edits)
+        return any(e.kind in ("bias_correct", "recalibrate", "a16w8", "equalize", "input_range") for e in self.edits)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -18,6 +18,7 @@ import numpy as np
 
 from inspector import __version__
 from inspector.core.compare.diagnosis import cause_rows
+from inspector.core.compare.diagnosis_text import root_cause_lines
 from inspector.core.compare.export import inside_lines, to_csv_text, worst_layers
 from inspector.core.compare.pairing import pair_models
 from inspector.core.compare.result import ComparisonResult
@@ -154,6 +155,7 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: Com
         "comparison": None if comparison is None else comparison.to_json(),
         "comparison_error": comparison_error,
         "worst_layers": worst_out,
+        "headline": [] if comparison is None else root_cause_lines(comparison),  # the root causes, measured (issue 33)
         "causes": [] if comparison is None else cause_rows(comparison.layers),
         "inside": [] if comparison is None else inside_lines(comparison),  # channels / slices far below their tensor
         "audit": {"counts": counts(findings), "findings": [f.to_json() for f in findings]},

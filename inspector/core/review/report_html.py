@@ -31,6 +31,7 @@ CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1200px;color:#222;padding:0 16px}
 h1{font-size:22px;margin-bottom:4px} h2{font-size:18px;border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:32px}
 h3{font-size:15px;margin:18px 0 6px} nav a{margin-right:14px} .muted{color:#666}
+.headline{border-left:4px solid #c0392b;background:#fdf2f0;padding:6px 12px;margin:10px 0}
 table{border-collapse:collapse;margin:8px 0;font-size:13px} th,td{border:1px solid #ddd;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#f4f4f4} td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap} code{font-size:12px}
 th.num{white-space:nowrap} .banner{padding:6px 10px;border-radius:4px;margin:8px 0}
@@ -477,6 +478,16 @@ def _graph(svg: str) -> str:
             f'an op that has a section below to go there.</p><div class="graph-scroll">{svg}</div>')
 
 
+def _headline(report: dict) -> str:
+    """The root causes first (measured blame, `compare.diagnosis_text`), above everything else."""
+    lines = report.get("headline") or []
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(x.strip())}</li>" for x in lines[1:])
+    return (f'<div class="headline" id="root-causes"><p><b>{escape(lines[0])}</b></p>'
+            + (f"<ul>{items}</ul>" if items else "") + "</div>")
+
+
 def render_html(report: dict, graph_svg: str | None = None) -> str:
     """The report as one self-contained HTML document; `graph_svg`: the model graph (section "graph")."""
     models = report.get("models", {})
@@ -494,5 +505,5 @@ def render_html(report: dict, graph_svg: str | None = None) -> str:
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>Quantization report: {names}</title><style>{CSS}</style></head><body>"
         f"<h1>Quantization report</h1><p class=\"muted\">{names} — generated {escape(str(report.get('generated_at')))} "
-        f"by tflite-inspector {escape(str(report.get('tool_version')))}</p><nav>{nav}</nav>{body}</body></html>\n"
+        f"by tflite-inspector {escape(str(report.get('tool_version')))}</p>{_headline(report)}<nav>{nav}</nav>{body}</body></html>\n"
     )

@@ -81,6 +81,11 @@ def _model_input_order(model: Model, names: Sequence[str]) -> list[int]:
     return order
 
 
+def feed_order(model: Model, sample: Sample) -> list[int]:
+    """Position in `sample.inputs` of each of `model`'s inputs (the order `feed` uses)."""
+    return _model_input_order(model, sample.names) if sample.names else list(range(len(model.main.inputs)))
+
+
 def shape_fits(shape: Sequence[int], spec_shape: Sequence[int], signature: Sequence[int]) -> bool:
     if len(shape) != len(spec_shape):
         return False

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.compare.diagnosis_text import FIX_LABELS
 from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.review.audit import HIGH_CLIP_RATE
@@ -191,11 +192,7 @@ CAUSE_LABELS = {
     "clipping": "clipping", "resolution": "resolution", "weight_channels": "uneven weight channels",
     "weight_rounding": "weight rounding", "bias_shift": "bias shift", "inherited": "inherited",
     "kernel": "kernel", "none": "", "mixed_ranges": "mixed ranges", "channel_imbalance": "channel imbalance",
-}  # fmt: skip
-FIX_LABELS = {
-    "recalibrate": "re-calibrate", "a16w8": "16-bit activations", "per_channel": "per-channel weights",
-    "weight_rounding": "MSE weight scales", "bias_correct": "bias correction", "keep_float": "keep float",
-    "equalize": "equalize",
+    "input_range": "input range",
 }  # fmt: skip
 
 

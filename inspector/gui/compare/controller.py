@@ -1,6 +1,6 @@
 """The comparison of the open pair: runs it, holds its result, its task metrics and a baseline.
 
-One per window (`CompareFeatures.compare`). `run()` runs `core.compare.compare_models` in the worker
+One per window (`CompareFeatures.compare`). `run()` runs `core.compare.compare_models` (then `requantize.blame`) in the worker
 process (`core.runtime.worker`) from a `Worker` thread, so a LiteRT crash becomes a `failed` message
 and the GUI stays up. Which tensors keep values for the activation view: `viewdata.activations.keep_plan`
 (all layers when the model is small enough, else the selected tensor; `collect_values(t)` re-runs
@@ -42,11 +42,11 @@ class SampleRun:
 
 def _compare_job(float_path: str, quant_path: str, options: CompareOptions, index: int | None, task: TaskState) -> ComparisonResult:
     """Worker-thread side: the comparison (or one sample of it) in the worker process."""
-    from inspector.core.compare.comparison import compare_models
     from inspector.core.compare.single_sample import compare_one_sample
+    from inspector.core.requantize.blame import compare_and_blame
 
-    if index is None:
-        fn, args, step = compare_models, (float_path, quant_path, options), "comparing (running both models over the samples)"
+    if index is None:  # the comparison, then the root causes' blame (needs the isolated errors)
+        fn, args, step = compare_and_blame, (float_path, quant_path, options, options.isolated), "comparing, then measuring blame"
     else:
         fn, args, step = compare_one_sample, (float_path, quant_path, options, index), f"re-running sample #{index}"
     prefix = "Comparing: " if index is None else f"Sample #{index}: "

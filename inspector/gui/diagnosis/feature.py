@@ -5,6 +5,9 @@ parity)`, composed by the main window after the features it calls):
   diagnosed edit is queued in the Requantize tab's plan, run there (worker, progress, Cancel),
   and once the edited model is compared the before/after of the fixed layer and the model
   output is shown (the versions view shows every layer's delta);
+- the root-cause strip above the output summary (`root_cause_strip`): the measured root causes
+  and "Apply fix" for the first one's fix (`apply_root_fix`), then the held-out accuracy before
+  and after with the outcome;
 - "Extract as repro…" on a layer (context menu, Compare menu): `extract_op` in a worker (the
   capture runs in the worker process), written to a chosen folder.
 Everything shown is computed in core (`requantize.diagnosis_fix`, `compare.extract`).
@@ -19,12 +22,14 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMenu
 
 from inspector.core.compare.diagnosis import with_parity
+from inspector.core.compare.diagnosis_text import fix_words
 from inspector.core.compare.diagnosis_types import Fix
 from inspector.core.compare.extract import extract_op, write_extraction
 from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
 from inspector.core.viewdata.layer_series import cause_cells, fix_label
+from inspector.gui.diagnosis.root_cause_strip import RootCauseStrip
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
@@ -46,8 +51,12 @@ class DiagnosisFeatures(QObject):
         self.requantize = requantize_features  # its intents: apply_plan, say
         self.rq = requantize_features.rq
         self.pending: tuple[Fix, object, str] | None = None  # (fix, the comparison before it, its label)
+        self.root_pending = None  # the RootCause whose fix runs (the strip's Apply fix)
         self.outcome: list[str] = []  # the last fix's before/after lines
         self.extract_worker: Worker | None = None
+        self.strip = RootCauseStrip()  # the root causes lead: above the output summary
+        self.strip.apply_requested.connect(self.apply_root_fix)
+        ui.add_strip(self.strip)
         self._install_menu()
         for slot, pane in ui.panes.items():
             view = pane.op_view
@@ -57,6 +66,7 @@ class DiagnosisFeatures(QObject):
         # the kernel cause needs runtime parity: re-diagnose when either result changes (after the
         # comparison features have filled the columns from the comparison alone)
         self.compare.result_changed.connect(lambda _r: self.refresh_causes())
+        self.compare.result_changed.connect(self.strip.set_result)
         self.parity = parity  # the ParityController
         self.parity.result_changed.connect(lambda _r: self.refresh_causes())
         self.rq.failed.connect(lambda _m: setattr(self, "pending", None))
@@ -129,6 +139,21 @@ class DiagnosisFeatures(QObject):
             self.pending = None
         return w
 
+    def apply_root_fix(self, root=None) -> Worker | None:
+        """Apply the fix of the comparison's first root cause (the strip's Apply fix)."""
+        r = self.compare.result
+        root = root or (r.root_causes[0] if r is not None and r.root_causes else None)
+        if r is None or root is None or root.fix is None:
+            self.ui.status("No measured root cause with a fix (run a comparison first).", 8000)
+            return None
+        label = fix_words(root.fix)
+        self.pending = (root.fix, r, label)
+        self.root_pending = root
+        w = self.requantize.apply_plan(fix_plan(root.fix, signature=r.signature))
+        if w is None:
+            self.pending = self.root_pending = None
+        return w
+
     def _fix_finished(self, v) -> None:
         if self.pending is None:
             return
@@ -138,6 +163,10 @@ class DiagnosisFeatures(QObject):
         if before is None or after is None:
             return
         self.outcome = fix_outcome(before, after, fix)
+        root, self.root_pending = self.root_pending, None
+        if root is not None and root.accuracy is not None:  # measured on the held-out samples by blame
+            f, b, a = root.accuracy
+            self.outcome.insert(0, f"held-out accuracy {b:.1f} → {a:.1f} % (float {f:.1f} %), output SQNR {root.fix_gain_db:+.1f} dB held out")
         # the key figures first (the status keeps two lines, the status bar one; the tooltip all)
         gain = [n for n in getattr(v, "notes", ()) if n.startswith("gain: ")]
         self.requantize.say(f"Applied the fix ({label}): {fix_headline(before, after)} · now model B: {v.name}\n" + "\n".join(gain + self.outcome))
