@@ -99,3 +99,18 @@ def test_a_classifiers_classes_are_not_gated_one_by_one(capfd):
     assert worst < 35 < whole
     assert main([*args, "--fail-below-sqnr", "35"]) == 0
     assert main([*args, "--fail-below-sqnr", f"{whole + 1:.1f}"]) == 1
+
+
+def test_the_collapsed_score_slice_is_the_root_cause(det, capfd):
+    """Blame reads a concatenated output by its slices, each against its own energy: the whole
+    tensor's error is 1e-5 of its energy (50 dB, the pixel boxes), and blame named nothing; the
+    score slice reads 0 dB. Keeping the concatenation (and its inputs' requantizing readers) float
+    is one intervention, named once, at the concatenation."""
+    f, q, npz = det
+    assert main(["compare", f, q, "--inputs", npz, "--json", "-"]) == 0
+    d = json.loads(capfd.readouterr().out)
+    assert len(d["root_causes"]) == 1, d["root_causes"]
+    r = d["root_causes"][0]
+    concat = next(lay["op_index"] for lay in d["layers"] if lay["op_type"] == "CONCATENATION")
+    assert r["op_index"] == concat and r["cause"] == "mixed_ranges" and r["share"] > 0.9
+    assert r["fix"]["edit"] == "keep_float" and concat in r["fix"]["ops"] and r["fix_gain_db"] > 30

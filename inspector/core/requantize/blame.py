@@ -63,6 +63,7 @@ from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.sources import open_source
 from inspector.core.samples.spec import Sample
+from inspector.core.tflite.litertlm import section_extent
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import SUGGEST_SKIP_OPS
 
@@ -140,6 +141,10 @@ def intervention(qm: Model, lay: LayerResult, samples, signature: str | None, cl
         kind = "recalibrate"  # minmax on the calibration samples
     else:
         kind = "keep_float"
+    if kind == "keep_float" and d is not None and d.fix is not None and d.fix.edit == "keep_float" and op in d.fix.ops:
+        # the diagnosed keep float already names every op the float tensor needs (a concatenation of
+        # mixed ranges: its inputs' requantizing readers too, whose shared scale is the damage)
+        return SurgicalPlan((Edit("keep_float", f"op:{op}", None, tuple(sorted(d.fix.ops))),), samples, signature=signature)
     if kind == "keep_float" and d is not None and d.cause in GRID_CAUSES and d.source_op is None:
         # keep float quantizes back to the same grid: its readers compute in float too, so the tensor stays float
         readers = [c.index for c in qm.main.consumers().get(qm.main.ops[op].outputs[0], []) if c.type not in SUGGEST_SKIP_OPS]
@@ -249,6 +254,8 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     task = as_task(task)
     if not result.outputs or not result.layers:
         return replace(result, blame_note="blame not measured: no compared outputs or layers")
+    if any(section_extent(p) is not None for p in (float_path, quant_path)):
+        return replace(result, blame_note="blame not measured: the surgical edits read .tflite files, not a .litertlm section")
     try:
         m = Measurer(float_path, quant_path, opts, task)
     except InspectorError as e:
@@ -404,9 +411,14 @@ def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, 
     for lay in layers:
         first.setdefault(lay.op_index, lay)
     rows = []
+    # one root cause per intervention: ops measured by the same edit (a concatenation and its
+    # inputs' readers) are one cause, named at the op the others point at
+    owner: dict[tuple, int] = {}
+    for op in sorted(measured, key=lambda o: (first[o].diagnosis is not None and first[o].diagnosis.source_op is not None, o)):
+        owner.setdefault(m._key(measured[op].plan), op)
     for op, x in measured.items():
         b = x.blame
-        if not (b.share >= ROOT_SHARE and b.gain_db >= m.root_gain):
+        if not (b.share >= ROOT_SHARE and b.gain_db >= m.root_gain) or owner[m._key(x.plan)] != op:
             continue
         lay = first[op]
         d = lay.diagnosis

@@ -86,10 +86,14 @@ class Objective:
         return Reading(*min(parts, key=lambda p: p[0]))
 
     def relative_error(self, data: bytes) -> float:
-        """Σ(x − y)² / Σx² of the whole objective tensors (their mean over the tensors): the output
-        error energy blame shares are taken of (`blame.py`); −10·log10 of it is the SQNR of one tensor."""
+        """Σ(x − y)² / Σx² of the objective tensors (their mean over the tensors): the output error
+        energy blame shares are taken of (`blame.py`). A concatenated tensor counts as the mean of
+        its slices' own relative errors, each slice against its own energy (like `reading`): a
+        detector's collapsed scores beside pixel boxes are half its error, not 1e-5 of it. For one
+        plain tensor −10·log10 of it is its SQNR."""
         sums = self._sums(data)
-        return float(np.mean([s[1, 0] / s[0, 0] if s[0, 0] > 0 else (0.0 if s[1, 0] == 0 else math.inf) for s in sums]))
+        return float(np.mean([np.mean([_ratio(*s[:, j]) for j in (range(1, s.shape[1]) if s.shape[1] > 1 else (0,))])
+                              for s in sums]))  # fmt: skip
 
     def _sums(self, data: bytes) -> list[np.ndarray]:
         """Per objective tensor: (Σx², Σ(x − y)²) of the whole tensor and of each slice, over the samples."""
@@ -149,6 +153,10 @@ def same_reading(data: bytes, like: Model, names: Sequence[str]) -> bool:
         return all(sg.Inputs(k) == like.main.inputs[k] for k in range(sg.InputsLength()))
     except Exception:
         return False
+
+
+def _ratio(signal: float, error: float) -> float:
+    return error / signal if signal > 0 else (0.0 if error == 0 else math.inf)
 
 
 def _add(sums: np.ndarray, ref: np.ndarray, y: np.ndarray, layout: ConcatLayout | None) -> None:

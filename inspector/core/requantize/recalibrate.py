@@ -23,7 +23,7 @@ from inspector.core.requantize.measure import Observed
 from inspector.core.requantize.surgery import Surgery, quant_t
 from inspector.core.requantize.weight_requant import own_tensor
 from inspector.core.tflite import edit as fe
-from inspector.core.tflite.op_facts import SURGICAL_WEIGHT_OPS
+from inspector.core.tflite.op_facts import OP_CLAMPS, SURGICAL_WEIGHT_OPS
 
 MSE_GRID = np.linspace(0.3, 1.0, 36)
 BIAS_TYPES = {schema.TensorType.INT32: (np.int32, 2**31), schema.TensorType.INT64: (np.int64, 2**63)}
@@ -81,7 +81,7 @@ def same_scale_group(s: Surgery, tensor: int) -> list[int]:
     return group
 
 
-_FUSED_CLAMP = {"RELU6": 6.0, "RELU_N1_TO_1": 1.0, "RELU_0_TO_1": 1.0}  # the largest |bound| of a fused clamp
+_FUSED_CLAMP = {name: max(abs(lo), abs(hi)) for name, (lo, hi) in OP_CLAMPS.items()}  # the largest |bound| of a fused clamp
 
 
 def recalibrate(s: Surgery, ops: tuple[int, ...], calibration: str, observed: dict[int, Observed]) -> None:

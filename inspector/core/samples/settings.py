@@ -46,7 +46,11 @@ class SampleSettings:
         return f"{'all' if self.count is ALL else self.count} samples of {Path(self.source).name}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """`carry_state` only when set: sessions and JSON of ordinary runs keep their keys."""
+        d = asdict(self)
+        if not d["carry_state"]:
+            del d["carry_state"]
+        return d
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SampleSettings:
