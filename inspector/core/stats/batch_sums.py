@@ -19,10 +19,10 @@ import numpy as np
 from inspector.core.stats import native as native_stats
 from inspector.core.stats.metrics import TensorStats
 from inspector.core.stats.native import (
-    ADDED,
-    CLIP,
+    ADD_AT,
     E2,
-    EMAX,
+    MAX_AT,
+    MIN_AT,
     NO_SUMS,
     SUM_FIELDS,
     X2,
@@ -161,12 +161,10 @@ class BatchStats:
                         self._m2[a : a + w] += mk * mk
                         self._mk[k] += 1
         self.che1[:] = 0
-        t = self.tot
-        t[:, ADDED] += o[:, ADDED]
-        t[:, CLIP] += o[:, CLIP]
-        np.maximum(t[:, EMAX], o[:, EMAX], out=t[:, EMAX])
-        np.minimum(t[:, XMIN], o[:, XMIN], out=t[:, XMIN])
-        np.maximum(t[:, XMAX], o[:, XMAX], out=t[:, XMAX])
+        t = self.tot  # each field combined over samples as `Sums` says
+        t[:, ADD_AT] += o[:, ADD_AT]
+        t[:, MAX_AT] = np.maximum(t[:, MAX_AT], o[:, MAX_AT])
+        t[:, MIN_AT] = np.minimum(t[:, MIN_AT], o[:, MIN_AT])
         self.count += np.where(ok, self.n, 0)
 
     def finish(self) -> None:
