@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import socket
@@ -188,7 +187,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
 
 
 def to_json_text(obj) -> str:
-    return json.dumps(obj, indent=2, allow_nan=False, default=_default)
+    """`json.dumps(obj, indent=2, allow_nan=False)` (numpy scalars and arrays as numbers and
+    lists), the same text written faster (`json_text`)."""
+    from inspector.core.json_text import dumps_indented
+
+    return dumps_indented(obj, _default)
 
 
 def _default(o):
