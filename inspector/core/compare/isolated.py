@@ -38,6 +38,7 @@ import numpy as np
 from inspector.core.compare.equalized import rescale_float_weights
 from inspector.core.compare.pairing import Pairing
 from inspector.core.quantmath.quant import dequantize
+from inspector.core.runtime.prepared_cache import kept
 from inspector.core.runtime.runner import ModelRunner
 from inspector.core.tflite.fake_quant import fake_quant_after, fake_quantized_constant
 from inspector.core.tflite.model import Model, Quantization, Tensor
@@ -151,9 +152,14 @@ def build_isolated_plan(fm: Model, qm: Model, pairing: Pairing) -> IsolatedPlan:
 
 def build_isolated_parts(fm: Model, qm: Model, pairing: Pairing, parts: int) -> list[IsolatedPlan]:
     """The isolated model cut in `parts` models of consecutive ops of about equal cost (so two
-    threads can share the work); each carries every note, its own ops in `float_ops`."""
+    threads can share the work); each carries every note, its own ops in `float_ops`. Kept per
+    process and on disk (`runtime.prepared_cache`: keyed by both files' content)."""
     key = ("isolated", 2, parts, fm.main.index, qm.main.index, *file_key(fm.path), *file_key(qm.path))
-    return cached(key, lambda: _build(fm, qm, pairing, parts))  # type: ignore[return-value]
+
+    def build() -> list[IsolatedPlan]:  # kept on disk too: the next command of this pair reads it back
+        return kept("isolated", (fm.path, qm.path), (2, parts, fm.main.index, qm.main.index), lambda: _build(fm, qm, pairing, parts))
+
+    return cached(key, build)  # type: ignore[return-value]
 
 
 def _dequantized_in_model(qt: Tensor, ft: Tensor) -> bool:

@@ -1,0 +1,100 @@
+"""Models the app prepares from a pair, kept on disk between commands.
+
+Every command is a new process, so the in-process caches (`tflite.rewrite.cached`) start empty
+each time: a `compare` of the same pair rebuilt the isolated-error model's parts on every run
+(0.1 s on MobileNetV2 160, 0.7 s on a loaded machine, more on a 1,500-op model). `kept` keeps what
+`build()` returns under the per-user cache folder (`prepared/`), keyed by:
+- the SHA-256 of each model's bytes (a copied or touched file with the same bytes hits the entry;
+  computed once per file version in a process),
+- what was asked of the build (`extra`: subgraphs, number of parts...),
+- the code that builds it: the package version and each core module's name, size and mtime (an
+  edited source misses the old entries).
+The newest `MAX_ENTRIES` entries are kept. Pairs whose files together exceed `MAX_MODEL_BYTES`
+are not kept (hashing and storing them costs about what rebuilding does), nor is anything when
+`TFLITE_INSPECTOR_NO_DISK_CACHE` is set. A missing, unreadable or corrupt entry is rebuilt; an
+entry that cannot be written is not an error. Entries are the user's own files, like the
+statistics kernel built beside them.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from inspector.core.tflite.litertlm import model_file_key, read_model_bytes
+
+T = TypeVar("T")
+MAX_ENTRIES = 8
+MAX_MODEL_BYTES = 256 * 2**20
+_FORMAT = 1  # the entries' layout: bump to drop every older entry
+
+
+def folder() -> Path:
+    from inspector.paths import user_cache_dir
+
+    return user_cache_dir() / "prepared"
+
+
+def content_digest(path: str) -> str:
+    """SHA-256 of a model's bytes (a file or a bundle's section), once per file version."""
+    return _digest(str(path), model_file_key(path))
+
+
+@functools.lru_cache(maxsize=16)
+def _digest(path: str, _version: tuple) -> str:
+    return hashlib.sha256(read_model_bytes(path)).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The package version and every `inspector/core` module's name, size and mtime."""
+    from inspector import __version__
+
+    core = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(f"{__version__}/{_FORMAT}".encode())
+    for p in sorted(core.rglob("*.py")):
+        st = p.stat()
+        h.update(f"{p.relative_to(core)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T]) -> T:
+    """`build()`'s value for these model files, from the disk cache when it holds it (see the
+    module doc); `kind` names what is built (part of the entry's name)."""
+    try:
+        if os.environ.get("TFLITE_INSPECTOR_NO_DISK_CACHE") or sum(model_file_key(p)[1] for p in paths) > MAX_MODEL_BYTES:
+            return build()
+        key = hashlib.sha256(repr((kind, code_fingerprint(), [content_digest(p) for p in paths], extra)).encode()).hexdigest()
+    except OSError:
+        return build()  # the caller's own reading reports the file
+    entry = folder() / f"{kind}-{key[:40]}.pickle"
+    try:
+        with open(entry, "rb") as f:
+            value = pickle.load(f)
+        os.utime(entry)  # recently used: kept longer
+        return value
+    except FileNotFoundError:
+        pass
+    except Exception:  # noqa: BLE001 - a corrupt or foreign entry is rebuilt (and replaced)
+        pass
+    value = build()
+    _store(entry, value)
+    return value
+
+
+def _store(entry: Path, value: object) -> None:
+    from inspector.core.writing import atomic_write_bytes
+
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(entry, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        entries = sorted(entry.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        for old in entries[MAX_ENTRIES:]:
+            old.unlink(missing_ok=True)
+    except Exception:  # noqa: BLE001 - a cache that cannot be written is only slower
+        pass
