@@ -84,3 +84,32 @@ def test_the_isolated_parts_read_back_are_the_ones_built(cache, example_pair, mo
     for a, b in zip(again, built, strict=True):
         assert a.content == b.content and a.feeds == b.feeds and a.outputs == b.outputs
         assert a.float_ops == b.float_ops and a.notes == b.notes
+
+
+def test_a_repeated_keras_comparison_is_read_back_without_running_it(cache, keras_models, tmp_path, monkeypatch):
+    """Same Keras model, TFLite model, inputs and options: the result comes from disk and
+    `compare_keras` (TensorFlow) does not run; other inputs under the same name, or other
+    options, compare again."""
+    import dataclasses
+
+    import numpy as np
+
+    from inspector.core.compare.options import CompareOptions
+    from inspector.core.keras import compare_keras as ck
+    from inspector.core.samples.settings import SampleSettings
+
+    model, tfl = str(keras_models / "cnn_qat.h5"), str(keras_models / "cnn_qat_int8.tflite")
+    inputs = tmp_path / "x.npz"
+    data = dict(np.load(keras_models / "cnn_inputs.npz"))
+    np.savez(inputs, **data)
+    opts = CompareOptions(samples=SampleSettings(count=4, source=str(inputs)))
+    first = ck.compare_keras_kept(model, tfl, opts)
+    monkeypatch.setattr(ck, "compare_keras", lambda *a, **k: pytest.fail("compared again"))
+    again = ck.compare_keras_kept(model, tfl, opts)
+    assert again.to_json() == first.to_json() and again.result.samples == 4
+    calls = []
+    monkeypatch.setattr(ck, "compare_keras", lambda *a, **k: calls.append(a) or first)
+    np.savez(inputs, **{k: v + 0.5 for k, v in data.items()})
+    ck.compare_keras_kept(model, tfl, opts)
+    ck.compare_keras_kept(model, tfl, dataclasses.replace(opts, isolated=False))
+    assert len(calls) == 2

@@ -5,7 +5,7 @@ each time: a `compare` of the same pair rebuilt the isolated-error model's parts
 (0.1 s on MobileNetV2 160, 0.7 s on a loaded machine, more on a 1,500-op model). `kept` keeps what
 `build()` returns under the per-user cache folder (`prepared/`), keyed by:
 - the SHA-256 of each model's bytes (a copied or touched file with the same bytes hits the entry;
-  computed once per file version in a process),
+  computed once per file version in a process; a folder: its files and their names),
 - what was asked of the build (`extra`: subgraphs, number of parts...),
 - the code that builds it: the package version and each core module's name, size and mtime (an
   edited source misses the old entries).
@@ -41,13 +41,36 @@ def folder() -> Path:
 
 
 def content_digest(path: str) -> str:
-    """SHA-256 of a model's bytes (a file or a bundle's section), once per file version."""
+    """SHA-256 of a model's bytes (a file or a bundle's section), or of a folder's files and
+    their relative names (a SavedModel, a folder of images); once per version in a process."""
+    if os.path.isdir(path):
+        return _folder_digest(os.path.realpath(path), _folder_version(path))
     return _digest(str(path), model_file_key(path))
 
 
 @functools.lru_cache(maxsize=16)
 def _digest(path: str, _version: tuple) -> str:
     return hashlib.sha256(read_model_bytes(path)).hexdigest()
+
+
+def _files(folder: str) -> list[Path]:
+    return sorted(p for p in Path(folder).rglob("*") if p.is_file())
+
+
+def _folder_version(folder: str) -> tuple:
+    return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in _files(folder))
+
+
+@functools.lru_cache(maxsize=16)
+def _folder_digest(folder: str, _version: tuple) -> str:
+    h = hashlib.sha256()
+    for p in _files(folder):
+        h.update(str(p.relative_to(folder)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _size(path: str) -> int:
+    return sum(p.stat().st_size for p in _files(path)) if os.path.isdir(path) else int(model_file_key(path)[1])
 
 
 @functools.lru_cache(maxsize=1)
@@ -64,10 +87,11 @@ def code_fingerprint() -> str:
 
 
 def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T]) -> T:
-    """`build()`'s value for these model files, from the disk cache when it holds it (see the
-    module doc); `kind` names what is built (part of the entry's name)."""
+    """`build()`'s value for these files (models, or a folder: `content_digest`), from the disk
+    cache when it holds it (see the module doc); `kind` names what is built (part of the entry's
+    name); `extra` is everything else the value depends on (its repr is part of the key)."""
     try:
-        if os.environ.get("TFLITE_INSPECTOR_NO_DISK_CACHE") or sum(model_file_key(p)[1] for p in paths) > MAX_MODEL_BYTES:
+        if os.environ.get("TFLITE_INSPECTOR_NO_DISK_CACHE") or sum(_size(p) for p in paths) > MAX_MODEL_BYTES:
             return build()
         key = hashlib.sha256(repr((kind, code_fingerprint(), [content_digest(p) for p in paths], extra)).encode()).hexdigest()
     except OSError:
