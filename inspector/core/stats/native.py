@@ -259,6 +259,28 @@ def tensor_sums(
     return sums, res
 
 
+class BlockCopy:
+    """Copies fixed blocks of memory, all of them in one native call when the kernel is there
+    (else one `ctypes.memmove` each): `copy()` copies src[k] to dst[k] (addresses and sizes given
+    once; the caller keeps both sides alive and in place)."""
+
+    def __init__(self, dst: list[int], src: list[int], sizes: list[int]) -> None:
+        self.blocks = list(zip(dst, src, sizes, strict=True))
+        self._arrays = [np.array(dst, np.uint64), np.array(src, np.uint64), np.array(sizes, np.int64)]
+        lib = library()
+        self._fn = lib.copy_blocks if lib is not None else None
+        if self._fn is not None:
+            self._fn.restype = None
+            self._args = [ctypes.c_int64(len(dst)), *(_P(a.ctypes.data) for a in self._arrays)]
+
+    def copy(self) -> None:
+        if self._fn is not None:
+            self._fn(*self._args)
+            return
+        for d, s, n in self.blocks:
+            ctypes.memmove(d, s, n)
+
+
 def channel_error_sums(x: np.ndarray, q: np.ndarray, s: float, z: float) -> np.ndarray | None:
     """Sum over rows of x - (q - z) * s per last-axis channel (float32 blocks into float64), or
     None when the kernel is not available for these dtypes."""

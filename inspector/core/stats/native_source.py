@@ -375,6 +375,13 @@ ROWS(rows_f32, float, qv)
 ROWS(rows_i8, int8_t, (qv - z) * s)
 ROWS(rows_u8, uint8_t, (qv - z) * s)
 
+/* Copy n blocks (dst[k] <- src[k], size[k] bytes) in one call: B's values into the inputs of
+   the isolated model, without a Python call per tensor. */
+void copy_blocks(int64_t n, const uint64_t *dst, const uint64_t *src, const int64_t *size)
+{
+    for (int64_t k = 0; k < n; k++) __builtin_memcpy((void *)dst[k], (const void *)src[k], (size_t)size[k]);
+}
+
 /* Every tensor pair of one sample in one call (no Python between layers, GIL released).
    qtype: 0 float32, 1 int8, 2 uint8 (float32 blocks), 3 int16 (float64: its rounding noise is
    far below float32 resolution). width > 0 adds per-channel sums at choff (x^2, e^2 and e, the
