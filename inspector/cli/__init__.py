@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from inspector import __version__
 from inspector.core.errors import InspectorError
 
 EXIT_OK = 0
@@ -20,6 +19,19 @@ EXIT_BAD_INPUT = 2
 
 # Each subcommand module exposes `add_parser(subparsers)` and `run(args) -> int`.
 _SUBCOMMANDS = ("gui", "info", "compare", "compare-runtimes", "requantize", "suggest", "report", "extract", "convert", "graph")
+
+
+class _Version(argparse.Action):
+    """`--version`: the version is looked up when asked for (reading it costs every command 40 ms)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):  # noqa: A002
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from inspector import __version__
+
+        parser._print_message(f"tflite-inspector {__version__}\n", sys.stdout)  # where argparse's own action prints it
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -46,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _Parser(prog="tflite-inspector", description="Compare a float .tflite with its quantized twin.",
                 epilog=example_hint(), formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    p.add_argument("--version", action="version", version=f"tflite-inspector {__version__}")
+    p.add_argument("--version", action=_Version, help="show program's version number and exit")
     p.add_argument("--self-test", action="store_true", help="open the bundled example, run a short check, exit 0 if all works")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
     for mod in _modules().values():

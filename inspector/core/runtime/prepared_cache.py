@@ -7,8 +7,8 @@ each time: a `compare` of the same pair rebuilt the isolated-error model's parts
 - the SHA-256 of each model's bytes (a copied or touched file with the same bytes hits the entry;
   computed once per file version in a process; a folder: its files and their names),
 - what was asked of the build (`extra`: subgraphs, number of parts...),
-- the code that builds it: the package version and each core module's name, size and mtime (an
-  edited source misses the old entries).
+- the code that builds it: each core module's name, size and mtime (an edited or reinstalled
+  source misses the old entries; a frozen app without sources: its version).
 The newest `MAX_ENTRIES` entries are kept. Pairs whose files together exceed `MAX_MODEL_BYTES`
 are not kept (hashing and storing them costs about what rebuilding does), nor is anything when
 `TFLITE_INSPECTOR_NO_DISK_CACHE` is set. A missing, unreadable or corrupt entry is rebuilt; an
@@ -75,14 +75,18 @@ def _size(path: str) -> int:
 
 @functools.lru_cache(maxsize=1)
 def code_fingerprint() -> str:
-    """The package version and every `inspector/core` module's name, size and mtime."""
-    from inspector import __version__
-
+    """Every `inspector/core` module's name, size and mtime (a frozen app without its sources:
+    the package version, read only then: its metadata lookup costs 40 ms)."""
     core = Path(__file__).resolve().parents[1]
-    h = hashlib.sha256(f"{__version__}/{_FORMAT}".encode())
-    for p in sorted(core.rglob("*.py")):
+    h = hashlib.sha256(f"format {_FORMAT}".encode())
+    sources = sorted(core.rglob("*.py"))
+    for p in sources:
         st = p.stat()
         h.update(f"{p.relative_to(core)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    if not sources:
+        from inspector import __version__
+
+        h.update(__version__.encode())
     return h.hexdigest()
 
 
