@@ -1,5 +1,3 @@
-import sys
+from inspector.cli import exit_process, main
 
-from inspector.cli import main
-
-sys.exit(main())
+exit_process(main())
