@@ -1,4 +1,4 @@
-"""`json_text.dumps_indented` writes the same characters as `json.dumps(indent=2, allow_nan=False)`
+"""`writing.dumps_indented` writes the same characters as `json.dumps(indent=2, allow_nan=False)`
 (what `writing.to_json_text` wrote before), on made-up edge cases and a real comparison's JSON."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from inspector.core.json_text import dumps_indented
-from inspector.core.writing import _default, to_json_text
+from inspector.core.writing import _default, dumps_indented, to_json_text
 
 
 class Color(enum.IntEnum):
