@@ -86,30 +86,47 @@ def test_the_isolated_parts_read_back_are_the_ones_built(cache, example_pair, mo
         assert a.float_ops == b.float_ops and a.notes == b.notes
 
 
-def test_a_repeated_keras_comparison_is_read_back_without_running_it(cache, keras_models, tmp_path, monkeypatch):
+_KERAS_CHILD = r"""
+import dataclasses, json, sys
+import numpy as np
+from inspector.core.compare.options import CompareOptions
+from inspector.core.keras import compare_keras as ck
+from inspector.core.samples.settings import SampleSettings
+
+model, tfl, inputs, source = sys.argv[1:5]
+data = dict(np.load(source))
+np.savez(inputs, **data)
+opts = CompareOptions(samples=SampleSettings(count=4, source=inputs))
+first = ck.compare_keras_kept(model, tfl, opts)
+real, calls = ck.compare_keras, []
+ck.compare_keras = lambda *a, **k: calls.append("again") or real(*a, **k)
+again = ck.compare_keras_kept(model, tfl, opts)
+same = again.to_json() == first.to_json() and again.result.samples == 4
+np.savez(inputs, **{k: v + 0.5 if v.dtype.kind == "f" else v for k, v in data.items()})  # other inputs, same name
+ck.compare_keras_kept(model, tfl, opts)
+ck.compare_keras_kept(model, tfl, dataclasses.replace(opts, isolated=False))
+print(json.dumps({"same": same, "calls": calls}))
+"""
+
+
+def test_a_repeated_keras_comparison_is_read_back_without_running_it(keras_models, tmp_path):
     """Same Keras model, TFLite model, inputs and options: the result comes from disk and
     `compare_keras` (TensorFlow) does not run; other inputs under the same name, or other
-    options, compare again."""
-    import dataclasses
+    options, compare again. In a child process: TensorFlow (and the legacy-Keras switch it
+    sets) stays out of this one."""
+    import json
+    import os
+    import subprocess
+    import sys
 
-    import numpy as np
+    from tests.helpers.paths import REPO
 
-    from inspector.core.compare.options import CompareOptions
-    from inspector.core.keras import compare_keras as ck
-    from inspector.core.samples.settings import SampleSettings
-
-    model, tfl = str(keras_models / "cnn_qat.h5"), str(keras_models / "cnn_qat_int8.tflite")
-    inputs = tmp_path / "x.npz"
-    data = dict(np.load(keras_models / "cnn_inputs.npz"))
-    np.savez(inputs, **data)
-    opts = CompareOptions(samples=SampleSettings(count=4, source=str(inputs)))
-    first = ck.compare_keras_kept(model, tfl, opts)
-    monkeypatch.setattr(ck, "compare_keras", lambda *a, **k: pytest.fail("compared again"))
-    again = ck.compare_keras_kept(model, tfl, opts)
-    assert again.to_json() == first.to_json() and again.result.samples == 4
-    calls = []
-    monkeypatch.setattr(ck, "compare_keras", lambda *a, **k: calls.append(a) or first)
-    np.savez(inputs, **{k: v + 0.5 for k, v in data.items()})
-    ck.compare_keras_kept(model, tfl, opts)
-    ck.compare_keras_kept(model, tfl, dataclasses.replace(opts, isolated=False))
-    assert len(calls) == 2
+    env = {k: v for k, v in os.environ.items() if k != "TFLITE_INSPECTOR_NO_DISK_CACHE"}
+    env.update(PYTHONPATH=str(REPO), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    argv = [sys.executable, "-c", _KERAS_CHILD, str(keras_models / "cnn_qat.h5"), str(keras_models / "cnn_qat_int8.tflite"),
+            str(tmp_path / "x.npz"), str(keras_models / "cnn_inputs.npz")]  # fmt: skip
+    out = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == {"same": True, "calls": ["again", "again"]}  # the repeat read back; other inputs and options ran
+    assert len(list((tmp_path / "cache" / "tflite-inspector" / "prepared").glob("keras-compare-*.pickle"))) == 3
