@@ -1,3 +1,3 @@
-from inspector.cli import exit_process, main
+from inspector.cli import run
 
-exit_process(main())
+run()

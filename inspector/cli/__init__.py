@@ -128,6 +128,11 @@ def exit_process(code: int) -> None:
     _exit_now(code)
 
 
+def run() -> None:
+    """The `tflite-inspector` script and `python -m inspector`: `main`, then `exit_process`."""
+    exit_process(main())
+
+
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     mods = _modules()
