@@ -128,9 +128,19 @@ def exit_process(code: int) -> None:
     _exit_now(code)
 
 
+_own_process: list[bool] = []  # `run` started this process: it is the command's alone
+
+
 def run() -> None:
     """The `tflite-inspector` script and `python -m inspector`: `main`, then `exit_process`."""
+    _own_process.append(True)
     exit_process(main())
+
+
+def owns_process() -> bool:
+    """Whether this process was started for the command (`run`), not a caller of `main` (a test,
+    an embedding program): only then may a command fork it (`compare`'s worker)."""
+    return bool(_own_process)
 
 
 def _main(argv: Sequence[str] | None) -> int:

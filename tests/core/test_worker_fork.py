@@ -1,8 +1,8 @@
 """A command-line process forks its worker (`start_default_worker(fork=True)`) while it has one
 thread: the worker is its child, with the preloaded modules already imported, and still a
 separate process (a crash in it is reported, the next call starts a new one). With a second
-thread alive it falls back to the default start method (the fork server). Each case runs in a
-fresh interpreter, as the command line does."""
+thread alive, or Qt loaded, it falls back to the default start method (the fork server). Each
+case runs in a fresh interpreter, as the command line does."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from tests.helpers.worker_probe import crash, where
 if sys.argv[1] == "thread":
     stop = threading.Event()
     threading.Thread(target=stop.wait, daemon=True).start()
+if sys.argv[1] == "qt":
+    import PySide6.QtCore  # a process with Qt loaded is never forked (its threads are native)
 w = start_default_worker(fork=True, preload=("json",))
 ppid, loaded = run_isolated(where)
 try:
@@ -53,3 +55,19 @@ def test_with_another_thread_alive_the_worker_is_not_forked():
     forked, _, crashed, again, starts = _run("thread")
     assert forked == "False" and again == "False"  # the fork server's child
     assert crashed == "SIGSEGV" and starts == "2"
+
+
+def test_a_process_with_qt_loaded_is_not_forked():
+    forked, _, crashed, again, _ = _run("qt")
+    assert forked == "False" and again == "False" and crashed == "SIGSEGV"
+
+
+def test_only_the_commands_own_process_forks_its_worker():
+    """`compare` forks its worker only in a process `cli.run` started, never in a caller of `main`."""
+    from inspector.cli import owns_process
+
+    assert not owns_process()
+    code = "import sys\nfrom inspector import cli\nsys.argv = ['x', '--version']\ntry:\n    cli.run()\nfinally:\n    print(cli.owns_process())"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert out.stdout.split()[-1] == "True"

@@ -16,7 +16,8 @@ Blocking: the GUI calls it from a worker thread. The Qt GUI process is never for
 starts its worker, no other thread, may fork it instead (`start_default_worker(fork=True)`): the
 worker then starts in milliseconds with the modules the command already imported, instead of
 after a fresh interpreter's start and imports (a second off the critical path of every command).
-A later restart forks only while the process still has a single thread, else uses the default.
+A later restart forks only while the process still has a single thread and no Qt, else uses the
+default.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class WorkerProcess:
             return
         self._discard()
         ctx = self._ctx
-        if self.fork and threading.active_count() == 1 and "fork" in mp.get_all_start_methods():
+        qt = any(m.startswith(("PySide6", "PyQt")) for m in sys.modules)  # its native threads are not counted
+        if self.fork and not qt and threading.active_count() == 1 and "fork" in mp.get_all_start_methods():
             ctx = mp.get_context("fork")  # no other thread can hold a lock the child would inherit
         parent, child = ctx.Pipe(duplex=True)
         self._cancel_event = ctx.Event()
