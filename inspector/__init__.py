@@ -1,8 +1,18 @@
 """TFLite Quantization Inspector."""
 
-from importlib.metadata import PackageNotFoundError, version
+from __future__ import annotations
 
-try:
-    __version__ = version("tflite-inspector")
-except PackageNotFoundError:  # running from a source tree that was not installed
-    __version__ = "0.1.0"
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed metadata when first asked for: importing
+    `importlib.metadata` costs 40-80 ms, which a command that never shows the version skips."""
+    if name != "__version__":
+        raise AttributeError(f"module 'inspector' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        value = version("tflite-inspector")
+    except PackageNotFoundError:  # running from a source tree that was not installed
+        value = "0.1.0"
+    globals()["__version__"] = value
+    return value

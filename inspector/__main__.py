@@ -1,5 +1,3 @@
-import sys
+from inspector.cli import run
 
-from inspector.cli import main
-
-sys.exit(main())
+run()

@@ -15,6 +15,13 @@ from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
 
 
+def _check(float_path: str, quant_path: str, signature: str | None) -> PairCheck:
+    a = select_signature(load_model(float_path), signature)
+    b = select_signature(load_model(quant_path), signature)
+    check_correspondence(a, b)  # inputs/outputs that cannot match: the more precise message
+    return check_pair(a, b)
+
+
 def guarded_pair(
     float_path: str, quant_path: str, command: str, *, allow_unrelated: bool, signature: str | None = None
 ) -> tuple[str, str, PairCheck]:
@@ -22,10 +29,11 @@ def guarded_pair(
     PairingError (exit 2, one line with the share of weights that disagree) when the weights say
     the two are different models, unless `allow_unrelated`. The check is of `signature`'s
     subgraphs, as the comparison will run them; pass it on to the comparison (`pair_check=`)."""
-    a = select_signature(load_model(float_path), signature)
-    b = select_signature(load_model(quant_path), signature)
-    check_correspondence(a, b)  # inputs/outputs that cannot match: the more precise message
-    check = check_pair(a, b)
+    from inspector.core.runtime.prepared_cache import kept
+
+    # kept on disk for the next command of this pair (a 1,458-op pair: a second of this process's
+    # CPU beside the worker's); a pair that fails the correspondence check raises, nothing is kept
+    check = kept("pair-check", (float_path, quant_path), (signature,), lambda: _check(float_path, quant_path, signature))
     if check.swapped:
         print(
             f"tflite-inspector {command}: note: {quant_path} is the float model and {float_path} the quantized one; "

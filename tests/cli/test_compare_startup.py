@@ -1,6 +1,6 @@
-"""`compare` starts its worker process before this process loads numpy and checks the pair: the
-worker's start-up (a new interpreter importing numpy, LiteRT and the comparison) is the longest
-step before the first sample, so nothing heavy may come before it."""
+"""Building the parser and handing a comparison over load no numpy: every command starts light.
+`compare` itself then imports what its worker runs once and forks the worker with it
+(`runtime.worker.start_default_worker`, tested in tests/core/test_worker_fork.py)."""
 
 from __future__ import annotations
 

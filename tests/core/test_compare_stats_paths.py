@@ -125,3 +125,28 @@ def test_numpy_path_gives_the_same_comparison(fixture_path, monkeypatch):
             continue
         assert mb.mse == pytest.approx(ma.mse, rel=1e-5)
         assert mb.clip_rate == ma.clip_rate and mb.max_abs == pytest.approx(ma.max_abs, rel=1e-5)
+
+
+@native
+def test_batch_reads_each_sample_through_reused_or_new_arrays():
+    """The runners hand out the same views refilled each sample, two interpreter sets in turn (the
+    batch then reuses their data addresses); new arrays, also ones made where freed ones were, are
+    read at their own address."""
+    x0, q0, quant = _case("int8", False, seed=0, shape=(1, 8, 8, 4))
+    st, ref = _stats(quant, "int8"), _stats(quant, "int8")
+    batch = BatchStats([(st, 1, 2, quant)], ["float32"], ["int8"], [x0.size], [x0.shape])
+    sets = [(x0.copy(), q0.copy()), (x0.copy(), q0.copy())]  # two interpreter sets' "views", refilled in turn
+    for seed in range(4):
+        x, q, _ = _case("int8", False, seed=seed, shape=(1, 8, 8, 4))
+        xbuf, qbuf = sets[seed % 2]
+        xbuf[...], qbuf[...] = x, q
+        batch.add({1: xbuf}, {2: qbuf})
+        ref.update(x, dequantize(q, quant))
+    assert len(batch._known) == 2  # both sets' addresses kept
+    for seed in range(3, 6):  # new arrays each sample, the last ones freed before
+        x, q, _ = _case("int8", False, seed=seed, shape=(1, 8, 8, 4))
+        batch.add({1: x.copy()}, {2: q.copy()})
+        ref.update(x, dequantize(q, quant))
+    batch.finish()
+    _agree(st, ref, 1e-5)
+    assert st.n == 7 * x0.size

@@ -1,7 +1,9 @@
-"""Run every benchmark in tests/perf (`make bench`): each bench_*.py script in its own process.
+"""Run every benchmark in tests/perf (`make bench`): each bench_*.py script in its own process,
+bench_limit.py first (issue 36's table: every row side by side, in one run).
 
 Opt-in (disk and time): bench_big_transformer.py (~3.4 GB of generated models, minutes) runs
-only with TFLITE_INSPECTOR_BIG_BENCH=1.
+only with TFLITE_INSPECTOR_BIG_BENCH=1; bench_cli.py (the MobileNetV2 rows of bench_limit.py,
+round by round) only with TFLITE_INSPECTOR_ROUNDS_BENCH=1.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-OPT_IN = {"bench_big_transformer.py": "TFLITE_INSPECTOR_BIG_BENCH"}
+OPT_IN = {"bench_big_transformer.py": "TFLITE_INSPECTOR_BIG_BENCH", "bench_cli.py": "TFLITE_INSPECTOR_ROUNDS_BENCH"}
+FIRST = "bench_limit.py"
 
 
 def main() -> int:
     failed = []
-    for script in sorted(HERE.glob("bench_*.py")):
+    for script in sorted(HERE.glob("bench_*.py"), key=lambda p: (p.name != FIRST, p.name)):
         if script.name == "bench_models.py":  # builds models, no measurement
             continue
         flag = OPT_IN.get(script.name)

@@ -209,11 +209,27 @@ def _layer(j: _Job, sg) -> LayerResult:
     )  # fmt: skip
 
 
+def compare_keras_kept(model_path: str, quant_path: str, options: CompareOptions | None = None, task: TaskState | None = None) -> KerasComparison:
+    """`compare_keras`, read back from disk when this Keras model, this TFLite model and these
+    inputs were compared with these options before (`runtime.prepared_cache`: keyed by the three
+    files' content, the paths the result names, the options, the code and TensorFlow's version):
+    TensorFlow is then not even imported."""
+    from inspector.core.keras.twin_cache import tool_fingerprint
+    from inspector.core.runtime.prepared_cache import kept
+
+    opts = options or CompareOptions()
+    src = opts.samples.source
+    paths = [str(model_path), str(quant_path), *([str(src)] if src is not None else [])]
+    extra = (paths, sorted(opts.to_json().items(), key=lambda kv: kv[0]).__repr__(), tool_fingerprint())
+    return kept("keras-compare", paths, extra, lambda: compare_keras(model_path, quant_path, opts, task))
+
+
 def compare_keras_in_worker(model_path: str, quant_path: str, options: CompareOptions | None = None, *, task: TaskState | None = None,
                             worker: Any = None) -> KerasComparison:  # fmt: skip
-    """`compare_keras` in the worker process (TensorFlow and LiteRT stay out of the caller)."""
+    """`compare_keras` in the worker process (TensorFlow and LiteRT stay out of the caller), read
+    back from disk for a repeated comparison (`compare_keras_kept`)."""
     from inspector.core.runtime.worker import run_isolated
 
-    return run_isolated(compare_keras, str(model_path), str(quant_path), options, task=task,
+    return run_isolated(compare_keras_kept, str(model_path), str(quant_path), options, task=task,
                         step="comparing the Keras model with the TFLite model", models=(str(model_path), str(quant_path)),
                         worker=worker)  # fmt: skip

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import math
 import os
 import platform
 import shutil
@@ -21,34 +22,49 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from pathlib import Path
-from typing import NamedTuple
+from typing import Annotated, Literal, NamedTuple, get_type_hints
 
 import numpy as np
 
 from inspector.core.stats.native_source import SOURCE
 
 
+class Rule(NamedTuple):
+    """How one sum of the kernel's row combines over samples and where it lands in TensorStats."""
+
+    combine: Literal["add", "max", "min"]
+    stat: str  # the TensorStats attribute it is added (or taken the extreme) into
+    cast: type = float  # the attribute's type
+
+
 class Sums(NamedTuple):
-    """One pair's sums, named in the order the kernel writes them (`out[0..8]` in `native_source`;
-    a row of `batch`'s output array). x = float reference, y = dequantized, e = x - y."""
+    """One pair's sums: THE field list. Its order is the order the kernel writes them (`out[k]`,
+    a row of `batch`'s output array; the C side's `SUM_FIELDS` list, checked at load: `check_kernel`);
+    each field's default is its value over no elements, its `Rule` how it combines over samples
+    and which TensorStats attribute it feeds. Everything else on the Python side (positions, the
+    empty row, `batch_sums`' combination, `tensor_sums.add_sums`) is derived from this class.
+    x = float reference, y = dequantized, e = x - y. A new sum: a field here and its line in the
+    C list (`native_source.SUM_FIELDS`) and kernels."""
 
-    x2: float  # sum of x²
-    e2: float  # sum of e²
-    y2: float  # sum of y²
-    xy: float  # sum of x·y
-    e: float  # sum of e
-    emax: float  # max |e|
-    xmin: float  # min x
-    xmax: float  # max x
-    clip: float  # count of x beyond the saturation bounds
+    x2: Annotated[float, Rule("add", "sx2")] = 0.0  # sum of x²
+    e2: Annotated[float, Rule("add", "se2")] = 0.0  # sum of e²
+    y2: Annotated[float, Rule("add", "sy2")] = 0.0  # sum of y²
+    xy: Annotated[float, Rule("add", "sxy")] = 0.0  # sum of x·y
+    e: Annotated[float, Rule("add", "se")] = 0.0  # sum of e
+    emax: Annotated[float, Rule("max", "max_abs")] = 0.0  # max |e|
+    xmin: Annotated[float, Rule("min", "xmin")] = math.inf  # min x
+    xmax: Annotated[float, Rule("max", "xmax")] = -math.inf  # max x
+    clip: Annotated[float, Rule("add", "clipped", int)] = 0.0  # count of x beyond the saturation bounds
 
 
-SUM_FIELDS = Sums._fields
+SUM_FIELDS: tuple[str, ...] = Sums._fields
+RULES: tuple[Rule, ...] = tuple(get_type_hints(Sums, include_extras=True)[n].__metadata__[0] for n in SUM_FIELDS)
+NO_SUMS = Sums()  # the sums of no elements
 # positions in a row of sums, for the array operations over all pairs at once
-X2, E2, Y2, XY, E, EMAX, XMIN, XMAX, CLIP = range(len(SUM_FIELDS))
-ADDED = slice(X2, E + 1)  # the sums added over samples (with CLIP); EMAX, XMIN, XMAX are extremes
-NO_SUMS = Sums(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf, -np.inf, 0.0)  # the sums of no elements
+ADD_AT, MAX_AT, MIN_AT = (np.array([k for k, r in enumerate(RULES) if r.combine == c], np.intp) for c in ("add", "max", "min"))
+X2, E2, XMIN, XMAX, EMAX, CLIP = (SUM_FIELDS.index(n) for n in ("x2", "e2", "xmin", "xmax", "emax", "clip"))
 
 # Reassociation lets the reductions vectorize; finite-math assumes no NaN/inf in the data, so
 # callers check the sums and fall back to numpy when they are not finite; fp-contract fuses the
@@ -104,12 +120,90 @@ def _build() -> ctypes.CDLL | None:
 
 
 def library() -> ctypes.CDLL | None:
+    """The checked kernel, or None (no compiler, or a kernel refused by `check_kernel`: then with
+    a warning, and every statistic takes the numpy path)."""
     global _lib, _tried
     with _lock:
         if not _tried:
             _tried = True
-            _lib = _build()
+            lib = _build()
+            reason = check_kernel(lib) if lib is not None else None
+            if reason is not None:
+                warnings.warn(f"the native statistics kernel {getattr(lib, '_name', '')} was refused ({reason}); "
+                              "the statistics are computed with numpy instead (slower, the same numbers)",
+                              RuntimeWarning, stacklevel=2)  # fmt: skip
+                lib = None
+            _lib = lib
     return _lib
+
+
+def kernel_layout(lib: ctypes.CDLL) -> tuple[str, ...] | None:
+    """The sums in the order the kernel writes them (its `sums_layout()`), None if it has none."""
+    try:
+        fn = lib.sums_layout
+    except AttributeError:
+        return None
+    fn.restype = ctypes.c_char_p
+    fn.argtypes = []
+    return tuple(f for f in (fn() or b"").decode().split(",") if f)
+
+
+def check_kernel(lib: ctypes.CDLL) -> str | None:
+    """Why the kernel must not be used, or None: the layout it declares must be `Sums`' field
+    list, and on a small probe every field it writes (through `batch`, the per-sample path of
+    every layer, and the per-pair `flat_*`) must be the sum its name says (numpy, float64)."""
+    layout = kernel_layout(lib)
+    if layout is None:
+        return "it declares no layout of its sums"
+    if layout != SUM_FIELDS:
+        return f"it writes its sums as ({', '.join(layout)}), the Python side reads ({', '.join(SUM_FIELDS)})"
+    try:
+        wrong = _probe(lib)
+    except AttributeError as e:
+        return f"an entry point is missing ({e})"
+    return f"on a probe, its {wrong} is not what that field holds" if wrong else None
+
+
+def _probe(lib: ctypes.CDLL) -> str | None:
+    """The first field a kernel entry point writes wrongly on a small pair, else None."""
+    x = np.linspace(-2.0, 3.0, 16, dtype=np.float32)
+    s, z, lo, hi = 0.1, 2.0, -1.5, 2.5
+    q8 = np.clip(np.round(x / s) + z + np.arange(16) % 3 - 1, -128, 127).astype(np.int8)
+    q16 = q8.astype(np.int16)
+    y = (q8.astype(np.float64) - z) * s
+    xd = x.astype(np.float64)
+    e = xd - y
+    want = Sums(float(np.sum(xd * xd)), float(np.sum(e * e)), float(np.sum(y * y)), float(np.sum(xd * y)), float(e.sum()),
+                float(np.abs(e).max()), float(xd.min()), float(xd.max()), float(np.count_nonzero((xd < lo) | (xd > hi))))  # fmt: skip
+    rows: dict[str, np.ndarray] = {}
+    out = np.zeros(len(SUM_FIELDS))
+    flat = lib.flat_i8
+    flat.restype = None
+    flat(_P(x.ctypes.data), _P(q8.ctypes.data), ctypes.c_int64(16), ctypes.c_double(s), ctypes.c_double(z),
+         ctypes.c_double(lo), ctypes.c_double(hi), _P(out.ctypes.data))  # fmt: skip
+    rows["flat_i8"] = out
+    # batch: int8 without and with channel sums (4 channels), int16
+    jobs, w = 3, np.array([0, 4, 0], np.int64)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    f64 = lambda *v: np.array(v, np.float64)  # noqa: E731
+    f32 = lambda *v: np.array(v, np.float32)  # noqa: E731
+    xs = np.array([x.ctypes.data] * jobs, np.uint64)
+    qs = np.array([q8.ctypes.data, q8.ctypes.data, q16.ctypes.data], np.uint64)
+    ch = [np.zeros(8) for _ in range(3)] + [np.full(8, np.inf), np.full(8, -np.inf), np.zeros(8)]
+    res = np.zeros((jobs, len(SUM_FIELDS)))
+    scratch = np.zeros(7 * (4 + 1024), np.float32)
+    args = [xs, qs, np.array([1, 1, 3], np.int32), i64(16, 16, 16), f64(s, s, s), f64(z, z, z), f64(lo, lo, lo),
+            f64(hi, hi, hi), w, i64(0, 0, 4), *ch[:3], res, f32(s, s, s), f32(z, z, z),
+            outward(f64(lo, lo, lo), -1), outward(f64(hi, hi, hi), +1), scratch, *ch[3:]]  # fmt: skip
+    fn = lib.batch
+    fn.restype = None
+    fn(ctypes.c_int64(jobs), *(_P(a.ctypes.data) for a in args))
+    rows.update({"batch (int8)": res[0], "batch (int8, channels)": res[1], "batch (int16)": res[2]})
+    for entry, row in rows.items():
+        for name, got, exp in zip(SUM_FIELDS, row, want, strict=True):
+            if not abs(got - exp) <= 1e-4 * abs(exp) + 1e-6:
+                return f"'{name}' (from {entry}: {got:.6g}, expected {exp:.6g})"
+    return None
 
 
 def available() -> bool:
@@ -163,6 +257,28 @@ def tensor_sums(
              _P(cmx.ctypes.data), _P(ccl.ctypes.data))
         res["ch_x2"], res["ch_e2"], res["ch_min"], res["ch_max"], res["ch_clip"] = cx2, ce2, cmn, cmx, ccl
     return sums, res
+
+
+class BlockCopy:
+    """Copies fixed blocks of memory, all of them in one native call when the kernel is there
+    (else one `ctypes.memmove` each): `copy()` copies src[k] to dst[k] (addresses and sizes given
+    once; the caller keeps both sides alive and in place)."""
+
+    def __init__(self, dst: list[int], src: list[int], sizes: list[int]) -> None:
+        self.blocks = list(zip(dst, src, sizes, strict=True))
+        self._arrays = [np.array(dst, np.uint64), np.array(src, np.uint64), np.array(sizes, np.int64)]
+        lib = library()
+        self._fn = lib.copy_blocks if lib is not None else None
+        if self._fn is not None:
+            self._fn.restype = None
+            self._args = [ctypes.c_int64(len(dst)), *(_P(a.ctypes.data) for a in self._arrays)]
+
+    def copy(self) -> None:
+        if self._fn is not None:
+            self._fn(*self._args)
+            return
+        for d, s, n in self.blocks:
+            ctypes.memmove(d, s, n)
 
 
 def channel_error_sums(x: np.ndarray, q: np.ndarray, s: float, z: float) -> np.ndarray | None:

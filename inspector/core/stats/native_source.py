@@ -2,12 +2,21 @@
 
 `flat_*` / `chan_*`: float64 sums per tensor (the per-pair path, and int16 tensors). `fused_*`:
 one pass in float32 blocks summed into float64 (`batch`, the per-sample path of every layer).
-Each writes a pair's 9 sums as `out[0..8]` in the order `native.Sums` names them (x2, e2, y2,
-xy, e, emax, xmin, xmax, clip); Python reads them by those names only.
+Each writes a pair's sums as `out[SUM_<name>]`: the positions of the one C list `SUM_FIELDS`,
+which must be `native.Sums`' field list (same names, same order). The kernel reports it
+(`sums_layout()`) and `native.check_kernel` compares it with `Sums` (and probes every field) when
+the library loads; a kernel that disagrees is refused. Python reads the sums by those names only.
 """
 
 SOURCE = r"""
 #include <stdint.h>
+
+/* The per-pair sums in the order every kernel writes them (`native.Sums`, checked at load). */
+#define SUM_FIELDS(F) F(x2) F(e2) F(y2) F(xy) F(e) F(emax) F(xmin) F(xmax) F(clip)
+#define SUM_INDEX(name) SUM_##name,
+enum { SUM_FIELDS(SUM_INDEX) SUM_COUNT };
+#define SUM_NAME(name) #name ","
+const char *sums_layout(void) { return SUM_FIELDS(SUM_NAME); }
 
 /* Whole-tensor sums with per-tensor dequantization y = (q - z) * s; out: 9 values.
    Built with reassociation allowed, so the compiler vectorizes the reductions. */
@@ -29,8 +38,8 @@ void NAME(const float *restrict x, const QT *restrict q, int64_t n, double s, do
         mx = xv > mx ? xv : mx;                                                            \
         cl += (xv < lo) | (xv > hi);                                                       \
     }                                                                                      \
-    out[0] = x2; out[1] = e2; out[2] = y2; out[3] = xy; out[4] = se;                       \
-    out[5] = em; out[6] = mn; out[7] = mx; out[8] = (double)cl;                            \
+    out[SUM_x2] = x2; out[SUM_e2] = e2; out[SUM_y2] = y2; out[SUM_xy] = xy; out[SUM_e] = se;  \
+    out[SUM_emax] = em; out[SUM_xmin] = mn; out[SUM_xmax] = mx; out[SUM_clip] = (double)cl;   \
 }
 
 /* Per-channel (last axis) sums of x^2 and e^2 over a (rows, width) tensor, and per channel
@@ -95,9 +104,9 @@ static void NAME(const float *restrict x, const QT *restrict q, int64_t n, float
         }                                                                                     \
         x2 += ax2; e2 += ae2; y2 += ay2; xy += axy; se += ae; cl += acl;                      \
     }                                                                                         \
-    out[0] = x2; out[1] = e2; out[2] = y2; out[3] = xy; out[4] = se;                          \
-    out[5] = em; out[6] = n > 0 ? mn : 1.0 / 0.0; out[7] = n > 0 ? mx : -1.0 / 0.0;           \
-    out[8] = (double)cl;                                                                      \
+    out[SUM_x2] = x2; out[SUM_e2] = e2; out[SUM_y2] = y2; out[SUM_xy] = xy; out[SUM_e] = se;     \
+    out[SUM_emax] = em; out[SUM_xmin] = n > 0 ? mn : 1.0 / 0.0;                               \
+    out[SUM_xmax] = n > 0 ? mx : -1.0 / 0.0; out[SUM_clip] = (double)cl;                      \
 }
 /* Channel sums on the last axis (rows of w channels). The sums of x^2, e^2, e, y^2 and x * y run
    in float32 vector registers, NV <= NVMAX vectors of VL lanes at a time, each lane always on the
@@ -283,9 +292,9 @@ static void NAME(const float *restrict x, const QT *restrict q, int64_t n, int64
         if (since >= FLUSH * (W / w) || r1 == rows) { chan_flush(A, AS, w, &t, cx2, ce2, ce1, cmn, cmx); since = 0; }\
     }                                                                                         \
     for (int i = 0; i < VL; i++) t.em = em[i] > t.em ? em[i] : t.em;                          \
-    out[0] = t.x2; out[1] = t.e2; out[2] = t.y2; out[3] = t.xy; out[4] = t.e;                 \
-    out[5] = t.em; out[6] = n > 0 ? t.mn : 1.0 / 0.0; out[7] = n > 0 ? t.mx : -1.0 / 0.0;     \
-    out[8] = (double)t.cl;                                                                    \
+    out[SUM_x2] = t.x2; out[SUM_e2] = t.e2; out[SUM_y2] = t.y2; out[SUM_xy] = t.xy;           \
+    out[SUM_e] = t.e; out[SUM_emax] = t.em; out[SUM_xmin] = n > 0 ? t.mn : 1.0 / 0.0;          \
+    out[SUM_xmax] = n > 0 ? t.mx : -1.0 / 0.0; out[SUM_clip] = (double)t.cl;                   \
 }
 #define FUSED(NAME, QT, DEQ, LOADQ, VDEQ)                                                                   \
 FLATB(NAME##_flat, QT, DEQ)                                                                   \
@@ -366,6 +375,13 @@ ROWS(rows_f32, float, qv)
 ROWS(rows_i8, int8_t, (qv - z) * s)
 ROWS(rows_u8, uint8_t, (qv - z) * s)
 
+/* Copy n blocks (dst[k] <- src[k], size[k] bytes) in one call: B's values into the inputs of
+   the isolated model, without a Python call per tensor. */
+void copy_blocks(int64_t n, const uint64_t *dst, const uint64_t *src, const int64_t *size)
+{
+    for (int64_t k = 0; k < n; k++) __builtin_memcpy((void *)dst[k], (const void *)src[k], (size_t)size[k]);
+}
+
 /* Every tensor pair of one sample in one call (no Python between layers, GIL released).
    qtype: 0 float32, 1 int8, 2 uint8 (float32 blocks), 3 int16 (float64: its rounding noise is
    far below float32 resolution). width > 0 adds per-channel sums at choff (x^2, e^2 and e, the
@@ -384,10 +400,10 @@ void batch(int64_t jobs, const uint64_t *xs, const uint64_t *qs, const int32_t *
         double *cx = chx2 + choff[j], *ce = che2 + choff[j], *c1 = che1 + choff[j];
         double *mn = chmn + choff[j], *mx = chmx + choff[j], *cl = chcl + choff[j];
         switch (qtype[j]) {
-        case 0: fused_f32(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, mn, mx, cl, scratch); break;
-        case 1: fused_i8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, mn, mx, cl, scratch); break;
-        case 2: fused_u8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + 9 * j, cx, ce, c1, mn, mx, cl, scratch); break;
-        case 3: flat_i16(x, q, n[j], s[j], z[j], lo[j], hi[j], out + 9 * j);
+        case 0: fused_f32(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + SUM_COUNT * j, cx, ce, c1, mn, mx, cl, scratch); break;
+        case 1: fused_i8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + SUM_COUNT * j, cx, ce, c1, mn, mx, cl, scratch); break;
+        case 2: fused_u8(x, q, n[j], w, s32[j], z32[j], lo32[j], hi32[j], out + SUM_COUNT * j, cx, ce, c1, mn, mx, cl, scratch); break;
+        case 3: flat_i16(x, q, n[j], s[j], z[j], lo[j], hi[j], out + SUM_COUNT * j);
                 if (w > 0) { chan_i16(x, q, rows, w, s[j], z[j], lo[j], hi[j], cx, ce, mn, mx, cl);
                              chmean_i16(x, q, rows, w, s[j], z[j], c1); } break;
         }

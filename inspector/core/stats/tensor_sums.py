@@ -172,18 +172,16 @@ def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> 
 
 
 def add_sums(st: TensorStats, n: int, t: native_stats.Sums) -> None:
-    """Add the kernel's sums `t` over `n` elements to `st` (as `TensorStats.update` would)."""
+    """Add the kernel's sums `t` over `n` elements to `st` (as `TensorStats.update` would), each
+    field into its TensorStats attribute as `native.Sums` says."""
     st.n += n
-    st.sx2 += t.x2
-    st.se2 += t.e2
-    st.sy2 += t.y2
-    st.sxy += t.xy
-    st.se += t.e
-    st.max_abs = max(st.max_abs, t.emax)
-    st.xmin = min(st.xmin, t.xmin)
-    st.xmax = max(st.xmax, t.xmax)
-    if st.lo is not None:
-        st.clipped += int(t.clip)
+    for rule, v in zip(native_stats.RULES, t, strict=True):
+        old = getattr(st, rule.stat)
+        if rule.combine == "add":
+            new = old + rule.cast(v)
+        else:
+            new = (max if rule.combine == "max" else min)(old, v)
+        setattr(st, rule.stat, new)
     if st.scale is not None:
         st.se2_over_s2 += t.e2 / float(np.asarray(st.scale, np.float64).reshape(-1)[0]) ** 2
 
