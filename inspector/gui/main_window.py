@@ -29,6 +29,7 @@ from inspector.core.keras.detect import is_keras_path
 from inspector.core.runtime.versions import runtime_versions
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
+from inspector.gui.binding import quietly
 from inspector.gui.compare.feature import CompareFeatures
 from inspector.gui.diagnosis.feature import DiagnosisFeatures
 from inspector.gui.example.autorun import ExampleAutorun
@@ -291,7 +292,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             pane.files_dropped.connect(lambda slot, paths: self.open_files(paths, slot))
             pane.close_requested.connect(c.close_model)
         c.loading.connect(lambda slot, path: self.panes[slot].set_loading(path))
-        c.model_changed.connect(self._model_changed)
+        c.slot_changed.connect(self._model_changed)
         c.load_failed.connect(self._load_failed)
         c.selection_changed.connect(self._selection_changed)
         c.task_started.connect(self.tasks.track)
@@ -395,9 +396,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         return self.main_splitter.sizes()[0] == 0
 
     def _sync_panes_action(self) -> None:
-        self.act_panes.blockSignals(True)
-        self.act_panes.setChecked(not self.panes_collapsed())
-        self.act_panes.blockSignals(False)
+        with quietly(self.act_panes):
+            self.act_panes.setChecked(not self.panes_collapsed())
 
     # ------------------------------------------------------------------ window state
     def _restore_state(self) -> None:

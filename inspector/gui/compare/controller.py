@@ -113,6 +113,14 @@ class CompareController(QObject):
     def set_options(self, options: CompareOptions) -> None:
         self.state.set_options(options)
 
+    def option(self, name: str) -> object:
+        """One option by name (`AppState.option`): what bound widgets show."""
+        return self.state.option(name)
+
+    def set_option(self, name: str, value: object) -> None:
+        """One option (`AppState.set_option`): what a bound widget's edit calls."""
+        self.state.set_option(name, value)
+
     def set_result(self, result: ComparisonResult | None, run_options: CompareOptions | None = None) -> None:
         """Show a result (a finished run, or one restored from a session)."""
         self.state.set_comparison(result, run_options if run_options is not None else self.state.run_options)

@@ -33,7 +33,7 @@ class ExampleAutorun(QObject):
         self.ui, self.compare, self.session = ui, compare, session
         self.features = compare_features
         self._done_for: tuple[str, str] | None = None
-        controller.models_changed.connect(self._models_changed)
+        controller.pair_changed.connect(self._models_changed)
         compare.result_changed.connect(lambda _r: self._hint())
         compare.started.connect(self._hint)
         compare.finished.connect(self._hint)

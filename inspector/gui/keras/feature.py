@@ -54,7 +54,7 @@ class KerasFeatures(QObject):
         self.view.twins_requested.connect(self.choose_twins)
         self.view.tensor_activated.connect(self._select_b_tensor)
         self.view.op_activated.connect(lambda op: self.controller.select_op("B", op))
-        self.controller.models_changed.connect(self._models_changed)
+        self.controller.pair_changed.connect(self._models_changed)
         self.controller.signature_changed.connect(lambda _k: self._show_beside_b())  # another subgraph: other tensors
         opmath.op_math_updated.connect(self._op_math_shown)
         menu = ui.menu("File")

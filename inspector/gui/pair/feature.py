@@ -72,7 +72,7 @@ class PairChecker(QObject):
         self._key: tuple | None = None
         self._swapped_key: tuple | None = None
         self.worker: Worker | None = None
-        controller.models_changed.connect(self.run)
+        controller.pair_changed.connect(self.run)
 
     def _pair_key(self) -> tuple | None:
         a, b = self.controller.models["A"], self.controller.models["B"]
@@ -112,7 +112,7 @@ class PairChecker(QObject):
             note = swap_note(check, Path(b.path).name, Path(a.path).name)
             self._swapped_key = (id(b), id(a))
             self.note = note
-            c.swap_models()  # models_changed -> run() checks the pair the right way round
+            c.swap_models()  # pair_changed -> run() checks the pair the right way round
             return
         if key != self._swapped_key:
             self.note = ""
@@ -132,7 +132,7 @@ class PairFeatures(QObject):
         self.random_banner = NoticeBanner("info", "randomBanner", "Choose samples…")
         ui.add_strip(self.pair_banner, self.random_banner)
         self.checker.checked.connect(self._pair_checked)
-        controller.models_changed.connect(self.memory.pair_changed)
+        controller.pair_changed.connect(self.memory.pair_changed)
         self.memory.note.connect(compare_features.show_inputs_note)
         compare.result_changed.connect(self._result_changed)
         self.random_banner.action_button.clicked.connect(self.choose_samples)

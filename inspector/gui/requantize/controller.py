@@ -82,7 +82,7 @@ class RequantizeController(VersionFiles, QObject):
         relay(self.state.versions_changed, self.versions_changed, self)
         relay(self.flow.suggestion_changed, self.suggestion_changed, self)
         on_event(self.state.versions_changed, self, self._update)  # the delta follows current and reference
-        self.controller.models_changed.connect(self._models_changed)
+        self.controller.pair_changed.connect(self._models_changed)
         compare.result_changed.connect(self._result_changed)
 
     # ------------------------------------------------------------------ state (held by AppState and its RequantizeFlow)

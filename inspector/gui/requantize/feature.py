@@ -91,7 +91,7 @@ class RequantizeFeatures(QObject):
         p.save_recipe_requested.connect(self.choose_save_recipe)
         p.plot.layer_clicked.connect(self._layer_clicked)
         c.selection_changed.connect(lambda sel: p.plot.set_selected(sel.op("B")))  # B's op index, as everywhere
-        c.models_changed.connect(self._models_changed)
+        c.pair_changed.connect(self._models_changed)
         c.signature_changed.connect(lambda _key: self._models_changed())  # the ops of the chosen signature
         compare.result_changed.connect(self._result_changed)
         compare.baseline_changed.connect(lambda r: self.panel.plot.set_baseline(r, compare.baseline_label))

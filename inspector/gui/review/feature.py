@@ -34,7 +34,7 @@ class ReviewFeatures(QObject):
         self._audit_token = 0
         ui.add_tab("Audit", self.audit_view)
         self.exporter = ReportExporter(c, ui, source)
-        c.models_changed.connect(self.update_audit)
+        c.pair_changed.connect(self.update_audit)
         self.source.changed.connect(self.update_audit)
         self.audit_view.finding_selected.connect(self.select_finding)
         c.signature_changed.connect(lambda _k: self._show_subgraph())

@@ -77,7 +77,7 @@ class SessionController(QObject):
         self.timer.setInterval(AUTOSAVE_MS)
         self.timer.timeout.connect(self.autosave)
         source.changed.connect(self.autosave)
-        self.controller.models_changed.connect(self.autosave)
+        self.controller.pair_changed.connect(self.autosave)
         on_event(self.controller.state.parity_changed, self, lambda _r: self.autosave())
         self.controller.signature_changed.connect(lambda _k: self.autosave())
         file_menu, quit_action = ui.menu("File"), ui.action("quit")  # Open / Save session, then a separator, before Quit

@@ -25,7 +25,7 @@ class SignatureFeatures(QObject):
         self.chooser = SignatureChooser()
         compare_features.add_inputs_header(self.chooser)
         self.chooser.signature_chosen.connect(c.set_signature)
-        c.models_changed.connect(self.refresh)
+        c.pair_changed.connect(self.refresh)
         c.signature_changed.connect(self._changed)
         self.refresh()
 

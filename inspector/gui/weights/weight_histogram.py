@@ -33,6 +33,7 @@ from inspector.core.viewdata.weight_view import (
     grid_of,
     grid_zoom,
 )
+from inspector.gui.binding import quietly
 from inspector.gui.views.grid_axis import GridAxis
 from inspector.gui.views.plot_style import (
     COLOR_A,
@@ -296,22 +297,21 @@ class WeightHistogramView(QWidget):
         self.maxerr_plot.autoRange()
 
     def _fill_channels(self, w: WeightAnalysis | None) -> None:
-        self.channel_combo.blockSignals(True)
-        self.channel_combo.clear()
-        # userData -1 = all: PySide6 6.12 mis-counts references of None/bools passed through
-        # QVariant (itemData(None) crashes the interpreter at exit), so only ints go in.
-        self.channel_combo.addItem("all channels", -1)
-        if w is not None and w.quant is not None and w.quant.per_channel:
-            for c, s in enumerate(w.quant.scales):
-                self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
-            self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
-        elif w is not None and w.blockwise is not None and w.num_channels > 1:
-            rows = w.blockwise.scales.reshape(w.num_channels, -1)
-            for c in range(w.num_channels):
-                self.channel_combo.addItem(f"{c}  (block S ≤ {rows[c].max():.3g})", c)
-            self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
-        self.channel_combo.setEnabled(self.channel_combo.count() > 1)
-        self.channel_combo.blockSignals(False)
+        with quietly(self.channel_combo):
+            self.channel_combo.clear()
+            # userData -1 = all: PySide6 6.12 mis-counts references of None/bools passed through
+            # QVariant (itemData(None) crashes the interpreter at exit), so only ints go in.
+            self.channel_combo.addItem("all channels", -1)
+            if w is not None and w.quant is not None and w.quant.per_channel:
+                for c, s in enumerate(w.quant.scales):
+                    self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
+                self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
+            elif w is not None and w.blockwise is not None and w.num_channels > 1:
+                rows = w.blockwise.scales.reshape(w.num_channels, -1)
+                for c in range(w.num_channels):
+                    self.channel_combo.addItem(f"{c}  (block S ≤ {rows[c].max():.3g})", c)
+                self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
+            self.channel_combo.setEnabled(self.channel_combo.count() > 1)
 
     # ------------------------------------------------------------------ interaction
     def zoom_to_grid(self, steps: float = 16) -> None:

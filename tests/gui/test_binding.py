@@ -1,0 +1,95 @@
+"""Widgets bound to the state's options (gui.binding): an edit sets that one field of AppState
+once, the state's event shows a change in the widget, and neither bounces back (no echo)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QComboBox
+
+from inspector.core.samples.settings import ALL
+from inspector.core.state.app_state import AppState
+from inspector.gui.binding import quietly
+from inspector.gui.compare.inputs_panel import InputsPanel
+from inspector.gui.relay import relay
+
+
+class Options(QObject):
+    """An `OptionsModel` over a real AppState that counts the setter's calls."""
+
+    options_changed = Signal(object)
+
+    def __init__(self, state: AppState) -> None:
+        super().__init__()
+        self.state, self.sets = state, []
+        relay(state.options_changed, self.options_changed, self)
+
+    def option(self, name):
+        return self.state.option(name)
+
+    def set_option(self, name, value):
+        self.sets.append((name, value))
+        self.state.set_option(name, value)
+
+
+def _bound(qtbot):
+    state = AppState()
+    model = Options(state)
+    panel = InputsPanel()
+    qtbot.addWidget(panel)
+    panel.bind(model)
+    events, toggles, edits = [], [], []
+    state.options_changed.connect(events.append)
+    panel.isolated.toggled.connect(toggles.append)
+    panel.field_edited.connect(lambda n, v: edits.append((n, v)))
+    return state, model, panel, events, toggles, edits
+
+
+def test_an_edit_sets_one_field_once_without_echo(qtbot):
+    state, model, panel, events, toggles, edits = _bound(qtbot)
+    assert panel.isolated.isChecked() is state.options.isolated is True  # bound: shows the state
+    before = state.options
+    panel.isolated.setChecked(False)  # the user's click
+    assert state.options.isolated is False
+    assert state.options.samples == before.samples and state.options.runtime == before.runtime
+    assert model.sets == [("isolated", False)]  # one call of the one setter
+    assert len(events) == 1  # one event
+    assert toggles == [False]  # the event did not write the check box back
+    assert edits == [("isolated", False)]
+
+
+def test_a_state_change_shows_without_echo(qtbot):
+    state, model, panel, events, toggles, edits = _bound(qtbot)
+    state.set_option("isolated", False)
+    state.set_option("seed", 7)
+    state.set_option("count", ALL)
+    assert not panel.isolated.isChecked() and panel.seed.value() == 7 and panel.count.value() == 0
+    assert model.sets == []  # showing the state's value never set it again
+    assert len(events) == 3 and toggles == [False] and edits == []
+    state.set_option("seed", 7)  # the same value: no event, nothing shown again
+    assert len(events) == 3
+
+
+def test_a_typed_path_is_committed_before_use(qtbot, tmp_path):
+    state, model, panel, events, *_ = _bound(qtbot)
+    panel.source.setCurrentIndex(panel.source.findData("file"))
+    panel.path.setText(str(tmp_path / "x.npz"))  # typed, no Enter yet: the state does not hold it
+    assert state.options.samples.source is None
+    panel.commit()
+    assert state.options.samples.source == str(tmp_path / "x.npz")
+    assert model.sets == [("source", str(tmp_path / "x.npz"))]
+
+
+def test_quietly_silences_and_restores(qtbot):
+    combo = QComboBox()
+    qtbot.addWidget(combo)
+    seen = []
+    combo.currentIndexChanged.connect(seen.append)
+    with quietly(combo):
+        combo.addItems(["a", "b"])
+        combo.setCurrentIndex(1)
+        with quietly(combo):  # nested: still silent after the inner block
+            pass
+        combo.setCurrentIndex(0)
+    assert seen == [] and not combo.signalsBlocked()
+    combo.setCurrentIndex(1)
+    assert seen == [1]
