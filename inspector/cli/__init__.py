@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from inspector import __version__
 from inspector.core.errors import InspectorError
@@ -23,7 +24,7 @@ _SUBCOMMANDS = ("gui", "info", "compare", "compare-runtimes", "requantize", "sug
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 already; keep it to one line
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 already; keep it to one line
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 

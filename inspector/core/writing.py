@@ -187,11 +187,11 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     write_output(path, text.encode("utf-8"))
 
 
-def to_json_text(obj) -> str:
+def to_json_text(obj: object) -> str:
     return json.dumps(obj, indent=2, allow_nan=False, default=_default)
 
 
-def _default(o):
+def _default(o: object) -> object:
     import numpy as np
 
     if isinstance(o, np.integer):
@@ -203,6 +203,6 @@ def _default(o):
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
-def write_json_output(obj, dest: str) -> None:
+def write_json_output(obj: object, dest: str) -> None:
     """Write JSON to a path (see `write_output`), or to standard output for '-'."""
     write_output(dest, to_json_text(obj) + "\n")

@@ -170,8 +170,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
         Keras model or SavedModel folder opens through the Keras feature (its float twin as A)."""
-        if is_keras_path(path) and "keras" in self.__dict__.get("features", {}):
-            return self.features["keras"].open_keras(slot, path)
+        keras = self.__dict__.get("features", {}).get("keras")
+        if is_keras_path(path) and isinstance(keras, KerasFeatures):
+            return keras.open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
             self.choose_section(slot, str(path))
             return None
@@ -408,7 +409,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             ("window/pane_splitter", self.pane_splitter.restoreState),
         ):
             v = self.settings.value(key)
-            if isinstance(v, QByteArray | bytes) and len(v) and fn(QByteArray(v)):
+            if isinstance(v, QByteArray | bytes) and not (saved := QByteArray(v)).isEmpty() and fn(saved):
                 if key == "window/geometry":
                     fit_inside_screen(self)  # saved on a larger screen (or with an old, larger minimum)
                     self._fit_when_shown = True  # again with the frame, which exists once shown

@@ -137,11 +137,11 @@ class RuntimeParityResult(LayersByOp[LayerParity]):
         runtimes, threads = tuple(str(r) for r in d["runtimes"]), tuple(int(t) for t in d["threads"])
         if len(runtimes) != 2 or len(threads) != 2:
             raise ValueError("runtimes and threads need two entries each")
-        labels = tuple(str(x) for x in d.get("labels") or ParityOptions(runtimes, threads).labels())  # type: ignore[arg-type]
+        labels = tuple(str(x) for x in d.get("labels") or ParityOptions(runtimes, threads).labels())
         return cls(
             model=str(d["model"]),
-            runtimes=runtimes,  # type: ignore[arg-type]
-            threads=threads,  # type: ignore[arg-type]
+            runtimes=runtimes,
+            threads=threads,
             samples=int(d["samples"]),
             layers=tuple(LayerParity.from_json(x) for x in d["layers"]),
             outputs=tuple(OutputParity.from_json(x) for x in d["outputs"]),

@@ -15,13 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.graph.metric_names import METRICS
 from inspector.core.graph.scales import (
     CAUSE_FILLS,
     METRIC_LABELS,
-    METRICS,
     NO_DATA,
     RAMP,
     SCALES,
+    Scale,
     cause_fill,
     format_metric,
     metric_value,
@@ -157,7 +158,7 @@ def legend(metric: str | None) -> Legend:
     return Legend(METRIC_LABELS[metric], tuple(zip(labels, RAMP, strict=True)) + (("not compared", NO_DATA),))
 
 
-def _between(s, a: float, b: float) -> float:
+def _between(s: Scale, a: float, b: float) -> float:
     return math.sqrt(a * b) if s.log else (a + b) / 2
 
 

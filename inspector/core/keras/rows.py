@@ -32,7 +32,7 @@ def qat_row_tensors(info: dict[str, Any]) -> list[int | None]:
 
 def qat_rows(info: dict[str, Any]) -> list[tuple[str, ...]]:
     """One row per QAT range (activation or weights) of `keras_info(...)["qat"]`."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for q in info.get("qat") or ():
         tfl = q.get("tflite") or {}
         a = q.get("activation")

@@ -29,7 +29,7 @@ def _ranges(tensors: tuple[TensorQuant, ...]) -> list[str]:
     for t in tensors:
         if t.range_lo is None or t.is_constant and t.role == "bias":
             continue
-        lo, hi = min(t.range_lo), max(t.range_hi)  # type: ignore[type-var, arg-type]
+        lo, hi = min(t.range_lo), max(t.range_hi)
         if t.block_size is not None:
             kind = f"blockwise, {t.num_blocks} blocks of {t.block_size}, S {_span(t.block_scale_range or ())}"
         elif t.scales and len(t.scales) > 1:

@@ -78,7 +78,7 @@ def _merge_bins(edges: np.ndarray, counts_list: list[np.ndarray | None], max_bin
     if align > 1:
         k = align * max(1, math.ceil(k / align))
     idx = list(range(0, n, k)) + [n]
-    merged = []
+    merged: list[list[int] | None] = []
     for c in counts_list:
         if c is None:
             merged.append(None)

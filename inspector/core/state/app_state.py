@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.options import CompareOptions
 from inspector.core.compare.pairing import Pairing, pair_models
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
@@ -235,11 +236,11 @@ class AppState:
         other; `options_changed` fires once, and only when the value differs (no echo)."""
         if self.option(name) == value:
             return
-        o = self.options
+        o, change = self.options, dict[str, Any]({name: value})  # the field's type is the dataclass's to check
         if name in SAMPLE_OPTIONS:
-            self.set_options(dataclasses.replace(o, samples=dataclasses.replace(o.samples, **{name: value})))
+            self.set_options(dataclasses.replace(o, samples=dataclasses.replace(o.samples, **change)))
         else:
-            self.set_options(dataclasses.replace(o, **{name: value}))
+            self.set_options(dataclasses.replace(o, **change))
 
     def _signature_moved(self, key: str | None) -> None:
         """Both models are seen through another signature: each slot's view changed."""

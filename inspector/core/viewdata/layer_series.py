@@ -219,9 +219,9 @@ def diagnosis_lines(layer: LayerResult) -> str:
 def cause_cell(layer: LayerResult | None, source_op: int | None = None) -> tuple[str, str]:
     """(short text, tooltip) of the layer list's Cause column; `source_op`: the op an inherited
     error comes from in the list's own numbering (default: B's op index, the diagnosis' own)."""
-    d = None if layer is None else layer.diagnosis
-    if d is None:
+    if layer is None or layer.diagnosis is None:
         return "", ""
+    d = layer.diagnosis
     text = CAUSE_LABELS.get(d.cause, d.cause)
     if d.cause == "inherited" and d.source_op is not None:
         text = f"← op {d.source_op if source_op is None else source_op}"

@@ -13,8 +13,10 @@ to fetch another). `run_single_sample(k)` re-runs sample k alone (`core.single_s
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -45,6 +47,8 @@ def _compare_job(float_path: str, quant_path: str, options: CompareOptions, inde
     from inspector.core.compare.comparison import compare_models
     from inspector.core.compare.single_sample import compare_one_sample
 
+    fn: Callable[..., ComparisonResult]
+    args: tuple[Any, ...]
     if index is None:
         fn, args, step = compare_models, (float_path, quant_path, options), "comparing (running both models over the samples)"
     else:

@@ -45,7 +45,8 @@ def grade_color(grade: float | None) -> QColor | None:
     if grade is None:
         return None
     a, b, t = (GOOD, MID, grade * 2) if grade <= 0.5 else (MID, BAD, grade * 2 - 1)
-    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(a.getRgbF()[:3], b.getRgbF()[:3], strict=True)))
+    rgb = lambda c: (c.redF(), c.greenF(), c.blueF())  # noqa: E731
+    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(rgb(a), rgb(b), strict=True)))
 
 
 class CompareFeatures(QObject):
@@ -233,7 +234,7 @@ class CompareFeatures(QObject):
                 if text:
                     worst[op] = (text, grade_color(error_grade(v)), tip)
             pane.set_worst_channels(worst)
-            errors = {}
+            errors: dict[int, tuple[str, QColor | None, str]] = {}
             for op, layer in op_errors(result, float_side=slot == "A").items():
                 m = layer.isolated if isolated else layer.metrics
                 if m is None:  # no isolated figure for this layer: say why in the tooltip

@@ -48,7 +48,9 @@ class InputsPanel(QWidget):
             self.source.addItem(text, key)
         self.path = QLineEdit()
         self.path.setPlaceholderText("file or folder")
-        self.browse = QToolButton(text="…", toolTip="Choose the sample file or image folder")
+        self.browse = QToolButton()
+        self.browse.setText("…")
+        self.browse.setToolTip("Choose the sample file or image folder")
         self.browse.clicked.connect(self.choose_path)
         path_row = QHBoxLayout()
         path_row.setContentsMargins(0, 0, 0, 0)
@@ -66,7 +68,8 @@ class InputsPanel(QWidget):
         for key, text in NORMALIZATIONS:
             self.normalization.addItem(text, key)
         self.normalization.setToolTip("How image pixels (0..255) become float inputs")
-        self.isolated = QCheckBox(ISOLATED_LABEL, checked=CompareOptions.isolated)
+        self.isolated = QCheckBox(ISOLATED_LABEL)
+        self.isolated.setChecked(CompareOptions.isolated)
         self.isolated.setToolTip("Each layer's own error: each float op also runs on the dequantized inputs the quantized "
                                  "op saw. The diagnosis needs it to tell a layer's own cause (bias shift, weight rounding) "
                                  "from error inherited from upstream; off, the comparison runs faster")  # fmt: skip
@@ -88,7 +91,7 @@ class InputsPanel(QWidget):
         self.run_button.clicked.connect(lambda: self.run_requested.emit(self.options()))
         self.cancel_button.clicked.connect(self.cancel_requested.emit)
 
-        lay = QVBoxLayout(self)
+        self._column = lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(form)
         lay.addWidget(self.run_row)
@@ -116,7 +119,7 @@ class InputsPanel(QWidget):
 
     def add_header(self, widget: QWidget) -> None:
         """A widget above the form (the signature chooser)."""
-        self.layout().insertWidget(0, widget)
+        self._column.insertWidget(0, widget)
 
     def commit(self) -> None:
         """Set what the widgets show and the state does not hold yet (a path typed but not
@@ -199,7 +202,7 @@ class InputsPanel(QWidget):
     def take_run_row(self) -> RunRow:
         """The Run / Cancel / progress / status row, out of this form's layout: the page pins it
         below the form's scroll area, so Run is never scrolled or cut away in a small window."""
-        self.layout().removeWidget(self.run_row)
+        self._column.removeWidget(self.run_row)
         return self.run_row
 
     def set_running(self, running: bool, text: str = "") -> None:

@@ -170,7 +170,7 @@ class RequantizeController(VersionFiles, QObject):
             if c.result is not v.comparison and self.state.is_current(v.comparison):  # not another signature's
                 c.set_result(v.comparison)
         elif (shown := self.state.current_comparison()) is not None:  # made on this B already
-            self.state.set_version_comparison(self.current, shown)  # type: ignore[arg-type]
+            self.state.set_version_comparison(self.current, shown)
         else:  # a run still going is for an earlier model B: run() replaces it
             c.run(self.comparison_options())
         self._update()
@@ -181,7 +181,7 @@ class RequantizeController(VersionFiles, QObject):
         if result is None or v is None or a is None:
             return
         if same_file(result.quant_path, v.path) and same_file(result.float_path, a.path):
-            self.state.set_version_comparison(self.current, result)  # type: ignore[arg-type]
+            self.state.set_version_comparison(self.current, result)
             self._update()
             ref = self.version(self.reference)
             if ref is not None and ref.comparison is not None and self.compare.baseline is not ref.comparison:
@@ -347,7 +347,7 @@ class RequantizeController(VersionFiles, QObject):
                                            signature=opts.signature)
             w = Worker(SURGICAL_SUGGEST, a.path, v.path, target_sqnr_db, sopts, str(out), self._protected(opts), wants_progress=True)
         else:
-            qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)  # type: ignore[arg-type]
+            qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)
             w = Worker(SUGGEST, a.path, v.path, target_sqnr_db, qopts, opts, str(out), self._protected(opts), wants_progress=True)
         w.finished.connect(guarded(self, lambda r: self._suggested(r, str(out))))
         return self._start(w, f"Suggesting {'edits of ' + Path(v.path).name if surgical else 'layers for ' + Path(a.path).name}")
