@@ -30,20 +30,20 @@ from inspector.core.runtime.versions import runtime_versions
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
 from inspector.gui.binding import quietly
-from inspector.gui.compare.feature import CompareFeatures
-from inspector.gui.diagnosis.feature import DiagnosisFeatures
-from inspector.gui.example.autorun import ExampleAutorun
+from inspector.gui.compare.feature import CompareFeature
+from inspector.gui.diagnosis.feature import DiagnosisFeature
+from inspector.gui.example.feature import ExampleFeature
 from inspector.gui.graph import GraphController
-from inspector.gui.keras.feature import KerasFeatures
+from inspector.gui.keras.feature import KerasFeature
 from inspector.gui.models.controller import SLOTS, Controller, Selection
 from inspector.gui.opmath.feature import OpMathFeature
-from inspector.gui.pair.feature import PairFeatures
-from inspector.gui.parity.feature import ParityFeatures
+from inspector.gui.pair.feature import PairFeature
+from inspector.gui.parity.feature import ParityFeature
 from inspector.gui.recent import RecentFiles
-from inspector.gui.requantize.feature import RequantizeFeatures
-from inspector.gui.review.feature import ReviewFeatures
-from inspector.gui.session.controller import SessionController
-from inspector.gui.signature.feature import SignatureFeatures
+from inspector.gui.requantize.feature import RequantizeFeature
+from inspector.gui.review.feature import ReviewFeature
+from inspector.gui.session.feature import SessionFeature
+from inspector.gui.signature.feature import SignatureFeature
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
@@ -127,21 +127,21 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         """Build the features, each with the collaborators it calls (no feature reaches another
         through the window); the result names them for the window's own intents and for tests."""
         weights = WeightsFeature(c, ui)  # Weights and Per-channel quantization tabs
-        compare_features = CompareFeatures(c, ui)  # Run, layer error plot, activations, worst samples
+        compare_features = CompareFeature(c, ui)  # Run, layer error plot, activations, worst samples
         compare = compare_features.compare
         requantize_tab = ui.tab_count()
-        requantize_features = RequantizeFeatures(c, ui, compare)  # plan, versions, deltas, suggest, save
+        requantize_features = RequantizeFeature(c, ui, compare)  # plan, versions, deltas, suggest, save
         requantize = requantize_features.rq
         opmath = OpMathFeature(c, ui, compare_features.source)  # Op math tab
-        session = SessionController(c, ui, compare_features.source, compare, requantize)  # File > Open / Save session
-        review = ReviewFeatures(c, ui, compare_features.source)  # Audit tab, File > Export report
-        signature_features = SignatureFeatures(c, ui, compare_features)  # the chooser above the comparison's inputs
-        pair = PairFeatures(c, ui, compare, compare_features)  # pair check, random-inputs notice, inputs per pair
-        example_autorun = ExampleAutorun(c, ui, compare, compare_features, session)  # the bundled pair opens compared
-        parity = ParityFeatures(c, ui)  # Runtime parity tab
-        keras = KerasFeatures(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
+        session = SessionFeature(c, ui, compare_features.source, compare, requantize)  # File > Open / Save session
+        review = ReviewFeature(c, ui, compare_features.source)  # Audit tab, File > Export report
+        signature_features = SignatureFeature(c, ui, compare_features)  # the chooser above the comparison's inputs
+        pair = PairFeature(c, ui, compare, compare_features)  # pair check, random-inputs notice, inputs per pair
+        example_autorun = ExampleFeature(c, ui, compare, compare_features, session)  # the bundled pair opens compared
+        parity = ParityFeature(c, ui)  # Runtime parity tab
+        keras = KerasFeature(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
         session.add_part("keras", keras.session_part, keras.restore_session_part)  # the Keras source, not its cached twin
-        diagnosis_features = DiagnosisFeatures(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
+        diagnosis_features = DiagnosisFeature(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
         compare_features.layer_shown.connect(weights.per_channel_view.set_layer)  # the selected layer's channels and slices
         requantize.inputs_wanted.connect(compare_features.choose_sample_file)  # "Choose inputs…" before a random calibration
         graph = GraphController(c, ui, compare, requantize, review)  # Graph tab: B's ops coloured by the comparison
@@ -171,7 +171,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
         Keras model or SavedModel folder opens through the Keras feature (its float twin as A)."""
         keras = self.__dict__.get("features", {}).get("keras")
-        if is_keras_path(path) and isinstance(keras, KerasFeatures):
+        if is_keras_path(path) and isinstance(keras, KerasFeature):
             return keras.open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
             self.choose_section(slot, str(path))

@@ -1,6 +1,6 @@
 """The comparison of the open pair: runs it, holds its result, its task metrics and a baseline.
 
-One per window (`CompareFeatures.compare`). `run()` runs `core.compare.compare_models` in the worker
+One per window (`CompareFeature.compare`). `run()` runs `core.compare.compare_models` in the worker
 process (`core.runtime.worker`) from a `Worker` thread, so a LiteRT crash becomes a `failed` message
 and the GUI stays up. Which tensors keep values for the activation view: `viewdata.activations.keep_plan`
 (all layers when the model is small enough, else the selected tensor; `collect_values(t)` re-runs
@@ -26,6 +26,7 @@ from inspector.core.compare.task import TaskResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.viewdata.activations import keep_plan
+from inspector.gui.protocols import ModelsController
 from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
 
@@ -68,7 +69,7 @@ class CompareController(QObject):
     cancelled = Signal()
     finished = Signal()  # after any run ends (result, failure or cancel)
 
-    def __init__(self, controller, parent: QObject | None = None) -> None:
+    def __init__(self, controller: ModelsController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.state = state = controller.state  # options, result, run options, baseline live there

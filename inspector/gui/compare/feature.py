@@ -1,4 +1,4 @@
-"""The comparison feature (`CompareFeatures(controller, ui)`, composed by the main window):
+"""The comparison feature (`CompareFeature(controller, ui)`, composed by the main window):
 
 - its `CompareController` (`.compare`), the `ComparisonSource` other features read
   (`.source`), and a Compare menu (Run Ctrl+R, Cancel, clear baseline);
@@ -34,6 +34,7 @@ from inspector.gui.compare.inputs_panel import InputsPanel
 from inspector.gui.compare.output_summary import OutputSummary
 from inspector.gui.compare.source import ComparisonSource
 from inspector.gui.compare.worst_samples import WorstSamplesView
+from inspector.gui.protocols import ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.layer_error_plot import LayerErrorPlot
 
@@ -49,10 +50,10 @@ def grade_color(grade: float | None) -> QColor | None:
     return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(rgb(a), rgb(b), strict=True)))
 
 
-class CompareFeatures(QObject):
+class CompareFeature(QObject):
     layer_shown = Signal(object)  # LayerResult | None: the layer the selection shows (the per-channel view follows)
 
-    def __init__(self, controller, ui: UiServices) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller

@@ -1,4 +1,4 @@
-"""Keras, SavedModel and QAT models in the GUI (`KerasFeatures(controller, ui, opmath)`, composed by the main window).
+"""Keras, SavedModel and QAT models in the GUI (`KerasFeature(controller, ui, opmath)`, composed by the main window).
 
 Model A may be a Keras model: its float twin (made once, in the worker process, cached) gives
 the panes, pairing and tables their structure, while the "Keras / QAT" tab shows the QAT ranges
@@ -26,6 +26,7 @@ from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
 from inspector.gui.keras.keras_view import KerasView
+from inspector.gui.protocols import ModelsController, OpMathShown
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
@@ -36,8 +37,8 @@ def _in_worker(fn, *args, task, step: str, models=()) -> Any:
     return run_isolated(fn, *args, task=task, step=step, models=models)
 
 
-class KerasFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, opmath) -> None:
+class KerasFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, opmath: OpMathShown) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.opmath = opmath  # B's op math gains a "QAT range → scale" section

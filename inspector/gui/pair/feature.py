@@ -1,4 +1,4 @@
-"""Trust what you see (`PairFeatures(controller, ui, compare, compare_features)`, composed by the main window):
+"""Trust what you see (`PairFeature(controller, ui, compare, compare_features)`, composed by the main window):
 
 - Pair check: once both models are open, `core.compare.pair_check.check_pair` runs in a worker
   (weights only, no interpreter). A pair opened the wrong way round (A quantized, B float) is
@@ -24,6 +24,7 @@ from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.state.app_state import same_file
 from inspector.gui.pair.inputs_memory import InputsMemory
+from inspector.gui.protocols import Comparison, InputsHost, ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.status import NoticeBanner
 from inspector.gui.workers import Worker, guarded
@@ -64,7 +65,7 @@ class PairChecker(QObject):
 
     checked = Signal(object, str)  # PairCheck | None, note about a swap ('' if none)
 
-    def __init__(self, controller, parent: QObject | None = None) -> None:
+    def __init__(self, controller: ModelsController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.check: PairCheck | None = None
@@ -120,8 +121,8 @@ class PairChecker(QObject):
         self.checked.emit(check, self.note)
 
 
-class PairFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, compare, compare_features) -> None:
+class PairFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, compare_features: InputsHost) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.compare = compare

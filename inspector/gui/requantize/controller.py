@@ -1,4 +1,4 @@
-"""The requantize loop of one window (`RequantizeFeatures.rq`): plan -> new model B -> compare again.
+"""The requantize loop of one window (`RequantizeFeature.rq`): plan -> new model B -> compare again.
 
 Two routes. Surgical (the default): the plan edits the current model B (`core.requantize.surgical`),
 every op it does not name stays byte-identical, so the previous B is the baseline and the deltas
@@ -44,6 +44,7 @@ from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.state.app_state import same_file
 from inspector.core.state.versions import Version
 from inspector.core.tflite.model import Model
+from inspector.gui.protocols import Comparison, ModelsController
 from inspector.gui.relay import on_event, relay
 from inspector.gui.requantize.version_files import (
     VersionFiles,
@@ -69,7 +70,7 @@ class RequantizeController(VersionFiles, QObject):
     saved = Signal(str)  # path written
     pair_left = Signal()  # another pair (or none) is open: what was said of the old pair goes
 
-    def __init__(self, controller, ui: UiServices, compare, folder: str | Path | None = None) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, folder: str | Path | None = None) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = controller

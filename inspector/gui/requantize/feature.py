@@ -1,4 +1,4 @@
-"""The Requantize tab and menu (`RequantizeFeatures(controller, ui, compare)`, composed by the
+"""The Requantize tab and menu (`RequantizeFeature(controller, ui, compare)`, composed by the
 main window).
 
 Holds the `RequantizeController` (`.rq`; also the session hook) and the panel (`.panel`), and
@@ -20,6 +20,7 @@ from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.samples.holdout import MIN_HELD_OUT, split_samples
 from inspector.core.viewdata.layer_series import op_errors
 from inspector.core.viewdata.suggest_view import suggest_text
+from inspector.gui.protocols import Comparison, ModelsController
 from inspector.gui.requantize.controller import RequantizeController
 from inspector.gui.requantize.requantize_panel import RequantizePanel
 from inspector.gui.ui_services import UiServices
@@ -55,8 +56,8 @@ def held_out_note(notes) -> str:
     return f" Gain {line[6:]}." if line else ""
 
 
-class RequantizeFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, compare) -> None:
+class RequantizeFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller

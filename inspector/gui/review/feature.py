@@ -1,4 +1,4 @@
-"""The review feature: the Audit tab and File > Export report (`ReviewFeatures(controller, ui,
+"""The review feature: the Audit tab and File > Export report (`ReviewFeature(controller, ui,
 source)`, composed by the main window).
 
 It keeps the audit in sync with the models and the comparison (`source`, from the comparison
@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.review.audit import Finding, audit_model
+from inspector.gui.protocols import ModelsController, ResultSource
 from inspector.gui.review.audit_view import AuditView
 from inspector.gui.review.export import ReportExporter
 from inspector.gui.ui_services import UiServices
@@ -21,10 +22,10 @@ from inspector.gui.workers import Worker, guarded
 SYNC_AUDIT_OPS = 400  # models with more ops (over all subgraphs) are audited in a worker
 
 
-class ReviewFeatures(QObject):
+class ReviewFeature(QObject):
     audit_updated = Signal(object)  # list[Finding] | None
 
-    def __init__(self, controller, ui: UiServices, source) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, source: ResultSource) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller

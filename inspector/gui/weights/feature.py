@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
+from inspector.gui.protocols import ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.weights.per_channel_view import PerChannelView
 from inspector.gui.weights.weight_histogram import WeightHistogramView
 
 
 class WeightsFeature(QObject):
-    def __init__(self, controller, ui: UiServices) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices) -> None:
         super().__init__(ui.parent)
         self.weights_view = WeightHistogramView()
         self.per_channel_view = PerChannelView()
