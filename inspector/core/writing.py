@@ -1,4 +1,4 @@
-"""The one helper that writes every output file (design notes section 8).
+"""The one helper that writes every output file (docs/ARCHITECTURE.md, "Writing files").
 
 - `-` is standard output.
 - A regular file is replaced atomically (temp file in the same folder, fsync, rename) and keeps its

@@ -136,7 +136,7 @@ def test_sixteen_bit_ops_run_in_litert(model):
 
 
 def test_spec_facts_of_design_section_4():
-    """The rules as DESIGN.md §4 words them, independent of the converter."""
+    """The rules as docs/ARCHITECTURE.md "Quantization rules the audit checks" words them, independent of the converter."""
     assert WEIGHTED_OPS["CONV_2D"].channel_dim == WEIGHTED_OPS["FULLY_CONNECTED"].channel_dim == 0
     assert WEIGHTED_OPS["DEPTHWISE_CONV_2D"].channel_dim == 3
     assert WEIGHTED_OPS["TRANSPOSE_CONV"].bias == 3  # inputs: output_shape, weights, input, bias

@@ -39,6 +39,7 @@ from inspector.core.compare.equalized import rescale_float_weights
 from inspector.core.compare.pairing import Pairing
 from inspector.core.quantmath.quant import dequantize
 from inspector.core.runtime.runner import ModelRunner
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.fake_quant import fake_quant_after, fake_quantized_constant
 from inspector.core.tflite.model import Model, Quantization, Tensor
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, NOT_EXTRACTABLE_OPS, facts
@@ -46,7 +47,7 @@ from inspector.core.tflite.rewrite import cached, file_key, read_object, to_byte
 
 NOT_ISOLATABLE = NOT_EXTRACTABLE_OPS | BOUNDARY_OPS
 INTEGER_TYPES = frozenset({"int32", "int64", "bool", "uint32", "uint64"})  # unquantized: shapes, indices, masks
-DEQUANTIZED_IN_MODEL = frozenset({"int8", "uint8", "int16"})  # B dtypes the isolated model dequantizes itself
+DEQUANTIZED_IN_MODEL = frozenset(QUANTIZED_DTYPES)  # B dtypes the isolated model dequantizes itself
 INTEGER_NOTE = "computes integers only (shapes or indices): no quantization error of its own"
 
 

@@ -24,7 +24,7 @@ from inspector.core.graph.scales import (
     SCALES,
     Scale,
     cause_fill,
-    format_metric,
+    metric_text,
     metric_value,
     ramp_colour,
 )
@@ -130,7 +130,7 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
             if rank < 2.0 and (worst is None or key < worst):
                 worst = key  # type: ignore[assignment]
             lines.append(f"{METRIC_LABELS[metric] if metric != 'cause' else METRIC_LABELS['sqnr']}: "
-                         f"{format_metric(value if metric != 'cause' else acc, 'sqnr' if metric == 'cause' else metric)}")  # fmt: skip
+                         f"{metric_text(value if metric != 'cause' else acc, 'sqnr' if metric == 'cause' else metric)}")  # fmt: skip
             if d is not None:
                 lines.append(f"cause: {d.cause} — {d.evidence}" + (f" (fix: {d.fix.edit} on op {', '.join(map(str, d.fix.ops))})" if d.fix else ""))
         elif result is not None:
@@ -152,7 +152,7 @@ def legend(metric: str | None) -> Legend:
     mid_bad = _between(s, s.bad, s.centre)
     mid_good = _between(s, s.centre, s.good)
     vals = (s.bad, mid_bad, s.centre, mid_good, s.good)
-    labels = [format_metric(v, metric) for v in vals]
+    labels = [metric_text(v, metric) for v in vals]
     labels[0], labels[-1] = "≤ " + labels[0] if s.good > s.bad else "≥ " + labels[0], ("≥ " if s.good > s.bad else "≤ ") + labels[-1]
     labels[2] += " (diagnosis threshold)"
     return Legend(METRIC_LABELS[metric], tuple(zip(labels, RAMP, strict=True)) + (("not compared", NO_DATA),))

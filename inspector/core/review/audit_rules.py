@@ -17,6 +17,7 @@ import numpy as np
 from inspector.core.quantmath.blockwise import blockwise_problems
 from inspector.core.quantmath.kernel_path import input_at, is_quantized_int, roles
 from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model, Op, Subgraph, Tensor
 from inspector.core.tflite.op_facts import SAME_SCALE_OPS, UNQUANTIZED_INT_OPS
 
@@ -217,7 +218,7 @@ def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict]:
     out = []
     consumers = sg.consumers()
     for t in sg.tensors:
-        if t.is_constant or t.dtype not in ("int8", "uint8", "int16"):
+        if t.is_constant or t.dtype not in QUANTIZED_DTYPES:
             continue
         op = producers.get(t.index) or (consumers.get(t.index) or [None])[0]
         if t.quantization is None:

@@ -26,6 +26,7 @@ from inspector.core.samples.spec import (
     input_specs,
     shape_fits,
 )
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model
 
 
@@ -113,11 +114,11 @@ def _samples_axis(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> boo
 
 
 def _check_dtype(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> None:
-    float_input = spec.dtype.startswith("float") or spec.dtype in ("int8", "uint8", "int16")
+    float_input = spec.dtype.startswith("float") or spec.dtype in QUANTIZED_DTYPES
     ok = np.issubdtype(arr.dtype, np.floating) if float_input else (
         np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_
     )
-    if spec.dtype in ("int8", "uint8", "int16") and not np.issubdtype(arr.dtype, np.floating):
+    if spec.dtype in QUANTIZED_DTYPES and not np.issubdtype(arr.dtype, np.floating):
         ok = False
     if not ok:
         want = "float values" if float_input else f"{spec.dtype} values"

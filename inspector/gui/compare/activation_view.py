@@ -188,7 +188,7 @@ class ActivationView(QWidget):
             clip = m.clip_rate
             text = (f"clipped {100 * h.clipped:.2f} % of shown values"
                     + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else ""))
-            warn = clipping_matters(clip if clip is not None else h.clipped, layer.op_type)  # colour only past the audit threshold
+            warn = clipping_matters(clip if clip is not None else h.clipped, layer.op_type)  # colour only past the one clip threshold
             if facts(layer.op_type).fixed_outputs:
                 text += " (past the end of the kernel's fixed output grid)"
             parts.append(f"<span style='color:{COLOR_CLIP}'>{text}</span>" if warn else text)
