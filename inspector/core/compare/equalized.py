@@ -160,8 +160,9 @@ def _producer(v: np.ndarray, p_type: str, s: np.ndarray, position: int) -> np.nd
 
 
 def _consumer(v: np.ndarray, c_type: str, s: np.ndarray) -> np.ndarray:
-    dim = 1 if c_type == "FULLY_CONNECTED" else 3
-    if v.ndim <= dim or v.shape[dim] % len(s):
+    roles = WEIGHTED_OPS.get(c_type)
+    dim = roles.input_dim if roles is not None else None
+    if dim is None or v.ndim <= dim or v.shape[dim] % len(s):
         return v
     return v * _along(v, dim, np.repeat(s, v.shape[dim] // len(s)))  # depthwise: column k reads channel k // multiplier
 

@@ -1,4 +1,4 @@
-"""Text for the op math panel: an `OpMath` as labelled parameters, table rows and plain text.
+"""Text for the op math panel: an `OpMath` as labelled parameters, table rows and plain text (Qt-free).
 
 Formatting only (no Qt, no arithmetic beyond picking min/max for a span): the numbers are the
 ones `core.opmath` computed. Shared by the panel's HTML, its tables and "Copy as text".
