@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from inspector.core.compare.layer_lookup import LayersByOp
+from inspector.core.numbers import number
 from inspector.core.samples.settings import SampleSettings
 
 
@@ -171,18 +172,14 @@ def parity_table(result: RuntimeParityResult) -> str:
             spec = " / ".join(_short(layer.spec_mismatch[k]) for k in (a, b))
         mark = "  <- first divergence" if layer.first_divergence else ""
         lines.append(f"{layer.op_index:>4}  {layer.op_type:<20} {100 * layer.differ_share:>7.2f}% "
-                     f"{_lsb(layer.max_lsb):>8}  {spec}{mark}")  # fmt: skip
+                     f"{number(layer.max_lsb, none='n/a'):>8}  {spec}{mark}")  # fmt: skip
     for o in result.outputs:
-        lines.append(f"output '{o.name}': {100 * o.differ_share:.2f}% of elements differ, max {_lsb(o.max_lsb)} LSB")
+        lines.append(f"output '{o.name}': {100 * o.differ_share:.2f}% of elements differ, max {number(o.max_lsb, none='n/a')} LSB")
     first = result.first_divergence
     lines.append("no difference between the two runtimes" if first is None else
                  f"first divergence: op {first.op_index} {first.op_type} '{first.tensor_name}'")  # fmt: skip
     return "\n".join(lines)
 
 
-def _lsb(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:g}"
-
-
 def _short(d: Difference) -> str:
-    return "exact" if d.differ_share == 0 else f"{100 * d.differ_share:.2f}% max {_lsb(d.max_lsb)}"
+    return "exact" if d.differ_share == 0 else f"{100 * d.differ_share:.2f}% max {number(d.max_lsb, none='n/a')}"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.compare.pairing import pair_models
+from inspector.core.numbers import db
 from inspector.core.requantize.objective import Objective
 from inspector.core.samples.holdout import HELD_OUT, SampleSplit, split_samples
 from inspector.core.samples.spec import Sample
@@ -52,11 +53,7 @@ class HeldOutGain:
         gain = f"{self.gain_db:+.2f} dB" if math.isfinite(self.gain_db) else "exact"
         worst = (f" (its worst part: {self.part_before or 'the whole tensor'} before, {self.part_after or 'the whole tensor'} after)"
                  if self.part_before or self.part_after else "")
-        return f"output SQNR {_db(self.before_db)} → {_db(self.after_db)} ({gain}) {where}{worst}"
-
-
-def _db(v: float) -> str:
-    return "inf dB" if math.isinf(v) else f"{v:.2f} dB"
+        return f"output SQNR {db(self.before_db, 2, unit=True)} → {db(self.after_db, 2, unit=True)} ({gain}) {where}{worst}"
 
 
 def held_out_gain(

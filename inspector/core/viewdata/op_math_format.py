@@ -7,9 +7,9 @@ ones `core.opmath` computed. Shared by the panel's HTML, its tables and "Copy as
 from __future__ import annotations
 
 import html
-import math
 import re
 
+from inspector.core.numbers import number, percent
 from inspector.core.quantmath.opmath import OpMath, TensorQuant
 
 _NUMBER = re.compile(r"^[−+-]?(\d|\.\d)[\d.,eE+−-]*%?$")
@@ -20,15 +20,11 @@ def is_number(text: str) -> bool:
 
 
 def g(v: float | None, digits: int = 6) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float) and math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    return f"{v:.{digits}g}"
+    return number(v, digits, symbols=True)
 
 
 def pct(v: float | None, digits: int = 1) -> str:
-    return "—" if v is None else f"{v * 100:.{digits}f}%"
+    return percent(v, digits, none="—", space=False)
 
 
 def span(vals, digits: int = 6) -> str:

@@ -8,8 +8,6 @@ clicking a channel shows that channel alone.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.compare.weights import WeightAnalysis
+from inspector.core.numbers import number
 from inspector.core.viewdata.weight_view import (
     coarse_bins,
     data_extent,
@@ -49,22 +48,14 @@ from inspector.gui.views.plot_style import (
 EMPTY_TEXT = "Select a layer with weights, or a constant tensor, to see its weight histogram."
 
 
-def _fmt(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "—"
-    if math.isinf(v):
-        return ("∞" if v > 0 else "−∞") + unit
-    return f"{v:.4g}{unit}"
-
-
 def summary_text(w: WeightAnalysis) -> str:
     """The label beside the plot: errors with units, grid step, clip range, sample size."""
     parts = []
     if w.metrics is not None:
         m = w.metrics
         steps = f" = {m.max_abs / w.grid_step:.2f} grid steps" if w.grid_step else ""
-        parts.append(f"<b>SQNR {_fmt(m.sqnr_db, ' dB')}</b>")
-        parts.append(f"max |error| {_fmt(m.max_abs)}{steps}")
+        parts.append(f"<b>SQNR {number(m.sqnr_db, 4, unit=' dB', symbols=True)}</b>")
+        parts.append(f"max |error| {number(m.max_abs, 4, symbols=True)}{steps}")
         if m.rmse_over_scale is not None:
             parts.append(f"RMSE/scale {m.rmse_over_scale:.3f} (rounding alone ≈ 0.289)")
         if m.clip_rate is not None:
