@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import socket
@@ -185,6 +186,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     write_output(path, text.encode("utf-8"))
+
+
+def json_float(v: float | None) -> float | None:
+    """A float as JSON holds it: infinite or NaN (not representable in JSON) as None."""
+    return None if v is None or not math.isfinite(v) else v
 
 
 def to_json_text(obj: object) -> str:

@@ -2,13 +2,15 @@
 
 It composes the features (`_compose`): each is built with the models-and-selection controller,
 the `UiServices` (errors, status, tabs, menus, strips) and the collaborators it calls, and adds
-its own tabs and menus; the window keeps them in one `features` table and owns no feature.
+its own tabs and menus; the window keeps them in one typed `features` table (`Features`) and owns no feature.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -53,6 +55,13 @@ from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
 
+if TYPE_CHECKING:
+    from inspector.gui.compare.controller import CompareController
+    from inspector.gui.requantize.controller import RequantizeController
+    from inspector.gui.requantize.requantize_panel import RequantizePanel
+    from inspector.gui.weights.per_channel_view import PerChannelView
+    from inspector.gui.weights.weight_histogram import WeightHistogramView
+
 APP_TITLE = "TFLite Quantization Inspector"
 
 
@@ -68,6 +77,44 @@ def about_versions() -> list[tuple[str, str]]:
 FILE_FILTER = ("Models (*.tflite *.litertlm *.keras *.h5 *.hdf5);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;"
                "Keras models (*.keras *.h5 *.hdf5);;All files (*)")  # the first (default) filter shows every kind it opens
 
+
+
+@dataclass(frozen=True)
+class Features:
+    """The composed features by name (`window.features`), typed: the window's intents, the app
+    and tests reach a feature as `window.features.compare`, never through each other."""
+
+    weights: WeightsFeature
+    weights_view: WeightHistogramView
+    per_channel_view: PerChannelView
+    compare: CompareController
+    compare_features: CompareFeature
+    requantize: RequantizeController
+    requantize_features: RequantizeFeature
+    requantize_panel: RequantizePanel
+    session: SessionFeature
+    review: ReviewFeature
+    opmath: OpMathFeature
+    signature_features: SignatureFeature
+    pair: PairFeature
+    example_autorun: ExampleFeature
+    parity: ParityFeature
+    keras: KerasFeature
+    diagnosis_features: DiagnosisFeature
+    graph: GraphController
+
+    NAMES: ClassVar[frozenset[str]]
+
+    def __getitem__(self, name: str) -> object:
+        if name not in self.NAMES:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.NAMES
+
+
+Features.NAMES = frozenset(f.name for f in fields(Features))
 
 class MainWindow(TfliteDropTarget, QMainWindow):
     def __init__(self, controller: Controller | None = None, settings: QSettings | None = None,
@@ -123,7 +170,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self._restore_state()
 
     @staticmethod
-    def _compose(c: Controller, ui: UiServices) -> dict[str, object]:
+    def _compose(c: Controller, ui: UiServices) -> Features:
         """Build the features, each with the collaborators it calls (no feature reaches another
         through the window); the result names them for the window's own intents and for tests."""
         weights = WeightsFeature(c, ui)  # Weights and Per-channel quantization tabs
@@ -146,19 +193,19 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         requantize.inputs_wanted.connect(compare_features.choose_sample_file)  # "Choose inputs…" before a random calibration
         graph = GraphController(c, ui, compare, requantize, review)  # Graph tab: B's ops coloured by the comparison
         ui.move_tab_last(requantize_tab)  # Requantize stays the last tab
-        return {"weights": weights, "weights_view": weights.weights_view, "per_channel_view": weights.per_channel_view,
-                "compare": compare, "compare_features": compare_features, "requantize": requantize,
-                "requantize_features": requantize_features, "requantize_panel": requantize_features.panel,
-                "session": session, "review": review, "opmath": opmath, "signature_features": signature_features,
-                "pair": pair, "example_autorun": example_autorun, "parity": parity, "keras": keras,
-                "diagnosis_features": diagnosis_features, "graph": graph}
+        return Features(weights=weights, weights_view=weights.weights_view, per_channel_view=weights.per_channel_view,
+                        compare=compare, compare_features=compare_features, requantize=requantize,
+                        requantize_features=requantize_features, requantize_panel=requantize_features.panel,
+                        session=session, review=review, opmath=opmath, signature_features=signature_features,
+                        pair=pair, example_autorun=example_autorun, parity=parity, keras=keras,
+                        diagnosis_features=diagnosis_features, graph=graph)
 
-    def __getattr__(self, name: str):
-        """`window.compare`, `window.keras`...: the composed features by name (for the window's
-        intents, the app and tests; features never look each other up here)."""
+    def __getattr__(self, name: str) -> Any:
+        """`window.compare`, `window.keras`...: the composed features by name, forwarded to
+        `window.features` (typed: what new tests use; features never look each other up here)."""
         features = self.__dict__.get("features")
-        if features is not None and name in features:
-            return features[name]
+        if features is not None and name in Features.NAMES:
+            return getattr(features, name)
         raise AttributeError(name)
 
     # ------------------------------------------------------------------ extension points
@@ -170,9 +217,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
         Keras model or SavedModel folder opens through the Keras feature (its float twin as A)."""
-        keras = self.__dict__.get("features", {}).get("keras")
-        if is_keras_path(path) and isinstance(keras, KerasFeature):
-            return keras.open_keras(slot, path)
+        features = self.__dict__.get("features")
+        if is_keras_path(path) and features is not None:
+            return features.keras.open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
             self.choose_section(slot, str(path))
             return None

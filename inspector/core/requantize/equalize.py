@@ -46,6 +46,7 @@ from inspector.core.samples.spec import Sample
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.op_facts import WEIGHTED_OPS
+from inspector.core.writing import json_float
 
 
 def _rows(w: np.ndarray, dim: int) -> np.ndarray:
@@ -114,7 +115,7 @@ def _spread(lo: np.ndarray, hi: np.ndarray) -> float:
 
 
 def _finite(v: float) -> float | None:
-    return v if np.isfinite(v) else None
+    return json_float(float(v))
 
 
 def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sample], runtime: str = "optimized") -> None:

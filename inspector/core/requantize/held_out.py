@@ -21,6 +21,7 @@ from inspector.core.samples.holdout import HELD_OUT, SampleSplit, split_samples
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
+from inspector.core.writing import json_float
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,7 @@ class HeldOutGain:
         return self.after_db - self.before_db
 
     def to_json(self) -> dict[str, Any]:
-        def f(v: float) -> float | None:
-            return v if math.isfinite(v) else None
+        f = json_float
 
         parts = {"worst_part_before": self.part_before or None, "worst_part_after": self.part_after or None}
         return {**self.split.to_json(), "output": self.output, "output_sqnr_db_before": f(self.before_db),

@@ -28,6 +28,7 @@ from inspector.core.quantmath.quant import tensor_range
 from inspector.core.review.audit import audit_model, counts
 from inspector.core.tflite.model import Model, Tensor, load_model
 from inspector.core.tflite.signatures import select_signature
+from inspector.core.writing import json_float
 
 REPORT_SCHEMA = "tflite-inspector-report"
 REPORT_VERSION = 1
@@ -108,7 +109,7 @@ def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: i
         "edges": edges, "float_counts": ca, "quant_counts": cb,
         "clip_lo": a.clip_lo, "clip_hi": a.clip_hi, "quant_dtype": a.quant_dtype,
         "per_channel": bool(a.quant is not None and a.quant.per_channel),
-        "sqnr_db": None if m is None or not math.isfinite(m.sqnr_db) else m.sqnr_db,
+        "sqnr_db": None if m is None else json_float(m.sqnr_db),
         "max_abs": None if m is None else m.max_abs,
         "elements": a.used_elements, "notes": list(a.notes),
         "float16": None if a.float16 is None else a.float16.to_json(),
