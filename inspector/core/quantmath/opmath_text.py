@@ -104,7 +104,7 @@ def _rescale(op: Op, r: RescaleMath, fixed: tuple[float, int] | None) -> list[st
         return [
             f"{op.type} of two quantized tensors with different scales: both inputs are first shifted left by "
             f"{r.left_shift} bits (left_shift, {'16' if r.left_shift == 15 else '8'}-bit path) and rescaled to a common scale "
-            f"twice_max_input_scale = 2·max(S_in1, S_in2) = {number(r.twice_max_input_scale)}.",  # type: ignore[arg-type]
+            f"twice_max_input_scale = 2·max(S_in1, S_in2) = {number(r.twice_max_input_scale)}.",
             f"input 1 multiplier = {number(m1.real)} (M0 {m1.m0}, shift {m1.shift}); input 2 multiplier = {number(m2.real)} "
             f"(M0 {m2.m0}, shift {m2.shift}); output multiplier = 2·max/(2^{r.left_shift}·S_out) = {number(mo.real)} "
             f"(M0 {mo.m0}, shift {mo.shift}).",

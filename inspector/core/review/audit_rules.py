@@ -220,7 +220,7 @@ def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict]:
     for t in sg.tensors:
         if t.is_constant or t.dtype not in QUANTIZED_DTYPES:
             continue
-        op = producers.get(t.index) or (consumers.get(t.index) or [None])[0]
+        op = producers.get(t.index) or next(iter(consumers.get(t.index) or ()), None)
         if t.quantization is None:
             if op is not None and op.type not in UNQUANTIZED_INT_OPS:
                 out.append(_f("error", "missing-quantization", op, t,

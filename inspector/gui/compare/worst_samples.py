@@ -165,8 +165,8 @@ class WorstSamplesView(QWidget):
             if c in (0, 5, 6) or (regression and c in (2, 3, 4)):
                 it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(r, c, it)
-        src = self.table.item(r, 1)
-        src.setToolTip(f"sample #{o.index}: {o.source}")
+        if (src := self.table.item(r, 1)) is not None:
+            src.setToolTip(f"sample #{o.index}: {o.source}")
 
     def _load_thumbnails(self) -> None:
         """Thumbnails arrive from a pool thread (hundreds of photos would freeze the window)."""

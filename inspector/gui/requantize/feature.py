@@ -87,7 +87,7 @@ class RequantizeFeature(QObject):
         p.versions.compare_requested.connect(rq.compare_versions)
         p.suggest.suggest_requested.connect(rq.suggest)
         p.suggest.apply_requested.connect(rq.apply_suggestion)
-        p.suggest.edit_requested.connect(lambda: rq.suggestion is not None and ed.set_plan(rq.suggestion.plan))
+        p.suggest.edit_requested.connect(self._edit_suggestion)
         p.save_model_requested.connect(self.choose_save_model)
         p.save_recipe_requested.connect(self.choose_save_recipe)
         p.plot.layer_clicked.connect(self._layer_clicked)
@@ -102,6 +102,11 @@ class RequantizeFeature(QObject):
         self._models_changed()
 
     # ------------------------------------------------------------------ intents
+    def _edit_suggestion(self) -> None:
+        """Suggest's plan into the plan editor, to change before running it."""
+        if self.rq.suggestion is not None:
+            self.panel.editor.set_plan(self.rq.suggestion.plan)
+
     def apply_plan(self, plan) -> Worker | None:
         """Queue `plan` in the tab's plan editor, show the tab and run it (None: not started)."""
         self.panel.editor.set_plan(plan)

@@ -157,7 +157,7 @@ class TradeoffPlot(QWidget):
         versions = [] if self.measured_at else self.version_points
         xy = self._fill(self.candidates, pts) + self._fill(self.versions, versions)
         texts = [label for label, _, _ in pts] + [name.split(" ")[0] for name, _, _ in versions]
-        extra_y = [s.target_sqnr_db] if s is not None and s.target_sqnr_db is not None else []
+        extra_y: list[float] = [s.target_sqnr_db] if s is not None and s.target_sqnr_db is not None else []
         self._label([(x, y, t) for (x, y), t in zip(xy, texts, strict=True) if math.isfinite(y)], extra_y)
 
         self.best.setData([])
