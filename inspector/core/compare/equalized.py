@@ -241,7 +241,7 @@ def reference_constant(qm: Model | None, tensor: Tensor | int | None, values: np
     eq = equalization_of(qm)
     if eq is None or tensor is None or values is None:
         return None
-    owner = _owner(qm, eq, tensor if isinstance(tensor, int) else tensor.index)  # type: ignore[arg-type]
+    owner = _owner(qm, eq, tensor if isinstance(tensor, int) else tensor.index)  # type: ignore[arg-type]  # tensor is not None (returned above)
     if owner is None:
         return None
     new = eq.constant(owner[0], owner[1], values)

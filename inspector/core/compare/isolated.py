@@ -154,7 +154,7 @@ def build_isolated_parts(fm: Model, qm: Model, pairing: Pairing, parts: int) -> 
     """The isolated model cut in `parts` models of consecutive ops of about equal cost (so two
     threads can share the work); each carries every note, its own ops in `float_ops`."""
     key = ("isolated", 2, parts, fm.main.index, qm.main.index, *file_key(fm.path), *file_key(qm.path))
-    return cached(key, lambda: _build(fm, qm, pairing, parts))  # type: ignore[return-value]
+    return cached(key, lambda: _build(fm, qm, pairing, parts))  # type: ignore[return-value]  # the cache returns what the builder made
 
 
 def _dequantized_in_model(qt: Tensor, ft: Tensor) -> bool:

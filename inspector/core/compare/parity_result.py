@@ -146,7 +146,7 @@ class RuntimeParityResult(LayersByOp[LayerParity]):
             samples=int(d["samples"]),
             layers=tuple(LayerParity.from_json(x) for x in d["layers"]),
             outputs=tuple(OutputParity.from_json(x) for x in d["outputs"]),
-            labels=labels,  # type: ignore[arg-type]
+            labels=labels,  # type: ignore[arg-type]  # two labels, as runtimes and threads (checked above)
             samples_are_random=bool(d.get("samples_are_random", False)),
             inputs=str(d.get("inputs") or ""),
             signature=None if d.get("signature") is None else str(d["signature"]),

@@ -128,14 +128,14 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
             acc = layer.metrics.sqnr_db
             key = (rank, acc if not math.isnan(acc) else math.inf, op)
             if rank < 2.0 and (worst is None or key < worst):
-                worst = key  # type: ignore[assignment]
+                worst = key  # type: ignore[assignment]  # the key is (rank, SQNR, op): the op index is the int the declared type names
             lines.append(f"{METRIC_LABELS[metric] if metric != 'cause' else METRIC_LABELS['sqnr']}: "
                          f"{metric_text(value if metric != 'cause' else acc, 'sqnr' if metric == 'cause' else metric)}")  # fmt: skip
             if d is not None:
                 lines.append(f"cause: {d.cause} — {d.evidence}" + (f" (fix: {d.fix.edit} on op {', '.join(map(str, d.fix.ops))})" if d.fix else ""))
         elif result is not None:
             lines.append("not compared")
-        b = badges.get(op, ())  # type: ignore[arg-type]
+        b = badges.get(op, ())  # type: ignore[arg-type]  # no badge: the empty tuple
         lines += [BADGES[k][2] for k in b]
         styles.append(NodeStyle(fill, "\n".join(x for x in lines if x), value, cause, b))
     return GraphStyle(None if result is None else metric, tuple(styles), legend(metric if result is not None else None),

@@ -91,7 +91,7 @@ class VersionDelta:
     def changed(self, min_db: float = 0.05) -> list[LayerDelta]:
         """Rows whose SQNR moved by at least `min_db` (either way), largest change first."""
         rows = [r for r in self.rows if r.delta_db is not None and abs(r.delta_db) >= min_db]
-        return sorted(rows, key=lambda r: -abs(r.delta_db))  # type: ignore[arg-type]
+        return sorted(rows, key=lambda r: -abs(r.delta_db or 0.0))  # every row kept has a delta
 
     def to_json(self) -> dict[str, Any]:
         j = json_float

@@ -45,7 +45,7 @@ class Finding:
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})  # type: ignore[arg-type]
+        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})  # type: ignore[arg-type]  # JSON written by to_json: each field has its type
 
 
 def audit_model(

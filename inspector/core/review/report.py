@@ -40,7 +40,7 @@ def _io(t: Tensor) -> dict:
     return {"name": t.name, "dtype": t.dtype, "shape": list(t.shape_signature),
             "scale": None if q is None or q.per_channel else q.scales[0],
             "zero_point": None if q is None or q.per_channel else q.zero_points[0],
-            "range": None if tensor_range(t) is None else list(tensor_range(t))}  # type: ignore[arg-type]  # fmt: skip
+            "range": None if tensor_range(t) is None else list(tensor_range(t))}  # type: ignore[arg-type]  # checked not None just before  # fmt: skip
 
 
 def model_card(model: Model) -> dict:
@@ -135,10 +135,10 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: Com
     for lay in worst:
         op_i = lay.op_index
         hist = None
-        if pairing is not None and 0 <= op_i < len(qm.main.ops):  # type: ignore[union-attr]
-            qt = weight_tensor_of(qm.main, qm.main.ops[op_i])  # type: ignore[union-attr]
+        if pairing is not None and 0 <= op_i < len(qm.main.ops):  # type: ignore[union-attr]  # a report of a comparison has model B
+            qt = weight_tensor_of(qm.main, qm.main.ops[op_i])  # type: ignore[union-attr]  # as above
             ft = pairing.float_for_quant(qt) if qt is not None else None
-            hist = weight_histogram(fm, qm, op_i, ft)  # type: ignore[arg-type]
+            hist = weight_histogram(fm, qm, op_i, ft)  # type: ignore[arg-type]  # model A is open when a pairing is
         worst_out.append({**lay.to_json(), "subgraph": target.main.index, "weights": hist})
     # Op indices of the worst layers are the compared subgraph's (the signature's): explain those ops.
     op_maths = {str(lay.op_index): op_math(target, lay.op_index, comparison=comparison).to_json()
@@ -189,11 +189,11 @@ def write_report(report: dict, comparison: ComparisonResult | None = None, *, ht
         write_json_output(report, json_path)
         written.append(json_path)
     if csv:
-        atomic_write_text(csv, to_csv_text(comparison))  # type: ignore[arg-type]
+        atomic_write_text(csv, to_csv_text(comparison))  # type: ignore[arg-type]  # the CSV is asked for with a comparison only (the command checks)
         written.append(csv)
     if model_explorer:
         quant = report["models"].get("quant")
         model = load_model(quant["path"]) if quant else None
-        atomic_write_text(model_explorer, to_json_text(node_data(comparison, metric, model=model)) + "\n")  # type: ignore[arg-type]
+        atomic_write_text(model_explorer, to_json_text(node_data(comparison, metric, model=model)) + "\n")  # type: ignore[arg-type]  # as above
         written.append(model_explorer)
     return written

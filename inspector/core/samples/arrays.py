@@ -60,7 +60,7 @@ def _per_sample(specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict[s
     one = spec.shape[1:] if spec.shape else ()
     sig = spec.shape_signature[1:] if spec.shape_signature else ()
     rows = []
-    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):  # type: ignore[union-attr]
+    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):  # type: ignore[union-attr]  # every key sorted here matched the pattern
         a = np.asarray(data[k])
         if a.ndim == len(one) + 1 and a.shape[0] == 1:
             a = a[0]

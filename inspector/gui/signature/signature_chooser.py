@@ -63,7 +63,7 @@ class SignatureChooser(QWidget):
                 self.combo.addItem(f"{i.key}  (subgraph {i.subgraph})", i.key)
             at = self.combo.findData(current) if current is not None else -1
             if at < 0:
-                at = next((k for k in range(self.combo.count()) if self._info(k) is None or self._info(k).subgraph == 0), 0)  # type: ignore[union-attr]
+                at = next((k for k in range(self.combo.count()) if (info := self._info(k)) is None or info.subgraph == 0), 0)
             self.combo.setCurrentIndex(at)
         self._show_details()
         choice = len(self.infos) > 1

@@ -197,8 +197,8 @@ class WeightHistogramView(QWidget):
             return
         src = w.b or w.a
         ch = f", channel {w.channel}" if w.channel is not None else ""
-        self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]
-        self.title.setToolTip(src.name)  # type: ignore[union-attr]
+        self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]  # an analysis shown has A's or B's tensor
+        self.title.setToolTip(src.name)  # type: ignore[union-attr]  # as above
         notes = "".join(f"<br><i>{n}</i>" for n in w.notes)
         self.summary.setText(summary_text(w) + notes)
         self.fine = None  # decided by _update_detail for the visible range
