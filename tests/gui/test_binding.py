@@ -3,10 +3,12 @@ once, the state's event shows a change in the widget, and neither bounces back (
 
 from __future__ import annotations
 
+import dataclasses
+
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QComboBox
 
-from inspector.core.samples.settings import ALL
+from inspector.core.samples.settings import ALL, SampleSettings
 from inspector.core.state.app_state import AppState
 from inspector.gui.binding import quietly
 from inspector.gui.compare.inputs_panel import InputsPanel
@@ -93,3 +95,21 @@ def test_quietly_silences_and_restores(qtbot):
     assert seen == [] and not combo.signalsBlocked()
     combo.setCurrentIndex(1)
     assert seen == [1]
+
+
+def test_the_window_binds_the_own_error_option_to_the_state(qtbot, window):
+    """The own-error check box of the comparison's inputs is the state's `isolated` option: a
+    click sets it once through the one setter, a state change (a session, the example) shows in
+    the check box, and neither comes back (no echo)."""
+    state, box = window.state, window.features.compare_features.inputs.isolated
+    events, toggles, sets = [], [], []
+    state.options_changed.connect(events.append)
+    box.toggled.connect(toggles.append)
+    real_set = state.set_option
+    state.set_option = lambda name, value: (sets.append((name, value)), real_set(name, value))[1]
+    assert box.isChecked() is state.options.isolated is True
+    box.click()
+    assert state.options.isolated is False and sets == [("isolated", False)] and len(events) == 1 and toggles == [False]
+    state.set_options(dataclasses.replace(state.options, isolated=True, samples=SampleSettings(count=3)))
+    assert box.isChecked() and window.features.compare_features.inputs.count.value() == 3
+    assert sets == [("isolated", False)] and len(events) == 2 and toggles == [False, True]
