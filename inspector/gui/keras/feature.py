@@ -23,6 +23,7 @@ from inspector.core.keras.info import keras_info
 from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tensor, qat_math_section
 from inspector.core.keras.qat_variables import variable_table_rows, variables_caption
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
+from inspector.core.quantmath.opmath_types import OpMath
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
 from inspector.gui.keras.keras_view import KerasView
@@ -126,7 +127,7 @@ class KerasFeature(QObject):
         self.opmath.set_section(None)
         self._op_math_shown(self.opmath.current_math())
 
-    def _op_math_shown(self, om) -> None:
+    def _op_math_shown(self, om: OpMath | None) -> None:
         """Op math of B's op (the panel shows B's whenever B is open): its tensors' QAT ranges."""
         b = self.controller.models["B"]
         if om is None or not self.qat_tensors or b is None or om.subgraph != 0:

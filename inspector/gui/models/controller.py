@@ -194,7 +194,7 @@ class Controller(QObject):
     def clear_selection(self) -> None:
         self.state.select(Selection(), None)
 
-    def _select(self, slot, op, other_op, tensor, other_tensor) -> None:
+    def _select(self, slot: str, op: int | None, other_op: int | None, tensor: int | None, other_tensor: int | None) -> None:
         if slot == "A":
             sel = Selection("A", op, other_op, tensor, other_tensor)
         else:

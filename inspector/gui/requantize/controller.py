@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.calibration_source import random_calibration_note
 from inspector.core.requantize.choices import (
     describe_surgical,
@@ -176,7 +177,7 @@ class RequantizeController(VersionFiles, QObject):
             c.run(self.comparison_options())
         self._update()
 
-    def _result_changed(self, result) -> None:
+    def _result_changed(self, result: ComparisonResult | None) -> None:
         v = self.version(self.current)
         a = self.controller.models["A"]
         if result is None or v is None or a is None:

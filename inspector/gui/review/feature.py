@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.review.audit import Finding, audit_model
+from inspector.core.tflite.model import Model
 from inspector.gui.protocols import ModelsController, ResultSource
 from inspector.gui.review.audit_view import AuditView
 from inspector.gui.review.export import ReportExporter
@@ -66,7 +67,7 @@ class ReviewFeature(QObject):
         else:
             self.controller.run_task(w, f"Auditing {Path(model.path).name}")
 
-    def _audited(self, token: int, model, findings: list[Finding], with_comparison: bool) -> None:
+    def _audited(self, token: int, model: Model, findings: list[Finding], with_comparison: bool) -> None:
         if token != self._audit_token:
             return
         self.findings = findings
@@ -82,7 +83,7 @@ class ReviewFeature(QObject):
             labels = {sig.subgraph: f"signature '{sig.key}'" for sig in model.signatures}
             self.audit_view.model.set_shown_subgraph(model.main.index, labels)
 
-    def _audit_failed(self, token: int, model, msg: str) -> None:
+    def _audit_failed(self, token: int, model: Model, msg: str) -> None:
         if token == self._audit_token:
             self.audit_view.set_findings(None, note=f"Audit of {Path(model.path).name} failed: {msg}")
             self.ui.show_error(f"Audit of {model.path} failed: {msg}", "B")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
+from inspector.core.tflite.model import Tensor
 from inspector.gui.protocols import ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.weights.per_channel_view import PerChannelView
@@ -24,6 +25,6 @@ class WeightsFeature(QObject):
         controller.quantization_changed.connect(self._quantization_changed)
         self.weights_view.channel_requested.connect(controller.set_channel)
 
-    def _quantization_changed(self, info) -> None:
+    def _quantization_changed(self, info: tuple[str, Tensor] | None) -> None:
         label, tensor = info if info is not None else ("", None)
         self.per_channel_view.set_tensor(tensor, label)
