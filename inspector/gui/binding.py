@@ -71,14 +71,19 @@ class Binding:
                 self.write(value)
 
 
-class Binder:
-    """Widgets bound to the fields of `model`, with the one re-entrancy guard they share."""
+class Binder(QObject):
+    """Widgets bound to the fields of `model`, with the one re-entrancy guard they share. Give it
+    the widgets' parent as `parent`: the model's signal stops reaching it when they are gone."""
 
-    def __init__(self, model: OptionsModel) -> None:
+    def __init__(self, model: OptionsModel, parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.model = model
         self.bindings: list[Binding] = []
         self.busy = False
-        model.options_changed.connect(lambda *_a: self.pull())
+        model.options_changed.connect(self._changed)
+
+    def _changed(self, *_args: object) -> None:
+        self.pull()
 
     @contextmanager
     def hold(self) -> Iterator[None]:

@@ -104,7 +104,7 @@ class InputsPanel(QWidget):
     def bind(self, model: OptionsModel) -> Binder:
         """Bind every widget to its field of `model`'s options, both ways (the widgets show the
         model's values from now on)."""
-        b = self.binder = Binder(model)
+        b = self.binder = Binder(model, self)
         edited = {name: (lambda v, n=name: self.field_edited.emit(n, v))
                   for name in ("source", "count", "seed", "normalization", "runtime", "isolated")}
         b.bind("source", (self.source.currentIndexChanged, self.path.editingFinished), self.pending_source,
