@@ -113,3 +113,23 @@ def test_the_window_binds_the_own_error_option_to_the_state(qtbot, window):
     state.set_options(dataclasses.replace(state.options, isolated=True, samples=SampleSettings(count=3)))
     assert box.isChecked() and window.features.compare_features.inputs.count.value() == 3
     assert sets == [("isolated", False)] and len(events) == 2 and toggles == [False, True]
+
+
+def test_the_plan_editor_binds_the_drafts_options(qtbot):
+    """The quantizer route's options are the plan draft's (a core state object): an edit sets the
+    draft once, a change of the draft shows in the widgets, without echo."""
+    from inspector.core.requantize.draft import PlanDraft
+    from inspector.gui.requantize.plan_editor import PlanEditor
+
+    draft = PlanDraft()
+    editor = PlanEditor(draft=draft)
+    qtbot.addWidget(editor)
+    changes, toggles = [], []
+    draft.changed.connect(lambda: changes.append((draft.per_channel, draft.algorithm)))
+    editor.per_channel.toggled.connect(toggles.append)
+    assert editor.per_channel.isChecked() is draft.per_channel is True
+    editor.per_channel.click()
+    assert draft.per_channel is False and changes == [(False, "min_max")] and toggles == [False]
+    draft.set_options(algorithm="mse", per_channel=True)
+    assert editor.algorithm.currentData() == "mse" and editor.per_channel.isChecked()
+    assert changes == [(False, "min_max"), (True, "mse")] and toggles == [False, True]

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -55,8 +55,8 @@ from inspector.core.requantize.draft import (
 from inspector.core.requantize.plan import Plan
 from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.tflite.model import Model
-from inspector.gui.binding import quietly
-from inspector.gui.relay import on_event
+from inspector.gui.binding import Binder, quietly
+from inspector.gui.relay import on_event, relay
 from inspector.gui.views.run_row import RunRow
 from inspector.gui.views.sizing import table_height
 
@@ -73,6 +73,23 @@ ROUTE_TIPS = {
                "run is made first and used as the baseline, so the deltas show only the plan's effect.",
 }
 
+
+
+class DraftOptions(QObject):
+    """The draft's quantizer-route options by name (base, per_channel, algorithm), for a `Binder`."""
+
+    options_changed = Signal()
+
+    def __init__(self, draft: PlanDraft, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.draft = draft
+        relay(draft.changed, self.options_changed, self, args=False)
+
+    def option(self, name: str) -> object:
+        return getattr(self.draft, name)
+
+    def set_option(self, name: str, value: object) -> None:
+        self.draft.set_options(**{name: value})
 
 class PlanEditor(QWidget):
     run_requested = Signal(object)  # Plan
@@ -100,15 +117,12 @@ class PlanEditor(QWidget):
         self.base.setToolTip("Scheme for every layer not listed below")
         self.base.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.base.setMinimumContentsLength(10)
-        self.base.currentIndexChanged.connect(lambda _i: self.draft.set_options(base=self.base.currentData()))
         self.base_note = QLabel()
         self.per_channel = QCheckBox("per-channel weights", checked=True)
-        self.per_channel.toggled.connect(lambda on: self.draft.set_options(per_channel=on))
         self.algorithm = QComboBox()
         for key, text in ALGORITHM_LABELS.items():
             self.algorithm.addItem(text, key)
         self.algorithm.setToolTip("Range calibration for the base scheme (MSE: weights of conv / fully connected only)")
-        self.algorithm.currentIndexChanged.connect(lambda _i: self.draft.set_options(algorithm=self.algorithm.currentData()))
         base_row = QHBoxLayout()
         base_row.addWidget(self.base, 1)
         base_row.addWidget(self.base_note)
@@ -172,6 +186,10 @@ class PlanEditor(QWidget):
         lay.addWidget(self.calibration)
         lay.addWidget(self.run_row)
         on_event(self.draft.changed, self, self._render)
+        self.binder = Binder(DraftOptions(self.draft, self), self)  # the quantizer route's options, both ways
+        self.binder.combo(self.base, "base")
+        self.binder.check(self.per_channel, "per_channel")
+        self.binder.combo(self.algorithm, "algorithm")
         self._render()
 
     def take_run_row(self) -> RunRow:
@@ -302,11 +320,6 @@ class PlanEditor(QWidget):
         d = self.draft
         if d.route != self._shown_route:
             self._show_route(d.route)
-        for combo, key in ((self.base, d.base), (self.algorithm, d.algorithm)):
-            with quietly(combo):
-                combo.setCurrentIndex(max(0, combo.findData(key)))
-        with quietly(self.per_channel):
-            self.per_channel.setChecked(d.per_channel)
         rows = d.rows
         while self.table.rowCount() > len(rows):
             self.table.removeRow(self.table.rowCount() - 1)
