@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from inspector.core.compare.concat_layout import ConcatLayout
-from inspector.core.numbers import db
 from inspector.core.stats.axis_sums import AxisSums
 from inspector.core.stats.metrics import TensorStats
+from inspector.core.text.numbers import db
 
 BELOW_DB = 20.0  # a channel or slice this far below its tensor's SQNR is named in the verdicts
 # A channel whose float range is under this share of the median channel's is near-dead: what it

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from inspector.core.compare.layer_lookup import LayersByOp
-from inspector.core.numbers import number
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.text.numbers import number
 
 
 @dataclass(frozen=True)

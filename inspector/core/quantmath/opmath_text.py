@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from inspector.core.numbers import number
+from inspector.core.text.numbers import number
 
 if TYPE_CHECKING:
     from inspector.core.quantmath.opmath_types import ConvMath, HybridMath, RescaleMath, TensorQuant

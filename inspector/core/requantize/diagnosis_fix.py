@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import ComparisonResult
-from inspector.core.numbers import db
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.text.numbers import db
 
 PLAN_KIND = {"weight_rounding": "weight_mse"}
 

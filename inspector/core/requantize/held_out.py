@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.compare.pairing import pair_models
-from inspector.core.numbers import db
 from inspector.core.requantize.objective import Objective
 from inspector.core.samples.holdout import HELD_OUT, SampleSplit, split_samples
 from inspector.core.samples.spec import Sample
+from inspector.core.text.numbers import db
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
 from inspector.core.writing import json_float

@@ -11,7 +11,6 @@ import json
 import math
 from html import escape
 
-from inspector.core.numbers import percent
 from inspector.core.review.report_keras import QAT_SECTION, qat_section_html, twin_note_html
 from inspector.core.review.report_provenance import provenance_html
 from inspector.core.review.svg_plot import PALETTE, Series, line_plot, step_histogram
@@ -24,6 +23,7 @@ from inspector.core.stats.sqnr_scale import (
     exact_axis_ticks,
     exact_line,
 )
+from inspector.core.text.numbers import percent
 
 SECTIONS = (("models", "Models"), ("layer-error", "Layer error"), ("task", "Task metrics"), ("worst-layers", "Worst layers"),
             ("audit", "Audit findings"), ("op-math", "Op math of the worst layers"))  # fmt: skip

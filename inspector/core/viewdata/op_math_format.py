@@ -9,8 +9,8 @@ from __future__ import annotations
 import html
 import re
 
-from inspector.core.numbers import number, percent
 from inspector.core.quantmath.opmath import OpMath, TensorQuant
+from inspector.core.text.numbers import number, percent
 
 _NUMBER = re.compile(r"^[−+-]?(\d|\.\d)[\d.,eE+−-]*%?$")
 

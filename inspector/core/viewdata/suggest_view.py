@@ -12,11 +12,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.core.numbers import db, signed
 from inspector.core.requantize.choices import edit_label
 from inspector.core.requantize.suggest import SuggestResult
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.requantize.tradeoff import TradeoffPoint
+from inspector.core.text.numbers import db, signed
 from inspector.core.tflite.layer_names import layer_name
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import op_label

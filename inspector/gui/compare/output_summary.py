@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel
 from inspector.core.compare.inside import part_verdict
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.compare.task import TaskResult
-from inspector.core.numbers import percent
+from inspector.core.text.numbers import percent
 from inspector.core.viewdata.layer_series import GOOD_DB, format_value
 
 

@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.numbers import number
 from inspector.core.quantmath.blockwise import BlockwiseError, BlockwiseParams, blockwise_params
 from inspector.core.quantmath.quant import tensor_range
+from inspector.core.text.numbers import number
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 

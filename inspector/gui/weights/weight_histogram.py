@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.compare.weights import WeightAnalysis
-from inspector.core.numbers import number
+from inspector.core.text.numbers import number
 from inspector.core.viewdata.weight_view import (
     coarse_bins,
     data_extent,
