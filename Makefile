@@ -24,10 +24,12 @@ run: $(VENV)/.installed-run
 
 test: $(VENV)/.installed-dev
 	$(PY) -m ruff check inspector tests packaging
+	$(PY) -m mypy
 	$(PY) -m pytest
 
 lint: $(VENV)/.installed-dev
 	$(PY) -m ruff check inspector tests packaging
+	$(PY) -m mypy
 
 bench: $(VENV)/.installed-dev
 	$(PY) tests/perf/run_all.py

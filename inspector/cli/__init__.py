@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from inspector.core.errors import InspectorError
 
@@ -42,7 +43,7 @@ class _Version(argparse.Action):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 already; keep it to one line
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 already; keep it to one line
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 

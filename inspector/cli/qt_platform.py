@@ -25,6 +25,7 @@ import re
 import socket
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 # Debian/Ubuntu package -> the library name `ctypes.util.find_library` looks up.
 XCB_PACKAGES: dict[str, str] = {
@@ -82,7 +83,7 @@ def available_platforms() -> list[str] | None:
         except OSError:
             continue
         for name in names:
-            meta = QPluginLoader(os.path.join(folder, name)).metaData()
+            meta: Any = QPluginLoader(os.path.join(folder, name)).metaData()  # a dict-like QJsonObject
             keys += [str(k).lower() for k in (meta.get("MetaData") or {}).get("Keys", [])]
     return sorted(set(keys)) or None
 

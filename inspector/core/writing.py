@@ -1,4 +1,4 @@
-"""The one helper that writes every output file (design notes section 8).
+"""The one helper that writes every output file (docs/ARCHITECTURE.md, "Writing files").
 
 - `-` is standard output.
 - A regular file is replaced atomically (temp file in the same folder, fsync, rename) and keeps its
@@ -219,7 +219,12 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     write_output(path, text.encode("utf-8"))
 
 
-def to_json_text(obj) -> str:
+def json_float(v: float | None) -> float | None:
+    """A float as JSON holds it: infinite or NaN (not representable in JSON) as None."""
+    return None if v is None or not math.isfinite(v) else v
+
+
+def to_json_text(obj: object) -> str:
     """`json.dumps(obj, indent=2, allow_nan=False)` (numpy scalars and arrays as numbers and
     lists), the same text written faster (`dumps_indented`)."""
     return dumps_indented(obj, _default)
@@ -279,7 +284,7 @@ def _encode(o: Any, level: int, parts: list[str], default: Callable[[Any], Any])
         return
 
 
-def _list(o: list | tuple, level: int, parts: list[str], default: Callable[[Any], Any]) -> None:
+def _list(o: list[Any] | tuple[Any, ...], level: int, parts: list[str], default: Callable[[Any], Any]) -> None:
     if not o:
         parts.append("[]")
         return
@@ -319,7 +324,7 @@ def _key(k: Any) -> str:
     raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
 
 
-def _dict(o: dict, level: int, parts: list[str], default: Callable[[Any], Any]) -> None:
+def _dict(o: dict[Any, Any], level: int, parts: list[str], default: Callable[[Any], Any]) -> None:
     if not o:
         parts.append("{}")
         return
@@ -333,7 +338,7 @@ def _dict(o: dict, level: int, parts: list[str], default: Callable[[Any], Any]) 
     parts.append("\n" + _INDENT * level + "}")
 
 
-def _default(o):
+def _default(o: object) -> object:
     import numpy as np
 
     if isinstance(o, np.integer):
@@ -345,7 +350,7 @@ def _default(o):
     raise TypeError(f"not JSON serializable: {type(o).__name__}")
 
 
-def write_json_output(obj, dest: str) -> None:
+def write_json_output(obj: object, dest: str) -> None:
     """Write JSON to a path (see `write_output`), or to standard output for '-'."""
     write_output(dest, to_json_text(obj) + "\n")
 
@@ -545,6 +550,7 @@ def outputs(targets: Sequence[Target] = ()) -> Iterator[Outputs]:
     tx = Outputs(list(targets))
     tx.check()
     token = _ACTIVE.set(tx)
+    active = True
     try:
         yield tx
     except BaseException:
@@ -552,7 +558,7 @@ def outputs(targets: Sequence[Target] = ()) -> Iterator[Outputs]:
         raise
     else:
         _ACTIVE.reset(token)
-        token = None
+        active = False
         try:
             tx.commit()
         except (BrokenPipeError, InspectorError):
@@ -560,7 +566,7 @@ def outputs(targets: Sequence[Target] = ()) -> Iterator[Outputs]:
         except OSError as e:
             raise OutputError(f"cannot write the output: {e.strerror or e}", getattr(e, "filename", None)) from e
     finally:
-        if token is not None:
+        if active:
             _ACTIVE.reset(token)
 
 

@@ -2,13 +2,15 @@
 
 It composes the features (`_compose`): each is built with the models-and-selection controller,
 the `UiServices` (errors, status, tabs, menus, strips) and the collaborators it calls, and adds
-its own tabs and menus; the window keeps them in one `features` table and owns no feature.
+its own tabs and menus; the window keeps them in one typed `features` table (`Features`) and owns no feature.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -29,20 +31,21 @@ from inspector.core.keras.detect import is_keras_path
 from inspector.core.runtime.versions import runtime_versions
 from inspector.core.state.app_state import AppState
 from inspector.core.tflite.litertlm import is_bundle_file, read_bundle, split_address
-from inspector.gui.compare.feature import CompareFeatures
-from inspector.gui.diagnosis.feature import DiagnosisFeatures
-from inspector.gui.example.autorun import ExampleAutorun
+from inspector.gui.binding import quietly
+from inspector.gui.compare.feature import CompareFeature
+from inspector.gui.diagnosis.feature import DiagnosisFeature
+from inspector.gui.example.feature import ExampleFeature
 from inspector.gui.graph import GraphController
-from inspector.gui.keras.feature import KerasFeatures
+from inspector.gui.keras.feature import KerasFeature
 from inspector.gui.models.controller import SLOTS, Controller, Selection
 from inspector.gui.opmath.feature import OpMathFeature
-from inspector.gui.pair.feature import PairFeatures
-from inspector.gui.parity.feature import ParityFeatures
+from inspector.gui.pair.feature import PairFeature
+from inspector.gui.parity.feature import ParityFeature
 from inspector.gui.recent import RecentFiles
-from inspector.gui.requantize.feature import RequantizeFeatures
-from inspector.gui.review.feature import ReviewFeatures
-from inspector.gui.session.controller import SessionController
-from inspector.gui.signature.feature import SignatureFeatures
+from inspector.gui.requantize.feature import RequantizeFeature
+from inspector.gui.review.feature import ReviewFeature
+from inspector.gui.session.feature import SessionFeature
+from inspector.gui.signature.feature import SignatureFeature
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
@@ -51,6 +54,13 @@ from inspector.gui.views.sizing import ResizedSplitter, fit_inside_screen, fit_t
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
+
+if TYPE_CHECKING:
+    from inspector.gui.compare.controller import CompareController
+    from inspector.gui.requantize.controller import RequantizeController
+    from inspector.gui.requantize.requantize_panel import RequantizePanel
+    from inspector.gui.weights.per_channel_view import PerChannelView
+    from inspector.gui.weights.weight_histogram import WeightHistogramView
 
 APP_TITLE = "TFLite Quantization Inspector"
 
@@ -67,6 +77,44 @@ def about_versions() -> list[tuple[str, str]]:
 FILE_FILTER = ("Models (*.tflite *.litertlm *.keras *.h5 *.hdf5);;TFLite models (*.tflite);;LiteRT-LM bundles (*.litertlm);;"
                "Keras models (*.keras *.h5 *.hdf5);;All files (*)")  # the first (default) filter shows every kind it opens
 
+
+
+@dataclass(frozen=True)
+class Features:
+    """The composed features by name (`window.features`), typed: the window's intents, the app
+    and tests reach a feature as `window.features.compare`, never through each other."""
+
+    weights: WeightsFeature
+    weights_view: WeightHistogramView
+    per_channel_view: PerChannelView
+    compare: CompareController
+    compare_features: CompareFeature
+    requantize: RequantizeController
+    requantize_features: RequantizeFeature
+    requantize_panel: RequantizePanel
+    session: SessionFeature
+    review: ReviewFeature
+    opmath: OpMathFeature
+    signature_features: SignatureFeature
+    pair: PairFeature
+    example_autorun: ExampleFeature
+    parity: ParityFeature
+    keras: KerasFeature
+    diagnosis_features: DiagnosisFeature
+    graph: GraphController
+
+    NAMES: ClassVar[frozenset[str]]
+
+    def __getitem__(self, name: str) -> object:
+        if name not in self.NAMES:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.NAMES
+
+
+Features.NAMES = frozenset(f.name for f in fields(Features))
 
 class MainWindow(TfliteDropTarget, QMainWindow):
     def __init__(self, controller: Controller | None = None, settings: QSettings | None = None,
@@ -122,42 +170,42 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self._restore_state()
 
     @staticmethod
-    def _compose(c: Controller, ui: UiServices) -> dict[str, object]:
+    def _compose(c: Controller, ui: UiServices) -> Features:
         """Build the features, each with the collaborators it calls (no feature reaches another
         through the window); the result names them for the window's own intents and for tests."""
         weights = WeightsFeature(c, ui)  # Weights and Per-channel quantization tabs
-        compare_features = CompareFeatures(c, ui)  # Run, layer error plot, activations, worst samples
+        compare_features = CompareFeature(c, ui)  # Run, layer error plot, activations, worst samples
         compare = compare_features.compare
         requantize_tab = ui.tab_count()
-        requantize_features = RequantizeFeatures(c, ui, compare)  # plan, versions, deltas, suggest, save
+        requantize_features = RequantizeFeature(c, ui, compare)  # plan, versions, deltas, suggest, save
         requantize = requantize_features.rq
         opmath = OpMathFeature(c, ui, compare_features.source)  # Op math tab
-        session = SessionController(c, ui, compare_features.source, compare, requantize)  # File > Open / Save session
-        review = ReviewFeatures(c, ui, compare_features.source)  # Audit tab, File > Export report
-        signature_features = SignatureFeatures(c, ui, compare_features)  # the chooser above the comparison's inputs
-        pair = PairFeatures(c, ui, compare, compare_features)  # pair check, random-inputs notice, inputs per pair
-        example_autorun = ExampleAutorun(c, ui, compare, compare_features, session)  # the bundled pair opens compared
-        parity = ParityFeatures(c, ui)  # Runtime parity tab
-        keras = KerasFeatures(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
+        session = SessionFeature(c, ui, compare_features.source, compare, requantize)  # File > Open / Save session
+        review = ReviewFeature(c, ui, compare_features.source)  # Audit tab, File > Export report
+        signature_features = SignatureFeature(c, ui, compare_features)  # the chooser above the comparison's inputs
+        pair = PairFeature(c, ui, compare, compare_features)  # pair check, random-inputs notice, inputs per pair
+        example_autorun = ExampleFeature(c, ui, compare, compare_features, session)  # the bundled pair opens compared
+        parity = ParityFeature(c, ui)  # Runtime parity tab
+        keras = KerasFeature(c, ui, opmath)  # Keras / SavedModel / QAT models as A, Keras / QAT tab, twins
         session.add_part("keras", keras.session_part, keras.restore_session_part)  # the Keras source, not its cached twin
-        diagnosis_features = DiagnosisFeatures(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
+        diagnosis_features = DiagnosisFeature(c, ui, compare, requantize_features, parity.controller)  # Apply fix, repro
         compare_features.layer_shown.connect(weights.per_channel_view.set_layer)  # the selected layer's channels and slices
         requantize.inputs_wanted.connect(compare_features.choose_sample_file)  # "Choose inputs…" before a random calibration
         graph = GraphController(c, ui, compare, requantize, review)  # Graph tab: B's ops coloured by the comparison
         ui.move_tab_last(requantize_tab)  # Requantize stays the last tab
-        return {"weights": weights, "weights_view": weights.weights_view, "per_channel_view": weights.per_channel_view,
-                "compare": compare, "compare_features": compare_features, "requantize": requantize,
-                "requantize_features": requantize_features, "requantize_panel": requantize_features.panel,
-                "session": session, "review": review, "opmath": opmath, "signature_features": signature_features,
-                "pair": pair, "example_autorun": example_autorun, "parity": parity, "keras": keras,
-                "diagnosis_features": diagnosis_features, "graph": graph}
+        return Features(weights=weights, weights_view=weights.weights_view, per_channel_view=weights.per_channel_view,
+                        compare=compare, compare_features=compare_features, requantize=requantize,
+                        requantize_features=requantize_features, requantize_panel=requantize_features.panel,
+                        session=session, review=review, opmath=opmath, signature_features=signature_features,
+                        pair=pair, example_autorun=example_autorun, parity=parity, keras=keras,
+                        diagnosis_features=diagnosis_features, graph=graph)
 
-    def __getattr__(self, name: str):
-        """`window.compare`, `window.keras`...: the composed features by name (for the window's
-        intents, the app and tests; features never look each other up here)."""
+    def __getattr__(self, name: str) -> Any:
+        """`window.compare`, `window.keras`...: the composed features by name, forwarded to
+        `window.features` (typed: what new tests use; features never look each other up here)."""
         features = self.__dict__.get("features")
-        if features is not None and name in features:
-            return features[name]
+        if features is not None and name in Features.NAMES:
+            return getattr(features, name)
         raise AttributeError(name)
 
     # ------------------------------------------------------------------ extension points
@@ -169,8 +217,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None:
         """Open a model in `slot`; a whole .litertlm bundle first shows its sections (None); a
         Keras model or SavedModel folder opens through the Keras feature (its float twin as A)."""
-        if is_keras_path(path) and "keras" in self.__dict__.get("features", {}):
-            return self.features["keras"].open_keras(slot, path)
+        features = self.__dict__.get("features")
+        if is_keras_path(path) and features is not None:
+            return features.keras.open_keras(slot, path)
         if split_address(path)[1] is None and is_bundle_file(path):
             self.choose_section(slot, str(path))
             return None
@@ -291,7 +340,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             pane.files_dropped.connect(lambda slot, paths: self.open_files(paths, slot))
             pane.close_requested.connect(c.close_model)
         c.loading.connect(lambda slot, path: self.panes[slot].set_loading(path))
-        c.model_changed.connect(self._model_changed)
+        c.slot_changed.connect(self._model_changed)
         c.load_failed.connect(self._load_failed)
         c.selection_changed.connect(self._selection_changed)
         c.task_started.connect(self.tasks.track)
@@ -395,9 +444,8 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         return self.main_splitter.sizes()[0] == 0
 
     def _sync_panes_action(self) -> None:
-        self.act_panes.blockSignals(True)
-        self.act_panes.setChecked(not self.panes_collapsed())
-        self.act_panes.blockSignals(False)
+        with quietly(self.act_panes):
+            self.act_panes.setChecked(not self.panes_collapsed())
 
     # ------------------------------------------------------------------ window state
     def _restore_state(self) -> None:
@@ -408,7 +456,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             ("window/pane_splitter", self.pane_splitter.restoreState),
         ):
             v = self.settings.value(key)
-            if isinstance(v, QByteArray | bytes) and len(v) and fn(QByteArray(v)):
+            if isinstance(v, QByteArray | bytes) and not (saved := QByteArray(v)).isEmpty() and fn(saved):
                 if key == "window/geometry":
                     fit_inside_screen(self)  # saved on a larger screen (or with an old, larger minimum)
                     self._fit_when_shown = True  # again with the frame, which exists once shown

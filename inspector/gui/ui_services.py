@@ -6,20 +6,38 @@ stay before Help."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QBoxLayout, QMainWindow, QMenu, QWidget
+from PySide6.QtWidgets import QBoxLayout, QMainWindow, QMenu, QTabWidget, QWidget
 
 if TYPE_CHECKING:
     from inspector.gui.recent import RecentFiles
     from inspector.gui.views.model_pane import ModelPane
+    from inspector.gui.views.status import ErrorBanner
+    from inspector.gui.workers import Worker
+
+
+class Window(Protocol):
+    """What the services use of the main window (`MainWindow`, a `QMainWindow`)."""
+
+    banner: ErrorBanner
+    tabs: QTabWidget
+
+    def show_error(self, text: str, slot: str | None = None, owner: str | None = None) -> None: ...
+    def clear_error(self, owner: str) -> None: ...
+    def add_tab(self, title: str, widget: QWidget) -> int: ...
+    def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker | None: ...
+    def open_files(self, paths: list[str], slot: str | None = None) -> list[Worker]: ...
 
 
 class UiServices:
-    def __init__(self, window: QMainWindow, panes: dict[str, ModelPane], settings: QSettings, recent: RecentFiles,
+    def __init__(self, window: Window, panes: dict[str, ModelPane], settings: QSettings, recent: RecentFiles,
                  strips: QBoxLayout, strips_at: int) -> None:
+        if not isinstance(window, QMainWindow):
+            raise TypeError("UiServices serves a QMainWindow")
         self._window = window
         self._menus: dict[str, QMenu] = {}
         self._actions: dict[str, QAction] = {}
@@ -98,8 +116,8 @@ class UiServices:
         return self._menus[name]
 
     # ------------------------------------------------------------------ the window's intents
-    def open_model(self, slot: str, path: str):
+    def open_model(self, slot: str, path: str) -> Worker | None:
         return self._window.open_model(slot, path)
 
-    def open_files(self, paths: list[str], slot: str | None = None) -> list:
+    def open_files(self, paths: list[str], slot: str | None = None) -> list[Worker]:
         return self._window.open_files(paths, slot)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import AppState, Event, Selection, same_file
@@ -29,7 +31,7 @@ def test_models_selection_results_and_session(fixture_path, tmp_path):
     fp, qp = str(fixture_path("float")), str(fixture_path("int8"))
     s = AppState()
     log = []
-    s.models_changed.connect(lambda slot: log.append(("models", slot)))
+    s.slot_changed.connect(lambda slot: log.append(("models", slot)))
     s.selection_changed.connect(lambda sel: log.append(("selection", sel.origin)))
     s.comparison_changed.connect(lambda r: log.append(("comparison", r is not None)))
     s.set_model("A", load_model(fp))
@@ -52,7 +54,7 @@ def test_models_selection_results_and_session(fixture_path, tmp_path):
     saved = save_session(tmp_path / "s.tqi.json", data)
     assert load_session(tmp_path / "s.tqi.json")["inputs"] == saved["inputs"] == opts.to_json()
 
-    # another B: the comparison of the old pair is dropped before models_changed, selection reset
+    # another B: the comparison of the old pair is dropped before slot_changed, selection reset
     log.clear()
     s.set_model("B", load_model(fixture_path("int8_no_signature")))
     assert s.comparison is None and s.current_comparison() is None and s.selection == Selection("B")
@@ -79,7 +81,7 @@ def test_swap_models_repairs_once_and_drops_the_old_comparison(fixture_path):
     opts = CompareOptions(samples=SampleSettings(count=1, seed=0), runtime="reference")
     s.set_comparison(compare_models(qp, fp, opts), opts)
     log = []
-    s.models_changed.connect(lambda slot: log.append(("models", slot)))
+    s.slot_changed.connect(lambda slot: log.append(("models", slot)))
     s.comparison_changed.connect(lambda r: log.append(("comparison", r is not None)))
     s.swap_models()
     assert s.paths() == (fp, qp)
@@ -87,3 +89,18 @@ def test_swap_models_repairs_once_and_drops_the_old_comparison(fixture_path):
     want = pair_models(load_model(fp), load_model(qp))
     assert [(p.float_op, p.quant_op) for p in s.pairing.ops] == [(p.float_op, p.quant_op) for p in want.ops]
     assert s.selection == Selection("B")
+
+
+def test_one_option_by_name_through_one_setter():
+    s = AppState()
+    log = []
+    s.options_changed.connect(log.append)
+    s.set_option("seed", 3)  # a SampleSettings field
+    s.set_option("runtime", "reference")  # a CompareOptions field
+    assert s.options.samples.seed == 3 and s.option("seed") == 3
+    assert s.options.runtime == "reference" and s.options.samples.count == SampleSettings().count
+    assert len(log) == 2 and log[-1] is s.options
+    s.set_option("seed", 3)  # unchanged: no event (a bound widget shown the value again)
+    assert len(log) == 2
+    with pytest.raises(KeyError):
+        s.set_option("samples", None)

@@ -3,7 +3,7 @@
 The reference side uses nothing of ours but the layer list: both models run in a plain LiteRT
 interpreter with `experimental_preserve_all_tensors=True` and the builtin kernels, every tensor is
 read back, dequantized with the interpreter's own quantization parameters, and the metrics of
-DESIGN.md section 3 are computed in float64 over all samples at once.
+docs/ARCHITECTURE.md "Metrics" are computed in float64 over all samples at once.
 """
 
 from __future__ import annotations

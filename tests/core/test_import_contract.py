@@ -18,6 +18,7 @@ import pytest
 CORE = Path(__file__).resolve().parents[2] / "inspector" / "core"
 RANK = {
     "": 0,  # errors, events, progress, writing
+    "text": 0,  # how numbers are written; imports nothing of inspector
     "tflite": 1,
     "quantmath": 2,
     "samples": 3,

@@ -11,7 +11,7 @@ from inspector.core.compare.weights import weight_tensor_of
 from inspector.core.quantmath.blockwise import blockwise_params
 from inspector.core.quantmath.opmath import op_math
 from inspector.core.tflite.model import Model
-from inspector.gui.opmath.op_math_format import params
+from inspector.core.viewdata.op_math_format import params
 from inspector.gui.views.tensor_table import COLUMNS
 from tests.helpers.gui_helpers import open_wait
 from tests.helpers.transformer_fixtures import transformer_path

@@ -25,7 +25,7 @@ def test_dialogs_never_start_in_resources(qtbot, window, tmp_path, monkeypatch, 
     # A session saved (through the dialog) moves the save folder there.
     out = tmp_path / "mine"
     out.mkdir()
-    monkeypatch.setattr("inspector.gui.session.controller.QFileDialog.getSaveFileName",
+    monkeypatch.setattr("inspector.gui.session.feature.QFileDialog.getSaveFileName",
                         lambda *a, **k: (str(out / "s.tqi.json"), ""))  # fmt: skip
     window.session.choose_save()
     assert (out / "s.tqi.json").is_file()

@@ -8,7 +8,7 @@ import shutil
 
 import numpy as np
 
-from inspector.gui.example.autorun import AUTORUN_KEY
+from inspector.gui.example.feature import AUTORUN_KEY
 from inspector.paths import example_inputs, example_pair
 
 RUN_MS = 120_000

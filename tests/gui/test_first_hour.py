@@ -10,7 +10,7 @@ import pytest
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.diagnosis import cause_rows
 from inspector.core.samples.settings import ALL, SampleSettings
-from inspector.gui.example.autorun import AUTORUN_KEY, READY_TEXT
+from inspector.gui.example.feature import AUTORUN_KEY, READY_TEXT
 from inspector.gui.views.model_pane import CAUSE_COLUMN
 from inspector.paths import example_inputs
 from tests.helpers.gui_helpers import open_wait

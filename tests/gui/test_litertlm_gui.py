@@ -45,7 +45,7 @@ def _open_section(qtbot, win, slot: str, row: int, button_slot: str | None = Non
     assert dlg is not None and dlg.isVisible()
     dlg.select_section(row)
     button = dlg.open_a if (button_slot or slot) == "A" else dlg.open_b
-    with qtbot.waitSignal(win.controller.model_changed, timeout=WAIT_MS, check_params_cb=lambda s: s == slot):
+    with qtbot.waitSignal(win.controller.slot_changed, timeout=WAIT_MS, check_params_cb=lambda s: s == slot):
         click_enabled(qtbot, button)
 
 

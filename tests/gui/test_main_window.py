@@ -34,7 +34,7 @@ def _click_tensor(win: MainWindow, slot: str, tensor: int) -> None:
 def test_linked_selection_both_ways(qtbot, window, fixture_path, example_pair, pair):
     fpath, qpath = (fixture_path("float"), fixture_path("int8")) if pair == "fixtures" else example_pair
     on_gui = []
-    window.controller.model_changed.connect(lambda _s: on_gui.append(QThread.currentThread() is QApplication.instance().thread()))
+    window.controller.slot_changed.connect(lambda _s: on_gui.append(QThread.currentThread() is QApplication.instance().thread()))
     open_wait(qtbot, window, "A", fpath)
     open_wait(qtbot, window, "B", qpath)
     assert on_gui == [True, True]
@@ -131,11 +131,11 @@ def _drop(target, paths):
 
 def test_drag_and_drop(qtbot, window, fixture_path):
     f, q = fixture_path("float"), fixture_path("int8")
-    with qtbot.waitSignals([window.controller.model_changed] * 2, timeout=20_000):
+    with qtbot.waitSignals([window.controller.slot_changed] * 2, timeout=20_000):
         _drop(window, [f, q])  # onto the window: first -> A, second -> B
     qtbot.waitUntil(lambda: all(window.controller.models.values()), timeout=20_000)
     assert window.controller.models["A"].path == str(f) and window.controller.models["B"].path == str(q)
-    with qtbot.waitSignal(window.controller.model_changed, timeout=20_000) as blocker:
+    with qtbot.waitSignal(window.controller.slot_changed, timeout=20_000) as blocker:
         _drop(window.panes["B"], [fixture_path("dynamic")])  # onto a pane: that pane's slot
     assert blocker.args == ["B"] and window.controller.models["B"].path == str(fixture_path("dynamic"))
     assert window.controller.models["A"].path == str(f)
@@ -149,7 +149,7 @@ def test_recent_files_geometry_shortcuts_about(qtbot, window, settings, fixture_
     window._fill_recent()
     acts = [a for a in window.recent_menu.actions() if a.text().endswith("(A)")]
     window.controller.close_model("A")
-    with qtbot.waitSignal(window.controller.model_changed, timeout=20_000):
+    with qtbot.waitSignal(window.controller.slot_changed, timeout=20_000):
         acts[0].trigger()
     assert window.controller.models["A"].path == str(Path(fixture_path("float")).resolve())
     assert window.act_open_a.shortcut() == QKeySequence("Ctrl+O")

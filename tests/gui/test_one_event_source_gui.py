@@ -29,7 +29,7 @@ def test_controllers_relay_only_what_app_state_emitted(qtbot, window, example_pa
     monkeypatch.setattr(Event, "emit", counted)
     c, cc, rq = window.controller, window.compare, window.requantize
     signals = {
-        "model_changed": c.model_changed, "models_changed": c.models_changed, "selection_changed": c.selection_changed,
+        "model_changed": c.slot_changed, "models_changed": c.pair_changed, "selection_changed": c.selection_changed,
         "signature_changed": c.signature_changed, "options_changed": cc.options_changed,
         "baseline_changed": cc.baseline_changed, "versions_changed": rq.versions_changed,
     }  # fmt: skip
@@ -68,7 +68,7 @@ def test_controllers_relay_only_what_app_state_emitted(qtbot, window, example_pa
     with qtbot.waitSignal(cc.result_changed, timeout=RUN_MS):
         rq.compare_versions(0, 1)
     qtbot.waitUntil(lambda: not cc.running, timeout=RUN_MS)
-    with qtbot.waitSignal(c.models_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(c.pair_changed, timeout=WAIT_MS):
         rq.switch_to(0)
     cc.clear_baseline()
     c.close_model("B")

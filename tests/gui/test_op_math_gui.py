@@ -99,7 +99,7 @@ def test_hybrid_fully_connected_has_no_s3(qtbot, window, fixture_path):
 
 
 def _grid(panel):
-    from inspector.gui.opmath.op_math_format import params
+    from inspector.core.viewdata.op_math_format import params
 
     return params(panel.math)
 

@@ -17,12 +17,12 @@ def test_another_a_brings_back_the_opened_b(qtbot, window, example_pair, fixture
     v1 = str(tmp_path / "v1_edit.tflite")  # as a requantize run leaves it in the versions folder
     shutil.copyfile(fb, v1)
     rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
-    with qtbot.waitSignal(c.models_changed, timeout=20000):
+    with qtbot.waitSignal(c.pair_changed, timeout=20000):
         rq.switch_to(1)
     assert same_file(c.models["B"].path, v1)
 
     other_a = str(fixture_path("float"))  # another float model
-    with qtbot.waitSignal(c.models_changed, timeout=20000):
+    with qtbot.waitSignal(c.pair_changed, timeout=20000):
         open_wait(qtbot, window, "A", other_a)
     qtbot.waitUntil(lambda: same_file(c.models["B"].path, fb), timeout=20000)
     assert same_file(c.models["A"].path, other_a)

@@ -17,7 +17,7 @@ def _recent(qtbot, window, slot: str, path) -> None:
     window._fill_recent()
     acts = [a for a in window.recent_menu.actions() if a.toolTip() == str(path) and slot in a.text()]
     assert acts, [a.text() for a in window.recent_menu.actions()]
-    with qtbot.waitSignal(window.controller.models_changed, timeout=20_000):
+    with qtbot.waitSignal(window.controller.pair_changed, timeout=20_000):
         acts[0].trigger()
 
 

@@ -59,7 +59,7 @@ def test_another_version_of_b_keeps_the_spot(qtbot, window, cnn_pair, tmp_path):
         view.scrollToBottom()
     before = [v.verticalScrollBar().value() for v in views]
     assert all(before)
-    with qtbot.waitSignal(window.controller.models_changed, timeout=20_000):
+    with qtbot.waitSignal(window.controller.pair_changed, timeout=20_000):
         window.requantize_panel.versions.switch_requested.emit(1)  # as the versions table does
     qtbot.wait(50)
     assert window.controller.models["B"].path == v1

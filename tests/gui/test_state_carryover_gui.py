@@ -124,7 +124,7 @@ def test_making_v0_model_b_again_measures_it_against_nothing(qtbot, window, exam
         rq.versions.append(Version(k, f"v{k} edit", path, fa, "edited", source=prev,
                                    comparison=dataclasses.replace(r0, quant_path=path)))  # fmt: skip
         prev = path
-    with qtbot.waitSignal(window.controller.models_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(window.controller.pair_changed, timeout=WAIT_MS):
         rq.compare_versions(3, 4)
     assert (rq.current, rq.reference) == (4, 3) and window.compare.baseline_label == "before: v3 edit"
     assert rq.delta is not None and (rq.delta.before_name, rq.delta.after_name) == ("v3 edit", "v4 edit")
@@ -132,7 +132,7 @@ def test_making_v0_model_b_again_measures_it_against_nothing(qtbot, window, exam
     ed.add_layers([1])
     assert ed.table.rowCount() == 1
 
-    with qtbot.waitSignal(window.controller.models_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(window.controller.pair_changed, timeout=WAIT_MS):
         panel.versions.switch_requested.emit(0)  # as the versions table does
     assert window.controller.models["B"].path == fb
     assert (rq.current, rq.reference) == (0, None)
@@ -142,7 +142,7 @@ def test_making_v0_model_b_again_measures_it_against_nothing(qtbot, window, exam
     assert ed.status.text().startswith("v0 original int8 is model B now")
     assert ed.table.rowCount() == 0  # rows named ops of v4's numbering
 
-    with qtbot.waitSignal(window.controller.models_changed, timeout=WAIT_MS):
+    with qtbot.waitSignal(window.controller.pair_changed, timeout=WAIT_MS):
         panel.versions.switch_requested.emit(4)
     assert (rq.current, rq.reference) == (4, 3) and window.compare.baseline_label == "before: v3 edit"
     assert (rq.delta.before_name, rq.delta.after_name) == ("v3 edit", "v4 edit")

@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.diagnosis_figures import (  # noqa: F401  (re-exported: one import for users)
     BIAS_SIGMAS,
     bias_share,
@@ -75,7 +76,7 @@ class Thresholds:
     """One place for every threshold (measured: healthy twins vs planted causes, see the test)."""
 
     own_excess: float = 0.6  # own RMSE/scale: pure output rounding is 0.29; healthy twins <= 0.46
-    clip_rate: float = 0.001  # share of float values that saturate, with own_excess
+    clip_rate: float = CLIP_RATE  # share of float values that saturate, with own_excess
     clip_share: float = 0.5  # clipping's error power (bounded per channel: clip rate x largest
     # overshoot^2) / own MSE: clipping is the cause where it carries at least half the own error
     range_use: float = 0.25  # float range / representable range: < 1/4 = two bits lost; healthy >= 0.48

@@ -27,10 +27,9 @@ import numpy as np
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.tflite.equalize_pair import HOMOGENEOUS
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import A16W8_OPS, CONCAT_OPS, EQUALIZE_OPS, SLICE_PATH_OPS
-
-HOMOGENEOUS = ("NONE", "RELU")
 
 
 def _db(v: float) -> str:

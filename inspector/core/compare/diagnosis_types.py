@@ -53,7 +53,7 @@ class RootCause:
     interface_change: dict | None = None  # the fix changes the model's interface (`input_range`): new input params
 
     def to_json(self) -> dict:
-        acc = {} if self.accuracy is None else dict(zip(("accuracy_float", "accuracy_before", "accuracy_after"), self.accuracy, strict=True))
+        acc: dict[str, object] = {} if self.accuracy is None else dict(zip(("accuracy_float", "accuracy_before", "accuracy_after"), self.accuracy, strict=True))
         if self.interface_change is not None:
             acc["interface_change"] = self.interface_change
         return {"op_index": self.op_index, "cause": self.cause, "share": _finite(self.share),

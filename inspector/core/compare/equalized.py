@@ -160,8 +160,9 @@ def _producer(v: np.ndarray, p_type: str, s: np.ndarray, position: int) -> np.nd
 
 
 def _consumer(v: np.ndarray, c_type: str, s: np.ndarray) -> np.ndarray:
-    dim = 1 if c_type == "FULLY_CONNECTED" else 3
-    if v.ndim <= dim or v.shape[dim] % len(s):
+    roles = WEIGHTED_OPS.get(c_type)
+    dim = roles.input_dim if roles is not None else None
+    if dim is None or v.ndim <= dim or v.shape[dim] % len(s):
         return v
     return v * _along(v, dim, np.repeat(s, v.shape[dim] // len(s)))  # depthwise: column k reads channel k // multiplier
 
@@ -240,7 +241,7 @@ def reference_constant(qm: Model | None, tensor: Tensor | int | None, values: np
     eq = equalization_of(qm)
     if eq is None or tensor is None or values is None:
         return None
-    owner = _owner(qm, eq, tensor if isinstance(tensor, int) else tensor.index)  # type: ignore[arg-type]
+    owner = _owner(qm, eq, tensor if isinstance(tensor, int) else tensor.index)  # type: ignore[arg-type]  # tensor is not None (returned above)
     if owner is None:
         return None
     new = eq.constant(owner[0], owner[1], values)

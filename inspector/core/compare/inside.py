@@ -21,6 +21,7 @@ import numpy as np
 from inspector.core.compare.concat_layout import ConcatLayout
 from inspector.core.stats.axis_sums import AxisSums
 from inspector.core.stats.metrics import TensorStats
+from inspector.core.text.numbers import db
 
 BELOW_DB = 20.0  # a channel or slice this far below its tensor's SQNR is named in the verdicts
 # A channel whose float range is under this share of the median channel's is near-dead: what it
@@ -230,14 +231,14 @@ def part_verdict(where: str, tensor_sqnr: float, channels: ChannelStats | None,
         if tensor_sqnr - s.sqnr_db >= below_db:
             src = "" if s.producer_op is None else f", from op {s.producer_op} {s.producer_type}"
             steps = "" if s.steps_used is None else f", {s.steps_used:.1f} steps used"
-            return f"slice {s.label} of op {s.concat_op}{src}: SQNR {_db(s.sqnr_db)} dB{steps}; the tensor reads {tensor} dB"
+            return f"slice {s.label} of op {s.concat_op}{src}: SQNR {db(s.sqnr_db)} dB{steps}; the tensor reads {tensor} dB"
     w = None if channels is None or not channels.count else channels.worst_live()
     if channels is not None and w is not None:
         v = channels.sqnr_db[w]
         if tensor_sqnr - v >= below_db:
             st = channels.steps_used()
             steps = "" if st is None else f", {float(st[w]):.1f} steps used"
-            return (f"channel {w} of {where}: SQNR {_db(v)} dB{steps} (range ratio "
+            return (f"channel {w} of {where}: SQNR {db(v)} dB{steps} (range ratio "
                     f"{channels.range_ratio:.0f}x); the tensor reads {tensor} dB")
     return None
 
@@ -265,6 +266,3 @@ def gate_floor(sqnr_db: float, channels: ChannelStats | None, slices: tuple[Slic
         best, what = channels.sqnr_db[w], f"channel {w} SQNR"
     return best, what
 
-
-def _db(v: float) -> str:
-    return ("inf" if v > 0 else "-inf") if not math.isfinite(v) else f"{v:.1f}"

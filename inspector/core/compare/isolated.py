@@ -43,6 +43,7 @@ from inspector.core.quantmath.quant import dequantize
 from inspector.core.runtime.prepared_cache import kept
 from inspector.core.runtime.runner import ModelRunner
 from inspector.core.stats.native import BlockCopy
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.fake_quant import fake_quant_after, fake_quantized_constant
 from inspector.core.tflite.model import Model, Quantization, Tensor
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, NOT_EXTRACTABLE_OPS, facts
@@ -50,7 +51,7 @@ from inspector.core.tflite.rewrite import cached, file_key, read_object, to_byte
 
 NOT_ISOLATABLE = NOT_EXTRACTABLE_OPS | BOUNDARY_OPS
 INTEGER_TYPES = frozenset({"int32", "int64", "bool", "uint32", "uint64"})  # unquantized: shapes, indices, masks
-DEQUANTIZED_IN_MODEL = frozenset({"int8", "uint8", "int16"})  # B dtypes the isolated model dequantizes itself
+DEQUANTIZED_IN_MODEL = frozenset(QUANTIZED_DTYPES)  # B dtypes the isolated model dequantizes itself
 INTEGER_NOTE = "computes integers only (shapes or indices): no quantization error of its own"
 
 
@@ -200,7 +201,7 @@ def build_isolated_parts(fm: Model, qm: Model, pairing: Pairing, parts: int) -> 
     def build() -> list[IsolatedPlan]:  # kept on disk too: the next command of this pair reads it back
         return kept("isolated", (fm.path, qm.path), (2, parts, fm.main.index, qm.main.index), lambda: _build(fm, qm, pairing, parts))
 
-    return cached(key, build)  # type: ignore[return-value]
+    return cached(key, build)  # type: ignore[return-value]  # the cache returns what the builder made
 
 
 def _dequantized_in_model(qt: Tensor, ft: Tensor) -> bool:

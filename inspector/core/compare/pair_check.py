@@ -214,7 +214,7 @@ def check_pair(a: Model, b: Model, pairing: Pairing | None = None) -> PairCheck:
     if not steps and _has_weights(fsg) and _has_weights(qsg):
         note = _nothing_compared(paired, fsg, qsg, pairing)
     f16_err = np.concatenate([m.err for m in f16]) if f16 else None
-    f16_rel = np.concatenate([m.rel for m in f16]) if f16 else None  # type: ignore[misc]
+    f16_rel = np.concatenate([m.rel for m in f16]) if f16 else None
     io = io_mismatches(fsg, qsg)
     if io:
         related = False

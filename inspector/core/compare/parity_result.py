@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from inspector.core.compare.layer_lookup import LayersByOp
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.text.numbers import number
 
 
 @dataclass(frozen=True)
@@ -137,15 +138,15 @@ class RuntimeParityResult(LayersByOp[LayerParity]):
         runtimes, threads = tuple(str(r) for r in d["runtimes"]), tuple(int(t) for t in d["threads"])
         if len(runtimes) != 2 or len(threads) != 2:
             raise ValueError("runtimes and threads need two entries each")
-        labels = tuple(str(x) for x in d.get("labels") or ParityOptions(runtimes, threads).labels())  # type: ignore[arg-type]
+        labels = tuple(str(x) for x in d.get("labels") or ParityOptions(runtimes, threads).labels())
         return cls(
             model=str(d["model"]),
-            runtimes=runtimes,  # type: ignore[arg-type]
-            threads=threads,  # type: ignore[arg-type]
+            runtimes=runtimes,
+            threads=threads,
             samples=int(d["samples"]),
             layers=tuple(LayerParity.from_json(x) for x in d["layers"]),
             outputs=tuple(OutputParity.from_json(x) for x in d["outputs"]),
-            labels=labels,  # type: ignore[arg-type]
+            labels=labels,  # type: ignore[arg-type]  # two labels, as runtimes and threads (checked above)
             samples_are_random=bool(d.get("samples_are_random", False)),
             inputs=str(d.get("inputs") or ""),
             signature=None if d.get("signature") is None else str(d["signature"]),
@@ -171,18 +172,14 @@ def parity_table(result: RuntimeParityResult) -> str:
             spec = " / ".join(_short(layer.spec_mismatch[k]) for k in (a, b))
         mark = "  <- first divergence" if layer.first_divergence else ""
         lines.append(f"{layer.op_index:>4}  {layer.op_type:<20} {100 * layer.differ_share:>7.2f}% "
-                     f"{_lsb(layer.max_lsb):>8}  {spec}{mark}")  # fmt: skip
+                     f"{number(layer.max_lsb, none='n/a'):>8}  {spec}{mark}")  # fmt: skip
     for o in result.outputs:
-        lines.append(f"output '{o.name}': {100 * o.differ_share:.2f}% of elements differ, max {_lsb(o.max_lsb)} LSB")
+        lines.append(f"output '{o.name}': {100 * o.differ_share:.2f}% of elements differ, max {number(o.max_lsb, none='n/a')} LSB")
     first = result.first_divergence
     lines.append("no difference between the two runtimes" if first is None else
                  f"first divergence: op {first.op_index} {first.op_type} '{first.tensor_name}'")  # fmt: skip
     return "\n".join(lines)
 
 
-def _lsb(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:g}"
-
-
 def _short(d: Difference) -> str:
-    return "exact" if d.differ_share == 0 else f"{100 * d.differ_share:.2f}% max {_lsb(d.max_lsb)}"
+    return "exact" if d.differ_share == 0 else f"{100 * d.differ_share:.2f}% max {number(d.max_lsb, none='n/a')}"

@@ -228,7 +228,7 @@ def task_metrics(
         vector = is_score_vector(np.shape(float_outputs[0]))
         kind = "classification" if labelled and vector else "regression"
         reason = reason or ("labels or class names were given" if kind == "classification" else "no labels and no graph to look at")
-    kind = normalized_kind(kind)  # type: ignore[assignment]
+    kind = normalized_kind(kind)
     classification = kind == "classification"
     has_labels = labels is not None and all(lbl is not None for lbl in labels) and classification
     outcomes = []

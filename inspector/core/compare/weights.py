@@ -247,7 +247,7 @@ def analyze_weights(
     ref_shape = ref.values.shape  # type: ignore[union-attr]
     pa, pb = _processable(a, axis, ref_shape), _processable(b, axis, ref_shape)
     rows_a, rows_b = _rows(pa, axis, ref_shape, channel), _rows(pb, axis, ref_shape, channel)
-    total = (rows_b if rows_b is not None else rows_a).size  # type: ignore[union-attr]
+    total = (rows_b if rows_b is not None else rows_a).size
     step = max(1, math.ceil(total / max_elements))
     if step > 1:
         notes.append(f"large tensor: about 1 value in {step} analysed, in contiguous blocks spread evenly over "
@@ -261,14 +261,14 @@ def analyze_weights(
         f16 = Float16Accumulator()
     if compare:
         stats = _stats(cq, qsrc, b)
-        ch_max = np.zeros(rows_a.shape[0])  # type: ignore[union-attr]
+        ch_max = np.zeros(rows_a.shape[0])
         a_counts, b_counts = np.zeros(len(edges) - 1, np.int64), np.zeros(len(edges) - 1, np.int64)
         rows_of = _out_channels(pa, pb, rows_a, channel)  # blockwise: per output channel sums of a flat layout
         n_out = ref_shape[0] if rows_of is not None else 0
         sx2, se2, emax, seen = np.zeros(n_out), np.zeros(n_out), np.zeros(n_out), np.zeros(n_out, np.int64)
-        for cols in _chunks(rows_a.shape[1], rows_a.shape[0], step):  # type: ignore[union-attr]
-            xa = _dequant_rows(pa, rows_a[:, cols], channel, cols)  # type: ignore[index]
-            xb = _dequant_rows(pb, rows_b[:, cols], channel, cols)  # type: ignore[index]
+        for cols in _chunks(rows_a.shape[1], rows_a.shape[0], step):
+            xa = _dequant_rows(pa, rows_a[:, cols], channel, cols)
+            xb = _dequant_rows(pb, rows_b[:, cols], channel, cols)
             used += xa.size
             a_counts += _hist(xa, edges)
             b_counts += _hist(xb, edges)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from inspector.core.compare.diagnosis import THRESHOLDS
 from inspector.core.compare.result import LayerResult
 from inspector.core.graph.metric_names import METRICS
-from inspector.core.stats.metric_table import spec
+from inspector.core.stats.metric_table import format_metric, spec
 
 METRIC_LABELS = {  # the colouring modes; a metric's own name is the metric table's
     "sqnr": "accumulated SQNR (dB)", "isolated": "own (isolated) SQNR (dB)", "worst_channel": "worst-channel SQNR (dB)",
@@ -102,12 +102,13 @@ def metric_value(layer: LayerResult, metric: str) -> float | None:
     raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRICS)}")
 
 
-def format_metric(v: float | None, metric: str) -> str:
-    if v is None:
-        return "–"
-    if metric in ("sqnr", "isolated", "worst_channel"):
-        return "∞ dB (equal)" if math.isinf(v) and v > 0 else f"{v:.1f} dB"
-    return f"{100 * v:.3g} %"
+TABLE_KEYS = {"sqnr": "sqnr_db", "isolated": "sqnr_db", "worst_channel": "sqnr_db", "clip": "clip_rate",
+              "range_use": "range_use"}  # a colouring mode's value is this metric of the metric table
+
+
+def metric_text(v: float | None, metric: str) -> str:
+    """A colouring mode's value as the metric table writes its metric ("31.23 dB", "0.1 %")."""
+    return format_metric(v, TABLE_KEYS[metric])
 
 
 def cause_fill(cause: str | None) -> str:

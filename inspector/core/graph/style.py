@@ -15,15 +15,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.graph.metric_names import METRICS
 from inspector.core.graph.scales import (
     CAUSE_FILLS,
     METRIC_LABELS,
-    METRICS,
     NO_DATA,
     RAMP,
     SCALES,
+    Scale,
     cause_fill,
-    format_metric,
+    metric_text,
     metric_value,
     ramp_colour,
 )
@@ -127,14 +128,14 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
             acc = layer.metrics.sqnr_db
             key = (rank, acc if not math.isnan(acc) else math.inf, op)
             if rank < 2.0 and (worst is None or key < worst):
-                worst = key  # type: ignore[assignment]
+                worst = key  # type: ignore[assignment]  # the key is (rank, SQNR, op): the op index is the int the declared type names
             lines.append(f"{METRIC_LABELS[metric] if metric != 'cause' else METRIC_LABELS['sqnr']}: "
-                         f"{format_metric(value if metric != 'cause' else acc, 'sqnr' if metric == 'cause' else metric)}")  # fmt: skip
+                         f"{metric_text(value if metric != 'cause' else acc, 'sqnr' if metric == 'cause' else metric)}")  # fmt: skip
             if d is not None:
                 lines.append(f"cause: {d.cause} — {d.evidence}" + (f" (fix: {d.fix.edit} on op {', '.join(map(str, d.fix.ops))})" if d.fix else ""))
         elif result is not None:
             lines.append("not compared")
-        b = badges.get(op, ())  # type: ignore[arg-type]
+        b = badges.get(op, ())  # type: ignore[arg-type]  # no badge: the empty tuple
         lines += [BADGES[k][2] for k in b]
         styles.append(NodeStyle(fill, "\n".join(x for x in lines if x), value, cause, b))
     return GraphStyle(None if result is None else metric, tuple(styles), legend(metric if result is not None else None),
@@ -151,13 +152,13 @@ def legend(metric: str | None) -> Legend:
     mid_bad = _between(s, s.bad, s.centre)
     mid_good = _between(s, s.centre, s.good)
     vals = (s.bad, mid_bad, s.centre, mid_good, s.good)
-    labels = [format_metric(v, metric) for v in vals]
+    labels = [metric_text(v, metric) for v in vals]
     labels[0], labels[-1] = "≤ " + labels[0] if s.good > s.bad else "≥ " + labels[0], ("≥ " if s.good > s.bad else "≤ ") + labels[-1]
     labels[2] += " (diagnosis threshold)"
     return Legend(METRIC_LABELS[metric], tuple(zip(labels, RAMP, strict=True)) + (("not compared", NO_DATA),))
 
 
-def _between(s, a: float, b: float) -> float:
+def _between(s: Scale, a: float, b: float) -> float:
     return math.sqrt(a * b) if s.log else (a + b) / 2
 
 

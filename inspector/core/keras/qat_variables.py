@@ -113,7 +113,7 @@ def variables_text(info: dict[str, Any]) -> list[str]:
 
 def variable_table_rows(info: dict[str, Any]) -> list[tuple[str, ...]]:
     """The Keras / QAT tab's variables table (VARIABLE_COLUMNS)."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for q in info.get("qat") or ():
         for v in q.get("qat_variables") or ():
             rows.append((q["layer"], v["name"], "yes" if v["trainable"] else "no", v["dtype"],

@@ -32,7 +32,7 @@ def qat_row_tensors(info: dict[str, Any]) -> list[int | None]:
 
 def qat_rows(info: dict[str, Any]) -> list[tuple[str, ...]]:
     """One row per QAT range (activation or weights) of `keras_info(...)["qat"]`."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for q in info.get("qat") or ():
         tfl = q.get("tflite") or {}
         a = q.get("activation")
@@ -58,7 +58,8 @@ def qat_rows(info: dict[str, Any]) -> list[tuple[str, ...]]:
 
 def layer_rows(d: dict[str, Any]) -> tuple[list[tuple[str, ...]], int | None]:
     """Rows of `KerasComparison.to_json()`'s layers and the row of the first departure."""
-    rows, mark = [], None
+    rows: list[tuple[str, ...]] = []
+    mark: int | None = None
     first = (d.get("first_departure") or {}).get("op_index")
     for i, layer in enumerate(d["layers"]):
         iso = layer.get("isolated") or {}

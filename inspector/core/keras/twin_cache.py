@@ -99,7 +99,7 @@ def cached_twins(folder: Path) -> dict[str, Any] | None:
     for manifest in sorted(folder.glob("*.twins.json")):
         d = read_json(manifest)
         try:
-            files = [d["float"], *d["quantized"].values()]  # type: ignore[index]
+            files = [d["float"], *d["quantized"].values()]  # type: ignore[index]  # the cache index file written by this module
         except (KeyError, AttributeError, TypeError):
             continue
         if all(isinstance(f, str) and os.path.exists(f) for f in files):

@@ -45,7 +45,7 @@ def supports(sg: Subgraph, op: Op) -> bool:
     cm = conv_math(sg, op)
     if cm is None:
         return False
-    w = input_at(sg, op, roles(op).weights)  # type: ignore[union-attr]
+    w = input_at(sg, op, roles(op).weights)  # type: ignore[union-attr]  # called for weighted ops only
     return w is not None and w.is_constant and w.dtype in ("int8", "uint8")
 
 
@@ -147,13 +147,13 @@ def _add(sg: Subgraph, op: Op, inputs: dict[int, np.ndarray], single_rounding: b
     if rm is None or rm.kind != "add_sub":
         raise ValueError(f"op {op.index} ADD does not use the general 8-bit path")
     t1, t2, out = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]], sg.tensors[op.outputs[0]]
-    x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(t1.quantization.zero_points[0])  # type: ignore[union-attr]
-    x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(t2.quantization.zero_points[0])  # type: ignore[union-attr]
+    x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(t1.quantization.zero_points[0])  # type: ignore[union-attr]  # the spec kernels run on quantized tensors only
+    x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(t2.quantization.zero_points[0])  # type: ignore[union-attr]  # as above
     m_in1, m_in2, m_out = rm.multipliers
-    left = int(rm.left_shift)  # type: ignore[arg-type]
+    left = int(rm.left_shift)  # type: ignore[arg-type]  # ADD/SUB rescales always have a left shift
     s1 = multiply_by_quantized_multiplier(x1 * (1 << left), m_in1.m0, m_in1.shift, single_rounding)
     s2 = multiply_by_quantized_multiplier(x2 * (1 << left), m_in2.m0, m_in2.shift, single_rounding)
     raw = multiply_by_quantized_multiplier(s1 + s2, m_out.m0, m_out.shift, single_rounding)
     lo, hi = activation_clamp(op, out)
     qmin, qmax = INT_LIMITS[out.dtype]
-    return np.clip(raw + int(out.quantization.zero_points[0]), max(lo, qmin), min(hi, qmax)).astype(out.dtype)  # type: ignore[union-attr]
+    return np.clip(raw + int(out.quantization.zero_points[0]), max(lo, qmin), min(hi, qmax)).astype(out.dtype)  # type: ignore[union-attr]  # the spec kernels run on quantized tensors only

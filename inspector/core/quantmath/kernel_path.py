@@ -13,6 +13,7 @@ Paths (strings, stable for JSON):
 
 from __future__ import annotations
 
+from inspector.core.tflite.dtypes import QUANTIZED_STORAGE_DTYPES
 from inspector.core.tflite.model import Op, Subgraph, Tensor
 from inspector.core.tflite.op_facts import WEIGHTED_OPS, OpRoles
 
@@ -28,7 +29,7 @@ PATH_LABELS = {
     "other": "index / shape arithmetic (not quantized)",
 }
 
-QUANT_INT = ("int8", "uint8", "int16", "int4", "uint4", "int2")
+QUANT_INT = QUANTIZED_STORAGE_DTYPES
 
 
 def roles(op: Op) -> OpRoles | None:

@@ -5,18 +5,16 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from inspector.core.text.numbers import number
+
 if TYPE_CHECKING:
     from inspector.core.quantmath.opmath_types import ConvMath, HybridMath, RescaleMath, TensorQuant
     from inspector.core.tflite.model import Op
 
 
-def _g(v: float) -> str:
-    return f"{v:.6g}"
-
-
 def _span(vals) -> str:
     lo, hi = min(vals), max(vals)
-    return _g(lo) if lo == hi else f"{_g(lo)} … {_g(hi)}"
+    return number(lo) if lo == hi else f"{number(lo)} … {number(hi)}"
 
 
 def _ispan(vals) -> str:
@@ -29,14 +27,14 @@ def _ranges(tensors: tuple[TensorQuant, ...]) -> list[str]:
     for t in tensors:
         if t.range_lo is None or t.is_constant and t.role == "bias":
             continue
-        lo, hi = min(t.range_lo), max(t.range_hi)  # type: ignore[type-var, arg-type]
+        lo, hi = min(t.range_lo), max(t.range_hi)
         if t.block_size is not None:
             kind = f"blockwise, {t.num_blocks} blocks of {t.block_size}, S {_span(t.block_scale_range or ())}"
         elif t.scales and len(t.scales) > 1:
             kind = f"per-channel x{len(t.scales)}"
         else:
-            kind = f"S={_g(t.scales[0])} Z={t.zero_points[0]}"  # type: ignore[index]
-        line = f"{t.role} '{t.name}' ({t.dtype}, {kind}) can represent [{_g(lo)}, {_g(hi)}]."
+            kind = f"S={number(t.scales[0])} Z={t.zero_points[0]}"  # type: ignore[index]
+        line = f"{t.role} '{t.name}' ({t.dtype}, {kind}) can represent [{number(lo)}, {number(hi)}]."
         obs = t.observed or {}
         if obs.get("range_use") is not None:
             line += f" Observed in the comparison run: range use {obs['range_use']:.1%}"
@@ -52,8 +50,8 @@ def _conv(op: Op, c: ConvMath) -> list[str]:
     acc_bits = "int64" if c.accumulator == "int64" else "int32"
     lines = [
         f"Integer kernel: acc{'[c]' if c.per_channel else ''} = Σ (q_in − Z1)·(q_w − Z2) + bias_q, accumulated in {acc_bits}.",
-        f"S1 (input) = {_g(c.input_scale)}, Z1 = {c.input_zero_point}; S2 (weights){ch} = {_span(c.weight_scales)}, "
-        f"Z2 = {_ispan(c.weight_zero_points)}; S3 (output) = {_g(c.output_scale)}, Z3 = {c.output_zero_point}.",
+        f"S1 (input) = {number(c.input_scale)}, Z1 = {c.input_zero_point}; S2 (weights){ch} = {_span(c.weight_scales)}, "
+        f"Z2 = {_ispan(c.weight_zero_points)}; S3 (output) = {number(c.output_scale)}, Z3 = {c.output_zero_point}.",
         "The accumulator is in units of S1·S2; the kernel rescales it to the output with the real multiplier "
         f"M = S1·S2/S3 = {_span(c.multipliers)}, stored as the fixed-point pair M0·2^(shift−31) with "
         f"M0 = {_ispan(c.m0)} (int32, Q0.31) and shift = {_ispan(c.shifts)} (computed as TFLite's QuantizeMultiplier does).",
@@ -106,24 +104,24 @@ def _rescale(op: Op, r: RescaleMath, fixed: tuple[float, int] | None) -> list[st
         return [
             f"{op.type} of two quantized tensors with different scales: both inputs are first shifted left by "
             f"{r.left_shift} bits (left_shift, {'16' if r.left_shift == 15 else '8'}-bit path) and rescaled to a common scale "
-            f"twice_max_input_scale = 2·max(S_in1, S_in2) = {_g(r.twice_max_input_scale)}.",  # type: ignore[arg-type]
-            f"input 1 multiplier = {_g(m1.real)} (M0 {m1.m0}, shift {m1.shift}); input 2 multiplier = {_g(m2.real)} "
-            f"(M0 {m2.m0}, shift {m2.shift}); output multiplier = 2·max/(2^{r.left_shift}·S_out) = {_g(mo.real)} "
+            f"twice_max_input_scale = 2·max(S_in1, S_in2) = {number(r.twice_max_input_scale)}.",
+            f"input 1 multiplier = {number(m1.real)} (M0 {m1.m0}, shift {m1.shift}); input 2 multiplier = {number(m2.real)} "
+            f"(M0 {m2.m0}, shift {m2.shift}); output multiplier = 2·max/(2^{r.left_shift}·S_out) = {number(mo.real)} "
             f"(M0 {mo.m0}, shift {mo.shift}).",
         ]
     if r.kind == "mul":
         m = r.multipliers[0]
-        return [f"MUL: the product (q1 − Z1)·(q2 − Z2) has scale S1·S2; it is rescaled by M = S1·S2/S3 = {_g(m.real)} "
+        return [f"MUL: the product (q1 − Z1)·(q2 − Z2) has scale S1·S2; it is rescaled by M = S1·S2/S3 = {number(m.real)} "
                 f"(M0 {m.m0}, shift {m.shift})."]
     if r.kind == "fixed_output":
         s, z = fixed  # type: ignore[misc]
-        return [f"{op.type} has a fixed output quantization: the kernel requires scale {_g(s)} and zero-point {z} "
+        return [f"{op.type} has a fixed output quantization: the kernel requires scale {number(s)} and zero-point {z} "
                 "(its output range is known in advance), whatever the calibration saw."]
     if r.kind == "same_scale":
         return [f"{op.type} moves or selects integers without arithmetic, so its output must keep the input's "
                 "scale and zero-point; no multiplier is needed."]
     m = r.multipliers[0]
-    return [f"{op.type} rescales from the input scale to the output scale: M = S_in/S_out = {_g(m.real)} "
+    return [f"{op.type} rescales from the input scale to the output scale: M = S_in/S_out = {number(m.real)} "
             f"(M0 {m.m0}, shift {m.shift})."]
 
 
@@ -137,7 +135,7 @@ def _blockwise(h: HybridMath) -> list[str]:
     return [
         f"Blockwise hybrid kernel: the weights are stored as {h.weight_dtype} with one scale per block of "
         f"B = {b.block_size} inputs along the input dimension ({b.input_channels} inputs → {b.blocks_per_row} blocks per "
-        f"output channel, {b.num_blocks:,} blocks in all). Block scales {_g(b.scale_min)} … {_g(b.scale_max)} "
+        f"output channel, {b.num_blocks:,} blocks in all). Block scales {number(b.scale_min)} … {number(b.scale_max)} "
         f"(tensor '{b.scale_tensor}'); zero-point {b.zero_points}.",
         f"Dequantized: w[o, i] = S[o, i // {b.block_size}] · (q[o, i] − Z), so one weight step is its block's scale.",
         f"At run time LiteRT (its default XNNPACK path and its builtin kernels alike) quantizes each row of the "

@@ -8,15 +8,20 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 
-class _Metrics(Protocol):
-    range_use: float | None
-    clip_rate: float | None
-    sqnr_db: float
+class _Metrics(Protocol):  # read-only members: a frozen dataclass provides them
+    @property
+    def range_use(self) -> float | None: ...
+    @property
+    def clip_rate(self) -> float | None: ...
+    @property
+    def sqnr_db(self) -> float: ...
 
 
 class _Layer(Protocol):
-    quant_tensor: int
-    metrics: _Metrics
+    @property
+    def quant_tensor(self) -> int: ...
+    @property
+    def metrics(self) -> _Metrics: ...
 
 
 class ObservedLayers(Protocol):

@@ -118,7 +118,7 @@ def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequenc
         if d is not None and d.cause == "inherited":
             add(d.source_op)
     worst = sorted((lay for lay in by_op.values() if lay.isolated is not None and lay.op_type not in SUGGEST_SKIP_OPS
-                    and math.isfinite(lay.isolated.sqnr_db)), key=lambda lay: lay.isolated.sqnr_db)  # fmt: skip
+                    and math.isfinite(lay.isolated.sqnr_db)), key=lambda lay: lay.isolated.sqnr_db if lay.isolated is not None else math.inf)  # fmt: skip
     for lay in worst[:WORST_OWN]:
         add(lay.op_index)
     return out[:limit]
@@ -269,7 +269,8 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     if m.chain is not None:  # every equalizable depthwise pair over spread channels: one intervention, one fix
         task.report(0.0, f"blame: equalizing {len(m.chain.pairs)} depthwise pair(s)")
         chain_blame = m.blame(fix_plan(Fix("equalize", m.chain.ops), opts.samples, opts.signature))
-    chain_ops = m.chain.ops if m.chain is not None and chain_blame is not None else ()
+    chain = m.chain if chain_blame is not None else None  # the chain measured as one intervention
+    chain_ops = chain.ops if chain is not None else ()
     ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None, list(m.clips), chain_ops,
                      MAX_CANDIDATES - (1 if chain_ops else 0))  # fmt: skip
     measured: dict[int, Measured] = {}
@@ -284,19 +285,19 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
         if b is not None:
             measured[op] = Measured(op, b, plan)
     blames = {op: x.blame for op, x in measured.items()}
-    if chain_ops:
-        blames.update({p.producer: chain_blame for p in m.chain.pairs})
-    layers = rejudged(m.qm, result.layers, blames, m.clips, m.chain if chain_ops else None, m.root_gain)
+    if chain is not None and chain_blame is not None:
+        blames.update({p.producer: chain_blame for p in chain.pairs})
+    layers = rejudged(m.qm, result.layers, blames, m.clips, chain, m.root_gain)
     roots = root_causes(m, layers, measured, task)
-    if chain_ops and chain_blame.share >= ROOT_SHARE and chain_blame.gain_db >= m.root_gain:
-        p0 = m.chain.pairs[0].producer
-        fix = Fix("equalize", m.chain.ops)
+    if chain is not None and chain_blame is not None and chain_blame.share >= ROOT_SHARE and chain_blame.gain_db >= m.root_gain:
+        p0 = chain.pairs[0].producer
+        fix = Fix("equalize", chain.ops)
         acc = m.accuracies(fix_plan(fix, opts.samples, opts.signature))
-        note = m.chain.evidence() + ("" if chain_blame.gain_db >= 0 else "; the fix lowers the output SQNR: not worth applying")
+        chain_note = chain.evidence() + ("" if chain_blame.gain_db >= 0 else "; the fix lowers the output SQNR: not worth applying")
         roots = sorted([*roots, RootCause(p0, m.qm.main.ops[p0].type, "channel_imbalance", chain_blame.share, chain_blame.gain_db,
-                                          fix, chain_blame.gain_db, chain_blame.intervention, note, acc)],
+                                          fix, chain_blame.gain_db, chain_blame.intervention, chain_note, acc)],
                        key=lambda r: -r.share)  # fmt: skip
-    done = [x.blame.intervention for x in measured.values()] + ([chain_blame.intervention] if chain_ops else [])
+    done = [x.blame.intervention for x in measured.values()] + ([chain_blame.intervention] if chain_blame is not None and chain_ops else [])
     note = [f"blame: {len(done)} intervention(s) ({', '.join(done)}); "
             f"output error measured {m.split.note}"]  # fmt: skip
     top = [r.share for r in roots[:3]]
@@ -377,10 +378,10 @@ def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame],
             d = Diagnosis("channel_imbalance", in_chain[op].evidence(), Fix("equalize", chain.ops))
         elif op in consumer_of_chain and chain is not None and (pb := blame.get(consumer_of_chain[op].producer)) is not None \
                 and pb.share >= ROOT_SHARE and pb.gain_db >= root_gain:
-            src = consumer_of_chain[op].producer
-            d = Diagnosis("inherited", f"the error comes from op {src} (DEPTHWISE_CONV_2D, channel imbalance): equalizing the "
+            producer = consumer_of_chain[op].producer
+            d = Diagnosis("inherited", f"the error comes from op {producer} (DEPTHWISE_CONV_2D, channel imbalance): equalizing the "
                                        f"chain removes {100 * pb.share:.0f}% of the output error ({pb.gain_db:+.1f} dB)",
-                          Fix("equalize", chain.ops), src)  # fmt: skip
+                          Fix("equalize", chain.ops), producer)  # fmt: skip
         elif d.cause == "inherited" and d.source_op is not None and not (d.source_op in blame and supports(blame[d.source_op])):
             src = covering(op)
             was = (f"op {d.source_op} measured {100 * blame[d.source_op].share:.0f}% of the output error"
@@ -414,7 +415,7 @@ def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, 
     # one root cause per intervention: ops measured by the same edit (a concatenation and its
     # inputs' readers) are one cause, named at the op the others point at
     owner: dict[tuple, int] = {}
-    for op in sorted(measured, key=lambda o: (first[o].diagnosis is not None and first[o].diagnosis.source_op is not None, o)):
+    for op in sorted(measured, key=lambda o: (getattr(first[o].diagnosis, 'source_op', None) is not None, o)):
         owner.setdefault(m._key(measured[op].plan), op)
     for op, x in measured.items():
         b = x.blame

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.writing import json_float
 
 
 def output_sqnr_db(result: ComparisonResult | None) -> float | None:
@@ -48,8 +49,7 @@ class LayerDelta:
         return db_delta(self.before_db, self.after_db)
 
     def to_json(self) -> dict[str, Any]:
-        def j(v: float | None) -> float | None:
-            return None if v is None or math.isinf(v) else v
+        j = json_float
 
         return {
             "op_index": self.op_index,
@@ -91,11 +91,10 @@ class VersionDelta:
     def changed(self, min_db: float = 0.05) -> list[LayerDelta]:
         """Rows whose SQNR moved by at least `min_db` (either way), largest change first."""
         rows = [r for r in self.rows if r.delta_db is not None and abs(r.delta_db) >= min_db]
-        return sorted(rows, key=lambda r: -abs(r.delta_db))  # type: ignore[arg-type]
+        return sorted(rows, key=lambda r: -abs(r.delta_db or 0.0))  # every row kept has a delta
 
     def to_json(self) -> dict[str, Any]:
-        def j(v: float | None) -> float | None:
-            return None if v is None or math.isinf(v) else v
+        j = json_float
 
         return {
             "before": self.before_name,

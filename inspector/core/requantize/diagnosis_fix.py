@@ -7,12 +7,11 @@ scales); the surgical plan calls that edit `weight_mse`. Every other name is the
 
 from __future__ import annotations
 
-import math
-
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.text.numbers import db
 
 PLAN_KIND = {"weight_rounding": "weight_mse"}
 
@@ -45,10 +44,6 @@ def has_own_cause(layer) -> bool:
     return d is not None and d.cause not in ("none", "inherited")
 
 
-def _db(v: float | None) -> str:
-    return "–" if v is None else ("inf" if math.isinf(v) else f"{v:.2f}")
-
-
 def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> list[str]:
     """One line per fixed op: accumulated SQNR before -> after, the cause now; then the output."""
     lines = []
@@ -61,13 +56,13 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
         gain = a.metrics.sqnr_db - b.metrics.sqnr_db
         cause = a.diagnosis.cause if a.diagnosis is not None else "–"
         ref = " (against the float output ÷ s)" if fix.edit == "equalize" and op == fix.ops[0] else ""
-        lines.append(f"op {op} {a.op_type}: SQNR {_db(b.metrics.sqnr_db)} → {_db(a.metrics.sqnr_db)} dB{ref} "
+        lines.append(f"op {op} {a.op_type}: SQNR {db(b.metrics.sqnr_db, 2, none='–')} → {db(a.metrics.sqnr_db, 2, none='–')} dB{ref} "
                      f"({gain:+.2f} dB) after {fix.edit}; cause now: {cause}")  # fmt: skip
         lines += _part_lines(f"op {op}", b.slices, a.slices)
     if before.outputs and after.outputs:
         ob = min(o.metrics.sqnr_db for o in before.outputs)
         oa = min(o.metrics.sqnr_db for o in after.outputs)
-        lines.append(f"model output SQNR {_db(ob)} → {_db(oa)} dB")
+        lines.append(f"model output SQNR {db(ob, 2, none='–')} → {db(oa, 2, none='–')} dB")
         for o_b, o_a in zip(before.outputs, after.outputs, strict=False):
             lines += _part_lines(f"output {o_b.name}", o_b.slices, o_a.slices)
     return lines
@@ -78,12 +73,12 @@ def fix_headline(before: ComparisonResult, after: ComparisonResult) -> str:
     concatenation, its worst slice's (the whole tensor hides that one; issue 25)."""
     if not before.outputs or not after.outputs:
         return ""
-    parts = [f"output SQNR {_db(min(o.metrics.sqnr_db for o in before.outputs))} → "
-             f"{_db(min(o.metrics.sqnr_db for o in after.outputs))} dB"]  # fmt: skip
+    parts = [f"output SQNR {db(min(o.metrics.sqnr_db for o in before.outputs), 2, none='–')} → "
+             f"{db(min(o.metrics.sqnr_db for o in after.outputs), 2, none='–')} dB"]  # fmt: skip
     for o_b, o_a in zip(before.outputs, after.outputs, strict=False):
         worst = _worst_part(o_b.slices, o_a.slices)
         if worst is not None:
-            parts.append(f"output slice {worst[0].label} SQNR {_db(worst[0].sqnr_db)} → {_db(worst[1].sqnr_db)} dB")
+            parts.append(f"output slice {worst[0].label} SQNR {db(worst[0].sqnr_db, 2, none='–')} → {db(worst[1].sqnr_db, 2, none='–')} dB")
     return "; ".join(parts)
 
 
@@ -101,4 +96,4 @@ def _part_lines(where: str, before, after) -> list[str]:
     if worst is None:
         return []
     b, a = worst
-    return [f"slice {b.label} of {where}: SQNR {_db(b.sqnr_db)} → {_db(a.sqnr_db)} dB"]
+    return [f"slice {b.label} of {where}: SQNR {db(b.sqnr_db, 2, none='–')} → {db(a.sqnr_db, 2, none='–')} dB"]

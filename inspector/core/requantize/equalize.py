@@ -46,6 +46,7 @@ from inspector.core.samples.spec import Sample
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.op_facts import WEIGHTED_OPS
+from inspector.core.writing import json_float
 
 
 def _rows(w: np.ndarray, dim: int) -> np.ndarray:
@@ -59,12 +60,17 @@ def producer_ranges(w: np.ndarray, p_type: str) -> np.ndarray:
 
 def consumer_ranges(w: np.ndarray, c_type: str, channels: int) -> np.ndarray:
     """r2: max|w| of C's float weights per input channel (a depthwise C: over its multiplier's columns)."""
-    if c_type == "FULLY_CONNECTED":
-        return np.abs(_rows(w, 1)).max(axis=1)
-    if c_type == "CONV_2D":
-        return np.abs(_rows(w, 3)).max(axis=1)
-    per = w.shape[3] // channels  # depthwise: column k reads input channel k // per
-    return np.abs(_rows(w, 3)).max(axis=1).reshape(channels, per).max(axis=1)
+    dim = _input_dim(c_type)
+    per = w.shape[dim] // channels  # depthwise: column k reads input channel k // per; else 1
+    return np.abs(_rows(w, dim)).max(axis=1).reshape(channels, per).max(axis=1)
+
+
+def _input_dim(c_type: str) -> int:
+    """The dimension of a consumer's weights that reads its input channels (`OpRoles.input_dim`)."""
+    dim = WEIGHTED_OPS[c_type].input_dim
+    if dim is None:
+        raise ValueError(f"{c_type} is not a consumer equalization scales")
+    return dim
 
 
 def equalization_scales(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
@@ -86,12 +92,11 @@ def scale_producer(w: np.ndarray, b: np.ndarray | None, p_type: str, s: np.ndarr
 def scale_consumer(w: np.ndarray, c_type: str, s: np.ndarray) -> np.ndarray:
     """C's weights with input channel i multiplied by s_i."""
     w = np.asarray(w, np.float64)
-    if c_type == "FULLY_CONNECTED":
-        return (w * s[None, :]).astype(np.float32)
-    if c_type == "CONV_2D":
-        return (w * s[None, None, None, :]).astype(np.float32)
-    per = w.shape[3] // len(s)
-    return (w * np.repeat(s, per)[None, None, None, :]).astype(np.float32)
+    dim = _input_dim(c_type)
+    shape = [1] * w.ndim
+    shape[dim] = -1
+    per = w.shape[dim] // len(s)  # depthwise: column k reads input channel k // per; else 1
+    return (w * np.repeat(s, per).reshape(shape)).astype(np.float32)
 
 
 @dataclass
@@ -110,7 +115,7 @@ def _spread(lo: np.ndarray, hi: np.ndarray) -> float:
 
 
 def _finite(v: float) -> float | None:
-    return v if np.isfinite(v) else None
+    return json_float(float(v))
 
 
 def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sample], runtime: str = "optimized") -> None:

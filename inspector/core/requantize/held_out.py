@@ -18,8 +18,10 @@ from inspector.core.compare.pairing import pair_models
 from inspector.core.requantize.objective import Objective
 from inspector.core.samples.holdout import HELD_OUT, SampleSplit, split_samples
 from inspector.core.samples.spec import Sample
+from inspector.core.text.numbers import db
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
+from inspector.core.writing import json_float
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,7 @@ class HeldOutGain:
         return self.after_db - self.before_db
 
     def to_json(self) -> dict[str, Any]:
-        def f(v: float) -> float | None:
-            return v if math.isfinite(v) else None
+        f = json_float
 
         parts = {"worst_part_before": self.part_before or None, "worst_part_after": self.part_after or None}
         return {**self.split.to_json(), "output": self.output, "output_sqnr_db_before": f(self.before_db),
@@ -52,11 +53,7 @@ class HeldOutGain:
         gain = f"{self.gain_db:+.2f} dB" if math.isfinite(self.gain_db) else "exact"
         worst = (f" (its worst part: {self.part_before or 'the whole tensor'} before, {self.part_after or 'the whole tensor'} after)"
                  if self.part_before or self.part_after else "")
-        return f"output SQNR {_db(self.before_db)} → {_db(self.after_db)} ({gain}) {where}{worst}"
-
-
-def _db(v: float) -> str:
-    return "inf dB" if math.isinf(v) else f"{v:.2f} dB"
+        return f"output SQNR {db(self.before_db, 2, unit=True)} → {db(self.after_db, 2, unit=True)} ({gain}) {where}{worst}"
 
 
 def held_out_gain(

@@ -199,7 +199,8 @@ def quantizer_versions_job(
     before = compared if split.evaluation_start == 0 else compare_models(float_path, out_unchanged, held)
     after = compare_models(float_path, out_path, held)
     db = [output_sqnr_db(r) for r in (before, after)]
-    gain = HeldOutGain(split, "worst output", *(math.nan if v is None else v for v in db))
+    before_db, after_db = (math.nan if v is None else v for v in db)
+    gain = HeldOutGain(split, "worst output", before_db, after_db)
     return QuantizerRuns(
         VersionRun(first, out_unchanged),
         compared,

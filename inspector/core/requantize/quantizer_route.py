@@ -60,6 +60,7 @@ from inspector.core.samples.settings import SampleSettings
 from inspector.core.samples.sources import random_source
 from inspector.core.samples.spec import InputSpec
 from inspector.core.tflite import edit as fe
+from inspector.core.tflite.dtypes import QUANTIZED_STORAGE_DTYPES
 from inspector.core.tflite.litertlm import read_model_bytes
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
@@ -133,7 +134,7 @@ def requantize(
     original = load_model(path)  # validates the file; ModelFormatError names it
     sig_model = select_signature(original, signature)  # an unknown key: InputError naming the keys
     if any(
-        t.is_quantized and t.dtype in ("int8", "uint8", "int16", "int4", "uint4", "int2")
+        t.is_quantized and t.dtype in QUANTIZED_STORAGE_DTYPES
         for sg in original.subgraphs
         for t in sg.tensors
     ):

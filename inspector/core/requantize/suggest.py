@@ -28,6 +28,7 @@ from inspector.core.requantize.tradeoff import TradeoffPoint
 from inspector.core.samples.holdout import SampleSplit, split_samples
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.op_facts import SUGGEST_SKIP_OPS
+from inspector.core.writing import json_float
 
 
 @dataclass
@@ -61,7 +62,7 @@ class SuggestResult:
             "notes": self.notes,
             "calibration": self.calibration,
             "evaluation": None if self.calibration is None else self.calibration["evaluation"],
-            "candidates": [{k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in c.items()}
+            "candidates": [{k: (json_float(v) if isinstance(v, float) else v) for k, v in c.items()}
                            for c in self.candidates],
             "ranked": self.ranked,
             "evaluations": self.evaluations,
@@ -75,7 +76,7 @@ def output_sqnr(comparison: ComparisonResult) -> float:
 
 
 def _finite(v: float) -> float | None:
-    return v if math.isfinite(v) else None
+    return json_float(v)
 
 
 def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> Any:

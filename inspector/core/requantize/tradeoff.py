@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
+
+from inspector.core.writing import json_float
 
 
 @dataclass(frozen=True)
@@ -26,11 +27,11 @@ class TradeoffPoint:
             "label": self.label,
             "layers": list(self.layers),
             "size_bytes": self.size_bytes,
-            "output_sqnr_db": None if math.isinf(s) else s,
+            "output_sqnr_db": json_float(s),
         }
 
     def surgical_json(self) -> dict[str, Any]:
         """The keys the surgical route's JSON always had (plus label and layers)."""
         s = self.output_sqnr_db
         return {"edits": list(self.edits), "size_bytes": self.size_bytes,
-                "objective_sqnr_db": None if math.isinf(s) else s, "label": self.label, "layers": list(self.layers)}  # fmt: skip
+                "objective_sqnr_db": json_float(s), "label": self.label, "layers": list(self.layers)}  # fmt: skip

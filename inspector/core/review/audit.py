@@ -1,4 +1,4 @@
-"""Audit a quantized model against the TFLite quantization rules (DESIGN.md section 4).
+"""Audit a quantized model against the TFLite quantization rules (docs/ARCHITECTURE.md, "Quantization rules the audit checks").
 
 `audit_model` returns `Finding`s: severity ("error" breaks the int8/16x8 specification or makes
 a kernel compute wrong values; "warning" costs accuracy or speed; "info" explains a choice),
@@ -11,19 +11,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.quantmath.kernel_path import classify
 from inspector.core.quantmath.opmath import compared_subgraph, fixed_output_params
 from inspector.core.review import audit_rules
 from inspector.core.review.audit_float16 import check_float16
 from inspector.core.review.audit_mixed import check_mixed_ranges
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model, Subgraph
 from inspector.core.tflite.op_facts import BOUNDARY_OPS
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {"error": 2, "warning": 1, "info": 0}
 LOW_RANGE_USE = 0.10  # activations using < 10% of their representable range waste resolution
-HIGH_CLIP_RATE = 0.01  # > 1% of float values outside the representable range
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class Finding:
 
     @classmethod
     def from_json(cls, d: dict) -> Finding:
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})  # type: ignore[arg-type]
+        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})  # type: ignore[arg-type]  # JSON written by to_json: each field has its type
 
 
 def audit_model(
@@ -113,7 +114,7 @@ def _mixed_kernels(sg: Subgraph, paths: dict[int, str]) -> list[Finding]:
 
 
 def _kind(dtype: str) -> str:
-    return "float" if dtype.startswith(("float", "bfloat")) else "int" if dtype in ("int8", "uint8", "int16") else "other"
+    return "float" if dtype.startswith(("float", "bfloat")) else "int" if dtype in QUANTIZED_DTYPES else "other"
 
 
 def _io(model: Model) -> list[Finding]:
@@ -175,17 +176,17 @@ def _comparison(model: Model, comparison: ComparisonResult) -> list[Finding]:
                 "is never used, so the effective resolution is a few bits. Calibrate on representative data, or "
                 "check for outliers that stretched the range.",
                 observed=ru, expected=f">= {LOW_RANGE_USE:g}", subgraph=sg.index))  # fmt: skip
-        if fixed is not None and cr is not None and cr > HIGH_CLIP_RATE:
+        if fixed is not None and cr is not None and cr > CLIP_RATE:
             out.append(Finding(
                 "info", "fixed-grid", *common,
                 f"{cr:.2%} of the float values lie beyond the last step of {layer.op_type}'s fixed output grid "
                 f"(scale {fixed[0]:g}, zero-point {fixed[1]}, set by the kernel): the grid's own rounding at its end, "
                 "not a calibration range; calibration cannot change it.",
                 observed=cr, expected="fixed by the kernel", subgraph=sg.index))  # fmt: skip
-        elif cr is not None and cr > HIGH_CLIP_RATE:
+        elif cr is not None and cr > CLIP_RATE:
             out.append(Finding(
                 "warning", "clipping", *common,
                 f"{cr:.2%} of the float values fall outside the representable range and are clipped: the calibration "
                 "range is too narrow for these inputs.",
-                observed=cr, expected=f"<= {HIGH_CLIP_RATE:g}", subgraph=sg.index))  # fmt: skip
+                observed=cr, expected=f"<= {CLIP_RATE:g}", subgraph=sg.index))  # fmt: skip
     return out

@@ -77,7 +77,7 @@ def check_float16(model: Model, float_model: Model | None = None) -> list[tuple[
             if pairing is not None:
                 fi = pairing.float_for_quant(t.index)
                 if fi is not None:
-                    av = float_model.tensor_data(float_model.main.tensors[fi])  # type: ignore[union-attr]
+                    av = float_model.tensor_data(float_model.main.tensors[fi])  # type: ignore[union-attr]  # a pairing exists only with model A open
                     if av is not None and av.shape == b.shape and av.dtype.kind == "f":
                         a = av
             out += [(sg.index, f) for f in _findings(op, t, a, float16_error(a, b))]

@@ -17,6 +17,7 @@ import numpy as np
 from inspector.core.quantmath.blockwise import blockwise_problems
 from inspector.core.quantmath.kernel_path import input_at, is_quantized_int, roles
 from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model, Op, Subgraph, Tensor
 from inspector.core.tflite.op_facts import SAME_SCALE_OPS, UNQUANTIZED_INT_OPS
 
@@ -140,8 +141,8 @@ def _bias(model: Model, sg: Subgraph, op: Op, r, path: str) -> list[dict]:
     if nz:
         out.append(_f("error", "bias-zero-point", op, b, f"bias zero-point must be 0; found {nz[:5]}.",
                       observed=nz[:8], expected=0))  # fmt: skip
-    s_in = float(a.quantization.scales[0])  # type: ignore[union-attr]
-    expected = s_in * np.asarray(w.quantization.scales, np.float64)  # type: ignore[union-attr]
+    s_in = float(a.quantization.scales[0])  # type: ignore[union-attr]  # the caller checked both tensors are quantized
+    expected = s_in * np.asarray(w.quantization.scales, np.float64)  # type: ignore[union-attr]  # as above
     actual = np.asarray(bq.scales, np.float64)
     if expected.size not in (1, actual.size) and actual.size != 1:
         out.append(_f("error", "bias-scale", op, b, f"{actual.size} bias scales for {expected.size} weight channels.",
@@ -182,13 +183,13 @@ def _preserve_scale(sg: Subgraph, op: Op) -> list[dict]:
     rq = ref.quantization
     for t in data_ins + outs[1:]:
         q = t.quantization
-        same = abs(q.scales[0] - rq.scales[0]) <= SAME_SCALE_RTOL * rq.scales[0] and q.zero_points[0] == rq.zero_points[0]  # type: ignore[union-attr]
+        same = abs(q.scales[0] - rq.scales[0]) <= SAME_SCALE_RTOL * rq.scales[0] and q.zero_points[0] == rq.zero_points[0]  # type: ignore[union-attr]  # is_quantized_int: every tensor compared has quantization
         if not same:
             out.append(_f("error", "preserve-scale", op, t,
                           f"{op.type} does not rescale: its {ref.dtype} kernel copies integers, so '{t.name}' must have the "
                           f"output's scale and zero-point; otherwise values are silently reinterpreted (or the kernel rejects the model).",
-                          observed={"scale": q.scales[0], "zero_point": q.zero_points[0]},  # type: ignore[union-attr]
-                          expected={"scale": rq.scales[0], "zero_point": rq.zero_points[0]}))  # type: ignore[union-attr]  # fmt: skip
+                          observed={"scale": q.scales[0], "zero_point": q.zero_points[0]},  # type: ignore[union-attr]  # as above
+                          expected={"scale": rq.scales[0], "zero_point": rq.zero_points[0]}))  # type: ignore[union-attr]  # as above  # fmt: skip
     return out
 
 
@@ -217,9 +218,9 @@ def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict]:
     out = []
     consumers = sg.consumers()
     for t in sg.tensors:
-        if t.is_constant or t.dtype not in ("int8", "uint8", "int16"):
+        if t.is_constant or t.dtype not in QUANTIZED_DTYPES:
             continue
-        op = producers.get(t.index) or (consumers.get(t.index) or [None])[0]
+        op = producers.get(t.index) or next(iter(consumers.get(t.index) or ()), None)
         if t.quantization is None:
             if op is not None and op.type not in UNQUANTIZED_INT_OPS:
                 out.append(_f("error", "missing-quantization", op, t,

@@ -29,6 +29,7 @@ from inspector.core.quantmath.quant import tensor_range
 from inspector.core.review.audit import audit_model, counts
 from inspector.core.tflite.model import Model, Tensor, load_model
 from inspector.core.tflite.signatures import select_signature
+from inspector.core.writing import json_float
 
 REPORT_SCHEMA = "tflite-inspector-report"
 REPORT_VERSION = 1
@@ -40,7 +41,7 @@ def _io(t: Tensor) -> dict:
     return {"name": t.name, "dtype": t.dtype, "shape": list(t.shape_signature),
             "scale": None if q is None or q.per_channel else q.scales[0],
             "zero_point": None if q is None or q.per_channel else q.zero_points[0],
-            "range": None if tensor_range(t) is None else list(tensor_range(t))}  # type: ignore[arg-type]  # fmt: skip
+            "range": None if tensor_range(t) is None else list(tensor_range(t))}  # type: ignore[arg-type]  # checked not None just before  # fmt: skip
 
 
 def model_card(model: Model) -> dict:
@@ -79,7 +80,7 @@ def _merge_bins(edges: np.ndarray, counts_list: list[np.ndarray | None], max_bin
     if align > 1:
         k = align * max(1, math.ceil(k / align))
     idx = list(range(0, n, k)) + [n]
-    merged = []
+    merged: list[list[int] | None] = []
     for c in counts_list:
         if c is None:
             merged.append(None)
@@ -109,7 +110,7 @@ def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: i
         "edges": edges, "float_counts": ca, "quant_counts": cb,
         "clip_lo": a.clip_lo, "clip_hi": a.clip_hi, "quant_dtype": a.quant_dtype,
         "per_channel": bool(a.quant is not None and a.quant.per_channel),
-        "sqnr_db": None if m is None or not math.isfinite(m.sqnr_db) else m.sqnr_db,
+        "sqnr_db": None if m is None else json_float(m.sqnr_db),
         "max_abs": None if m is None else m.max_abs,
         "elements": a.used_elements, "notes": list(a.notes),
         "float16": None if a.float16 is None else a.float16.to_json(),
@@ -135,10 +136,10 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: Com
     for lay in worst:
         op_i = lay.op_index
         hist = None
-        if pairing is not None and 0 <= op_i < len(qm.main.ops):  # type: ignore[union-attr]
-            qt = weight_tensor_of(qm.main, qm.main.ops[op_i])  # type: ignore[union-attr]
+        if pairing is not None and 0 <= op_i < len(qm.main.ops):  # type: ignore[union-attr]  # a report of a comparison has model B
+            qt = weight_tensor_of(qm.main, qm.main.ops[op_i])  # type: ignore[union-attr]  # as above
             ft = pairing.float_for_quant(qt) if qt is not None else None
-            hist = weight_histogram(fm, qm, op_i, ft)  # type: ignore[arg-type]
+            hist = weight_histogram(fm, qm, op_i, ft)  # type: ignore[arg-type]  # model A is open when a pairing is
         worst_out.append({**lay.to_json(), "subgraph": target.main.index, "weights": hist})
     # Op indices of the worst layers are the compared subgraph's (the signature's): explain those ops.
     op_maths = {str(lay.op_index): op_math(target, lay.op_index, comparison=comparison).to_json()
@@ -190,11 +191,11 @@ def write_report(report: dict, comparison: ComparisonResult | None = None, *, ht
         write_json_output(report, json_path)
         written.append(json_path)
     if csv:
-        atomic_write_text(csv, to_csv_text(comparison))  # type: ignore[arg-type]
+        atomic_write_text(csv, to_csv_text(comparison))  # type: ignore[arg-type]  # the CSV is asked for with a comparison only (the command checks)
         written.append(csv)
     if model_explorer:
         quant = report["models"].get("quant")
         model = load_model(quant["path"]) if quant else None
-        atomic_write_text(model_explorer, to_json_text(node_data(comparison, metric, model=model)) + "\n")  # type: ignore[arg-type]
+        atomic_write_text(model_explorer, to_json_text(node_data(comparison, metric, model=model)) + "\n")  # type: ignore[arg-type]  # as above
         written.append(model_explorer)
     return written

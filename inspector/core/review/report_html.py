@@ -23,6 +23,7 @@ from inspector.core.stats.sqnr_scale import (
     exact_axis_ticks,
     exact_line,
 )
+from inspector.core.text.numbers import percent
 
 SECTIONS = (("models", "Models"), ("layer-error", "Layer error"), ("task", "Task metrics"), ("worst-layers", "Worst layers"),
             ("audit", "Audit findings"), ("op-math", "Op math of the worst layers"))  # fmt: skip
@@ -283,10 +284,6 @@ def _accumulated_note(report: dict) -> str:
             "<code>--no-isolated</code> to separate each layer's own error.</p>")  # fmt: skip
 
 
-def _pct(v) -> str:
-    return "–" if v is None else f"{100 * v:.2f}%"
-
-
 def _task(report: dict) -> str:
     t = (report.get("comparison") or {}).get("task")
     if not t:
@@ -294,11 +291,11 @@ def _task(report: dict) -> str:
     if t.get("kind") in ("regression", "other"):
         return _task_regression(t)
     drop = t.get("accuracy_drop_pct")
-    cards = [("task kind", t["kind"]), ("samples", t["num_samples"]), ("float accuracy", _pct(t.get("float_accuracy"))),
-             ("quantized accuracy", _pct(t.get("quant_accuracy"))),
+    cards = [("task kind", t["kind"]), ("samples", t["num_samples"]), ("float accuracy", percent(t.get("float_accuracy"), 2, none='–', space=False)),
+             ("quantized accuracy", percent(t.get("quant_accuracy"), 2, none='–', space=False)),
              ("accuracy drop", "–" if drop is None else f"{drop:.2f} points"),
-             ("top-1 agreement", _pct(t.get("top1_agreement")) + _counted(t)),
-             ("top-5 agreement", _pct(t.get("top5_agreement")) + _counted(t))]  # fmt: skip
+             ("top-1 agreement", percent(t.get("top1_agreement"), 2, none='–', space=False) + _counted(t)),
+             ("top-5 agreement", percent(t.get("top5_agreement"), 2, none='–', space=False) + _counted(t))]  # fmt: skip
     head = "".join(f'<div class="card" data-key="task.{escape(k)}"><span class="muted">{escape(k)}</span><br><b>{escape(str(v))}</b></div>'
                    for k, v in cards)  # fmt: skip
     note = ("" if t.get("float_accuracy") is not None else

@@ -12,6 +12,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from inspector.core.text.numbers import number
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
 
 
@@ -39,10 +41,6 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
         out.append(0.0 if abs(v) < step * 1e-9 else v)
         v += step
     return out
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
 
 
 class _Frame:
@@ -78,7 +76,7 @@ class _Frame:
         elif self.log_y:
             yt = [(10.0**k, f"1e{k}") for k in range(math.ceil(self.y0), math.floor(self.y1) + 1)]
         else:
-            yt = [(t, _fmt(t)) for t in nice_ticks(self.y0, self.y1)]
+            yt = [(t, number(t, 4)) for t in nice_ticks(self.y0, self.y1)]
         for t, label in yt:
             y = self.py(t)
             parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e5e5e5"/>')
@@ -86,7 +84,7 @@ class _Frame:
         for t in x_ticks if x_ticks is not None else nice_ticks(self.x0, self.x1, 6):
             x = self.px(t)
             parts.append(f'<line x1="{x:.1f}" y1="{bottom}" x2="{x:.1f}" y2="{bottom + 4}" stroke="#999"/>')
-            parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{_fmt(t)}</text>')
+            parts.append(f'<text x="{x:.1f}" y="{bottom + 16}" text-anchor="middle">{number(t, 4)}</text>')
         parts.append(f'<text x="{(left + right) / 2:.1f}" y="{self.h - 6}" text-anchor="middle">{escape(x_label)}</text>')
         parts.append(f'<text transform="translate(14,{(top + bottom) / 2:.1f}) rotate(-90)" text-anchor="middle">{escape(y_label)}</text>')
         return parts

@@ -29,6 +29,7 @@ from inspector.core.samples.spec import (
     input_specs,
     shape_fits,
 )
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model
 
 
@@ -62,7 +63,7 @@ def _per_sample(specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict[s
     one = spec.shape[1:] if spec.shape else ()
     sig = spec.shape_signature[1:] if spec.shape_signature else ()
     rows = []
-    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):  # type: ignore[union-attr]
+    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):  # type: ignore[union-attr]  # every key sorted here matched the pattern
         a = np.asarray(data[k])
         if a.ndim == len(one) + 1 and a.shape[0] == 1:
             a = a[0]
@@ -122,11 +123,11 @@ def _samples_axis(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> boo
 
 
 def _check_dtype(spec: InputSpec, arr: np.ndarray, key: str, path: Path) -> None:
-    float_input = spec.dtype.startswith("float") or spec.dtype in ("int8", "uint8", "int16")
+    float_input = spec.dtype.startswith("float") or spec.dtype in QUANTIZED_DTYPES
     ok = np.issubdtype(arr.dtype, np.floating) if float_input else (
         np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_
     )
-    if spec.dtype in ("int8", "uint8", "int16") and not np.issubdtype(arr.dtype, np.floating):
+    if spec.dtype in QUANTIZED_DTYPES and not np.issubdtype(arr.dtype, np.floating):
         ok = False
     if not ok:
         want = "float values" if float_input else f"{spec.dtype} values"

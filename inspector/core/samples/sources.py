@@ -18,12 +18,12 @@ from inspector.core.samples.arrays import array_source
 from inspector.core.samples.images import image_source
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.samples.spec import (
-    QUANTIZED_INPUT_TYPES,
     Sample,
     SampleSource,
     _model_input_order,
     input_specs,
 )
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model
 
 
@@ -59,7 +59,7 @@ def random_source(float_model: Model, quant_model: Model | None, count: int, see
             values = []
             for spec, rg in zip(specs, ranges, strict=True):
                 shape = tuple(max(d, 1) for d in spec.shape)
-                if spec.dtype.startswith("float") or spec.dtype in QUANTIZED_INPUT_TYPES:
+                if spec.dtype.startswith("float") or spec.dtype in QUANTIZED_DTYPES:
                     lo, hi = rg if rg is not None else (-1.0, 1.0)
                     values.append(rng.uniform(lo, hi, shape).astype(np.float32))
                 elif spec.dtype == "bool":

@@ -16,9 +16,9 @@ import numpy as np
 
 from inspector.core.errors import InputError
 from inspector.core.quantmath.quant import quantize
+from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model, Tensor
 
-QUANTIZED_INPUT_TYPES = ("int8", "uint8", "int16")
 LABELS_KEY = "labels"
 
 
@@ -123,7 +123,7 @@ def convert_for(tensor: Tensor, value: np.ndarray, source: str, model_path: str)
             f"{list(tensor.shape_signature)}, got {list(value.shape)}",
             source,
         )
-    if tensor.dtype in QUANTIZED_INPUT_TYPES and tensor.quantization is not None:
+    if tensor.dtype in QUANTIZED_DTYPES and tensor.quantization is not None:
         if not np.issubdtype(value.dtype, np.floating):
             raise InputError(
                 f"input '{tensor.name}' takes float values (quantized by the model's "

@@ -16,8 +16,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.options import CompareOptions
 from inspector.core.compare.pairing import Pairing, pair_models
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
@@ -30,6 +31,8 @@ from inspector.core.tflite.model import Model
 from inspector.core.tflite.signatures import SignatureInfo, list_signatures
 
 SLOTS = ("A", "B")
+SAMPLE_OPTIONS = frozenset(f.name for f in dataclasses.fields(SampleSettings))  # options kept in `options.samples`
+OPTION_NAMES = SAMPLE_OPTIONS | {f.name for f in dataclasses.fields(CompareOptions)} - {"samples"}
 
 
 def same_file(a: str | None, b: str | None) -> bool:
@@ -80,8 +83,8 @@ class AppState:
         self.current: int | None = None  # the version that is model B now
         self.reference: int | None = None  # the version it is measured against (baseline, deltas)
         self.parity: RuntimeParityResult | None = None  # runtime parity of model B
-        self.models_changed = Event()  # (slot): that slot's model (or its view through the signature) changed
-        self.pair_changed = Event()  # (): once per change of the open pair, after its models_changed
+        self.slot_changed = Event()  # (slot): that slot's model (or its view through the signature) changed
+        self.pair_changed = Event()  # (): once per change of the open pair, after its slot_changed
         self.signature_changed = Event()  # (key | None): both models re-viewed, pairing and selection reset
         self.selection_changed = Event()  # (Selection)
         self.options_changed = Event()  # (CompareOptions)
@@ -99,17 +102,17 @@ class AppState:
             raise ValueError(f"slot must be A or B, not {slot!r}")
         self.base_models[slot] = model
         self._models_moved(slot)
-        self.models_changed.emit(slot)
+        self.slot_changed.emit(slot)
         self.pair_changed.emit()
         self.selection_changed.emit(self.selection)
 
     def swap_models(self) -> None:
         """Exchange models A and B (a pair opened the wrong way round): one pairing, selection
-        cleared, a comparison of the old order dropped; `models_changed` fires for both slots."""
+        cleared, a comparison of the old order dropped; `slot_changed` fires for both slots."""
         self.base_models["A"], self.base_models["B"] = self.base_models["B"], self.base_models["A"]
         self._models_moved("B")
         for slot in SLOTS:
-            self.models_changed.emit(slot)
+            self.slot_changed.emit(slot)
         self.pair_changed.emit()
         self.selection_changed.emit(self.selection)
 
@@ -221,10 +224,28 @@ class AppState:
             self._signature_moved(options.signature)
             self.selection_changed.emit(self.selection)
 
+    def option(self, name: str) -> object:
+        """One option by name: a `CompareOptions` field, or a `SampleSettings` one (count, seed,
+        source, normalization)."""
+        if name not in OPTION_NAMES:
+            raise KeyError(f"no option {name!r}")
+        return getattr(self.options.samples if name in SAMPLE_OPTIONS else self.options, name)
+
+    def set_option(self, name: str, value: object) -> None:
+        """The one setter of a single option (what a bound widget calls): that field changes, no
+        other; `options_changed` fires once, and only when the value differs (no echo)."""
+        if self.option(name) == value:
+            return
+        o, change = self.options, dict[str, Any]({name: value})  # the field's type is the dataclass's to check
+        if name in SAMPLE_OPTIONS:
+            self.set_options(dataclasses.replace(o, samples=dataclasses.replace(o.samples, **change)))
+        else:
+            self.set_options(dataclasses.replace(o, **change))
+
     def _signature_moved(self, key: str | None) -> None:
         """Both models are seen through another signature: each slot's view changed."""
         for slot in SLOTS:
-            self.models_changed.emit(slot)
+            self.slot_changed.emit(slot)
         self.signature_changed.emit(key)
 
     def paths_open(self) -> bool:

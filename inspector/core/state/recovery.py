@@ -20,6 +20,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from inspector.core.errors import InspectorError
 from inspector.core.state.session import SUFFIX, load_session, save_session
@@ -110,10 +111,10 @@ class CrashRecovery:
                 _unlink(marker)
         return sorted(out, key=lambda r: r.saved_at, reverse=True)
 
-    def autosave(self, state: dict) -> None:
+    def autosave(self, state: dict[str, Any]) -> None:
         save_session(self.autosave_file, state)
 
-    def restore(self, rec: Recoverable) -> dict:
+    def restore(self, rec: Recoverable) -> dict[str, Any]:
         """The crashed instance's session (raises SessionFileError if the autosave is damaged)."""
         return load_session(rec.autosave)
 

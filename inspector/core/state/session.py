@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector import __version__
-from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.options import CompareOptions
 from inspector.core.errors import InputError
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import AppState
@@ -79,7 +79,7 @@ def _address(path: str | os.PathLike[str]) -> tuple[Path, str]:
     return p, str(p) if index is None else f"{p}#{index}"
 
 
-def model_fingerprint(path: str | os.PathLike[str]) -> dict:
+def model_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
     p, saved = _address(path)
     try:
         return {"path": saved, "size": p.stat().st_size, "sha256": file_sha256_prefix(p)}
@@ -87,7 +87,7 @@ def model_fingerprint(path: str | os.PathLike[str]) -> dict:
         return {"path": saved, "size": None, "sha256": None}
 
 
-def model_changes(state: dict) -> dict[str, str]:
+def model_changes(state: dict[str, Any]) -> dict[str, str]:
     """role -> why the model cannot be restored as saved ("missing", "changed ..."); empty if all fine."""
     out = {}
     for role, m in state.get("models", {}).items():
@@ -115,7 +115,7 @@ def _absolute(path: Any, base: str) -> Any:
     return os.path.normpath(os.path.join(base, path))
 
 
-def _map_paths(state: dict, base: str) -> None:
+def _map_paths(state: dict[str, Any], base: str) -> None:
     """Every file path a session holds (models, versions of B, the samples file or folder) made
     absolute against `base`, in place: a session must open from any working directory."""
     for m in (state.get("models") or {}).values():
@@ -154,7 +154,7 @@ def _map_paths(state: dict, base: str) -> None:
 
 
 # ---------------------------------------------------------------------- save / load
-def new_state() -> dict:
+def new_state() -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
         "models": {r: None for r in MODEL_ROLES},
@@ -165,7 +165,7 @@ def new_state() -> dict:
     }
 
 
-def save_session(path: str | os.PathLike[str], state: dict) -> dict:
+def save_session(path: str | os.PathLike[str], state: dict[str, Any]) -> dict[str, Any]:
     """Write `state` atomically; model entries may be plain paths (fingerprinted here). Returns what was written."""
     out = new_state()
     for key in ("inputs", "selection", "requantize_plans", "results", "versions", "keras"):
@@ -173,7 +173,7 @@ def save_session(path: str | os.PathLike[str], state: dict) -> dict:
             out[key] = state[key]
     out["inputs"] = json.loads(json.dumps(out["inputs"])) if isinstance(out["inputs"], dict) else out["inputs"]
     if isinstance(out["results"], dict):  # paths are rewritten below: copies, not the caller's
-        out["results"] = {k: dict(v) if isinstance(v, dict) else v for k, v in out["results"].items()}
+        out["results"] = {k: dict[str, Any](v) if isinstance(v, dict) else v for k, v in out["results"].items()}
     if isinstance(out.get("keras"), dict):
         out["keras"] = dict(out["keras"])
     if isinstance(out["requantize_plans"], list):
@@ -197,7 +197,7 @@ def save_session(path: str | os.PathLike[str], state: dict) -> dict:
     return out
 
 
-def load_session(path: str | os.PathLike[str]) -> dict:
+def load_session(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read, migrate and check a session file; raise SessionFileError with the reason."""
     where = str(path)
     try:
@@ -232,8 +232,8 @@ def load_session(path: str | os.PathLike[str]) -> dict:
     return state
 
 
-def _migrate_v1(d: dict, where: str) -> dict:
-    def model(key: str) -> dict | None:
+def _migrate_v1(d: dict[str, Any], where: str) -> dict[str, Any]:
+    def model(key: str) -> dict[str, Any] | None:
         p = d.get(key)
         if p is None:
             return None
@@ -262,7 +262,7 @@ def _migrate_v1(d: dict, where: str) -> dict:
     }
 
 
-def _migrate_v2(d: dict, where: str) -> dict:
+def _migrate_v2(d: dict[str, Any], where: str) -> dict[str, Any]:
     out = dict(d, schema_version=SCHEMA_VERSION, migrated_from=2)
     inputs = d.get("inputs")
     if isinstance(inputs, dict) and inputs:
@@ -273,10 +273,10 @@ def _migrate_v2(d: dict, where: str) -> dict:
     return out
 
 
-def session_from_state(state: AppState) -> dict:
+def session_from_state(state: AppState) -> dict[str, Any]:
     """What a session file holds for `state` (model entries as paths; `save_session` fingerprints them)."""
     roles = {"A": "float", "B": "quant"}
-    models = {role: (state.models[s].path if state.models[s] is not None else None) for s, role in roles.items()}  # type: ignore[union-attr]
+    models = {role: (state.models[s].path if state.models[s] is not None else None) for s, role in roles.items()}  # type: ignore[union-attr]  # checked not None in the same expression
     sel = state.selection
     selection: dict[str, Any] = {"origin": sel.origin, "op_a": sel.op_a, "op_b": sel.op_b,
                                  "tensor_a": sel.tensor_a, "tensor_b": sel.tensor_b, "channel": state.channel}  # fmt: skip
@@ -302,7 +302,7 @@ def _path_of(state: AppState, i: int | None) -> str | None:
     return v.path if v is not None else None
 
 
-def _check(s: dict, where: str) -> None:
+def _check(s: dict[str, Any], where: str) -> None:
     def bad(key: str, want: str) -> SessionFileError:
         return SessionFileError(f"session key '{key}' should be {want}", where)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.options import CompareOptions
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InspectorError
@@ -31,9 +31,12 @@ class SavedSelection:
 
     @classmethod
     def from_json(cls, sel: dict[str, Any]) -> SavedSelection:
-        origin = sel.get("origin") if sel.get("origin") in SLOTS else "A"
+        origin = o if isinstance(o := sel.get("origin"), str) and o in SLOTS else "A"
         op, tensor, ch = sel.get(f"op_{SLOTS[origin]}"), sel.get(f"tensor_{SLOTS[origin]}"), sel.get("channel")
-        as_int = lambda v: v if isinstance(v, int) and not isinstance(v, bool) else None  # noqa: E731
+
+        def as_int(v: object) -> int | None:
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+
         return cls(origin, as_int(op), as_int(tensor), as_int(ch))
 
 
@@ -98,7 +101,7 @@ def session_parts(state: dict[str, Any], float_path: str | None, quant_path: str
     return parts
 
 
-def _parity(saved: dict, quant_path: str | None, changed: bool, problems: list[str]) -> RuntimeParityResult | None:
+def _parity(saved: dict[str, Any], quant_path: str | None, changed: bool, problems: list[str]) -> RuntimeParityResult | None:
     """The saved runtime parity of B, if it describes the model B now open; else why not."""
     try:
         result = RuntimeParityResult.from_json(saved)

@@ -1,7 +1,7 @@
 """Statistics per index of one axis of a tensor: per channel, or per input slice of a concatenation.
 
 Whole-tensor SQNR is dominated by the largest values, so a part of a tensor on a smaller scale
-can be destroyed behind a healthy figure (DESIGN.md section 11). Per index of one axis this keeps,
+can be destroyed behind a healthy figure (docs/ARCHITECTURE.md, "How data moves", step 4). Per index of one axis this keeps,
 over all samples, the element count and the sums of x^2 and (x - y)^2, the minimum and maximum of
 x and the count of x that saturates: memory O(length of the axis) per tensor. `TensorStats` holds
 one for its channel axis (filled by the native kernel or the numpy chunks) and, for a

@@ -1,6 +1,6 @@
 """Streaming error statistics of a float reference x against a dequantized tensor y.
 
-One definition everywhere (GUI, CLI, reports, tests), see DESIGN.md section 3, with one
+One definition everywhere (GUI, CLI, reports, tests), see docs/ARCHITECTURE.md "Metrics", with one
 refinement: clip rate counts values that saturate (beyond the representable range by more than
 half a step), since values within half a step round to the end value with ordinary error. Sums are
 accumulated in float64 sample by sample, so memory does not grow with the number of samples.

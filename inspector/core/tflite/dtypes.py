@@ -34,6 +34,11 @@ _NUMPY_NAMES = {
     "FLOAT8_E5M2": "float8_e5m2",
 }
 
+# The integer types a quantized activation (and a quantized model input) is stored in.
+QUANTIZED_DTYPES: tuple[str, ...] = ("int8", "uint8", "int16")
+# Those and the sub-byte types quantized weights may also be stored in.
+QUANTIZED_STORAGE_DTYPES: tuple[str, ...] = (*QUANTIZED_DTYPES, "int4", "uint4", "int2")
+
 # Sub-byte integer types: (bits per value, signed). Packed low bits first, as LiteRT stores them.
 PACKED_INT_TYPES: dict[str, tuple[int, bool]] = {"int2": (2, True), "int4": (4, True), "uint4": (4, False)}
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from inspector.core.errors import InputError
 from inspector.core.tflite.model import Model
-from inspector.core.tflite.op_facts import EQUALIZE_OPS
+from inspector.core.tflite.op_facts import EQUALIZE_OPS, WEIGHTED_OPS
 
 HOMOGENEOUS = ("NONE", "RELU")  # f(s·x) = s·f(x) for s > 0
 
@@ -88,12 +88,10 @@ def refusal(qm: Model, producer: int) -> str | None:
 def _consumer_group(c_type: str, shape: Sequence[int], channels: int) -> int | None:
     """Weight columns per input channel of the consumer (depthwise multiplier; 1 for conv / FC),
     or None when the consumer's weights do not read `channels` input channels."""
-    if channels <= 0 or not shape:
+    roles = WEIGHTED_OPS.get(c_type) if c_type in EQUALIZE_OPS else None
+    dim = roles.input_dim if roles is not None else None
+    if roles is None or dim is None or channels <= 0 or len(shape) != dim + 1:
         return None
-    if c_type == "CONV_2D":
-        return 1 if len(shape) == 4 and shape[3] == channels else None
-    if c_type == "FULLY_CONNECTED":
-        return 1 if len(shape) == 2 and shape[1] == channels else None
-    if c_type == "DEPTHWISE_CONV_2D":
-        return shape[3] // channels if len(shape) == 4 and shape[3] % channels == 0 else None
-    return None
+    if roles.grouped:  # depthwise: `multiplier` columns per input channel
+        return shape[dim] // channels if shape[dim] % channels == 0 else None
+    return 1 if shape[dim] == channels else None

@@ -18,12 +18,20 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class OpRoles:
-    """Input positions of a weighted op and the output-channel dimension of its weights."""
+    """Input positions of a weighted op and the output- and input-channel dimensions of its weights."""
 
     activation: int
     weights: int
     bias: int | None
     channel_dim: int | None  # expected quantized_dimension of per-channel weights
+    input_dim: int | None = None  # the dimension of its weights that reads the input's channels (last,
+    # so the weights have input_dim + 1 dimensions); equal to channel_dim for a depthwise op, whose
+    # columns read input channel k // multiplier. None: not used by any rule (no consumer of equalize)
+
+    @property
+    def grouped(self) -> bool:
+        """Each weight column reads one input channel (depthwise): input and output channels share a dimension."""
+        return self.input_dim is not None and self.input_dim == self.channel_dim
 
 
 # (input dtype or "*", output dtype) -> (scale, zero point) the kernel requires (activations.cc Prepare).
@@ -61,7 +69,7 @@ class OpFacts:
         return self.boundary or self.shape_only
 
 
-_CONV = OpRoles(0, 1, 2, 0)
+_CONV = OpRoles(0, 1, 2, 0, input_dim=3)  # OHWI
 _SAME = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "MAX_POOL_2D", "AVERAGE_POOL_2D", "CONCATENATION",
          "GATHER", "GATHER_ND", "SLICE", "STRIDED_SLICE", "SPLIT", "SPLIT_V", "PAD", "PADV2", "SPACE_TO_DEPTH",
          "DEPTH_TO_SPACE", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR",
@@ -90,8 +98,8 @@ _FIXED: dict[str, FixedOutputs] = {
 }  # fmt: skip
 _WEIGHTS = {
     "CONV_2D": _CONV,
-    "DEPTHWISE_CONV_2D": OpRoles(0, 1, 2, 3),
-    "FULLY_CONNECTED": _CONV,
+    "DEPTHWISE_CONV_2D": OpRoles(0, 1, 2, 3, input_dim=3),  # 1HW(C·multiplier)
+    "FULLY_CONNECTED": OpRoles(0, 1, 2, 0, input_dim=1),  # (out, in)
     "TRANSPOSE_CONV": OpRoles(2, 1, 3, 0),  # inputs: output_shape, weights, input, bias
     "CONV_3D": OpRoles(0, 1, 2, 4),
     "BATCH_MATMUL": OpRoles(0, 1, None, None),

@@ -63,7 +63,7 @@ def op_options(op: tflite.Operator) -> dict:
             continue
         if isinstance(v, bool | int | float):
             enum = _ENUMS.get(key)
-            out[key] = _enum_names(enum).get(v, v) if enum else v
+            out[key] = _enum_names(enum).get(v, v) if enum and isinstance(v, int) else v  # enums are ints
         elif isinstance(v, bytes):
             out[key] = v.decode("utf-8", "replace")
     return out

@@ -75,7 +75,7 @@ def exposed_outputs(path: str, subgraph: int) -> tuple[int, ...]:
     from inspector.core.tflite.model import load_model
 
     # the parsed model the comparison keeps under this key (`compare.comparison._load`): not parsed twice
-    sg = cached(("model", *file_key(path)), lambda: load_model(path)).subgraphs[subgraph]  # type: ignore[attr-defined]
+    sg = cached(("model", *file_key(path)), lambda: load_model(path)).subgraphs[subgraph]  # type: ignore[attr-defined]  # the cache returns what the builder made (a Model)
     outs = list(sg.outputs)
     seen = set(outs)
     for op in sg.ops:
@@ -168,7 +168,7 @@ def expose_intermediates(path: str, subgraph: int) -> tuple[bytes, tuple[int, ..
     key = ("expose", subgraph, *file_key(path))
     if key[3] > CACHE_MAX_BYTES:  # file size
         return build()
-    return cached(key, build)  # type: ignore[return-value]
+    return cached(key, build)  # type: ignore[return-value]  # the cache returns what the builder made
 
 
 def _rebuild(path: str, subgraph: int) -> tuple[bytes, tuple[int, ...]]:

@@ -88,7 +88,7 @@ def activation_histogram(layer: LayerResult, kept: KeptValues, max_bins: int = M
     grid = layer_grid(layer)
     clip_lo = clip_hi = None
     if rep is not None:
-        half = float(np.max(layer.scale)) / 2  # type: ignore[arg-type]
+        half = float(np.max(layer.scale)) / 2  # type: ignore[arg-type]  # a representable range (rep) implies the layer has a scale
         clip_lo, clip_hi = rep[0] - half, rep[1] + half
     edges, steps = _edges(x, y, grid, max_bins)
     n = max(x.size, 1)

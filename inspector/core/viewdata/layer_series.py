@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.diagnosis_text import FIX_LABELS
 from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
-from inspector.core.review.audit import HIGH_CLIP_RATE
 from inspector.core.stats.metric_table import MetricSpec, metric_specs, spec
 from inspector.core.stats.metrics import Metrics
 from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, exact_line
@@ -216,9 +216,9 @@ def diagnosis_lines(layer: LayerResult) -> str:
 def cause_cell(layer: LayerResult | None, source_op: int | None = None) -> tuple[str, str]:
     """(short text, tooltip) of the layer list's Cause column; `source_op`: the op an inherited
     error comes from in the list's own numbering (default: B's op index, the diagnosis' own)."""
-    d = None if layer is None else layer.diagnosis
-    if d is None:
+    if layer is None or layer.diagnosis is None:
         return "", ""
+    d = layer.diagnosis
     text = CAUSE_LABELS.get(d.cause, d.cause)
     if d.cause == "inherited" and d.source_op is not None:
         text = f"← op {d.source_op if source_op is None else source_op}"
@@ -238,12 +238,12 @@ def cause_cells(result: ComparisonResult, float_side: bool = False) -> dict[int,
 
 
 def clipping_matters(rate: float | None, op_type: str | None = None) -> bool:
-    """Whether a clip rate deserves the warning colour: the audit's one threshold
-    (`HIGH_CLIP_RATE`), so "clipped 0.00 %" is never shown as a problem; never on an op whose
-    output grid the kernel fixes (SOFTMAX, LOGISTIC, TANH...: the grid's end, not a range)."""
+    """Whether a clip rate deserves the warning colour: past the one clip threshold
+    (`compare.clip_threshold.CLIP_RATE`: the diagnosis', the graph's and the audit's), so "clipped
+    0.00 %" is never shown as a problem; never on an op whose output grid the kernel fixes (SOFTMAX, LOGISTIC, TANH...: the grid's end, not a range)."""
     if op_type is not None and facts(op_type).fixed_outputs:
         return False
-    return rate is not None and math.isfinite(rate) and rate > HIGH_CLIP_RATE
+    return rate is not None and math.isfinite(rate) and rate > CLIP_RATE
 
 
 def error_grade(sqnr_db: float | None) -> float | None:

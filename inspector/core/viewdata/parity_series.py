@@ -54,7 +54,8 @@ def spec_cells(layer: LayerParity, labels: tuple[str, str]) -> tuple[str, str]:
     """The spec-mismatch cells of both sides ('—' for ops without an integer reimplementation)."""
     if layer.spec_mismatch is None:
         return ("—", "—")
-    return tuple(format_spec(layer.spec_mismatch.get(k)) for k in labels)  # type: ignore[return-value]
+    m = layer.spec_mismatch
+    return format_spec(m.get(labels[0])), format_spec(m.get(labels[1]))
 
 
 def parity_headline(result: RuntimeParityResult) -> str:

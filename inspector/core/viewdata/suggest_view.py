@@ -16,6 +16,7 @@ from inspector.core.requantize.choices import edit_label
 from inspector.core.requantize.suggest import SuggestResult
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.requantize.tradeoff import TradeoffPoint
+from inspector.core.text.numbers import db, signed
 from inspector.core.tflite.layer_names import layer_name
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import op_label
@@ -49,17 +50,6 @@ class SuggestView:
     output_after_db: float | None = None
     notes: tuple[str, ...] = ()
     start_db: float | None = None  # quantizer route: the float model requantized without overrides
-
-
-def _db(v: float | None) -> str:
-    if v is None or math.isnan(v):
-        return "n/a"
-    return "exact (inf dB)" if math.isinf(v) else f"{v:.2f} dB"
-
-
-def _signed(v: float, digits: int) -> str:
-    """'+0.00', never '-0.00': a change that rounds to zero has no sign."""
-    return f"{round(v, digits) + 0.0:+.{digits}f}"
 
 
 def _iso(v: float | None) -> str:
@@ -159,19 +149,19 @@ def suggest_lines(v: SuggestView) -> list[str]:
     if v.target_db is None:
         verdict = "within the edit budget"
     n = len(v.steps)
-    head = f"Suggested ({verdict}): SQNR at {v.measured_at} {_db(v.before_db)} → {_db(v.after_db)} with {n} step(s)"
+    head = f"Suggested ({verdict}): SQNR at {v.measured_at} {db(v.before_db, 2, unit=True)} → {db(v.after_db, 2, unit=True)} with {n} step(s)"
     if v.target_db is not None:
         head += f" (target {v.target_db:.1f} dB)"
     lines = [head + "."]
     if v.start_db is not None:
-        lines.append(f"Requantized from the float model without overrides: {_db(v.start_db)}; the steps add to that.")
+        lines.append(f"Requantized from the float model without overrides: {db(v.start_db, 2, unit=True)}; the steps add to that.")
     if v.output_before_db is not None and v.output_after_db is not None:
-        lines.append(f"Model output {_db(v.output_before_db)} → {_db(v.output_after_db)}.")
+        lines.append(f"Model output {db(v.output_before_db, 2, unit=True)} → {db(v.output_after_db, 2, unit=True)}.")
     for k, st in enumerate(v.steps):
         cost = ""
         if st.size_delta_bytes is not None and st.latency_delta_ms is not None:
-            cost = f"; size {_signed(st.size_delta_bytes / 1024, 1)} KiB, latency {_signed(st.latency_delta_ms, 2)} ms"
-        lines.append(f"{k + 1}. {st.edit} on {st.ops}: {st.gain_db:+.2f} dB → {_db(st.sqnr_db)}{cost}")
+            cost = f"; size {signed(st.size_delta_bytes / 1024, 1)} KiB, latency {signed(st.latency_delta_ms, 2)} ms"
+        lines.append(f"{k + 1}. {st.edit} on {st.ops}: {st.gain_db:+.2f} dB → {db(st.sqnr_db, 2, unit=True)}{cost}")
     if not v.steps:
         lines.append("No edit found.")
     if v.candidates:

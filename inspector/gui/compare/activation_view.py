@@ -26,6 +26,7 @@ from inspector.core.compare.result import LayerResult
 from inspector.core.tflite.op_facts import facts
 from inspector.core.viewdata.activations import ActivationHistogram
 from inspector.core.viewdata.layer_series import clipping_matters, format_value, op_label
+from inspector.gui.binding import quietly
 from inspector.gui.views.plot_style import (
     COLOR_A,
     COLOR_B,
@@ -125,9 +126,8 @@ class ActivationView(QWidget):
             self.title.setText(message or EMPTY_TEXT)
             self.title.setToolTip("")
             return
-        self.log_check.blockSignals(True)
-        self.log_check.setChecked(hist.peaked)
-        self.log_check.blockSignals(False)
+        with quietly(self.log_check):
+            self.log_check.setChecked(hist.peaked)
         self._draw_counts()
         self.points.setData(hist.scatter_x, hist.scatter_y)
         lo, hi = float(hist.edges[0]), float(hist.edges[-1])
@@ -188,7 +188,7 @@ class ActivationView(QWidget):
             clip = m.clip_rate
             text = (f"clipped {100 * h.clipped:.2f} % of shown values"
                     + (f" ({100 * clip:.3g} % of all {m.count:,})" if clip is not None else ""))
-            warn = clipping_matters(clip if clip is not None else h.clipped, layer.op_type)  # colour only past the audit threshold
+            warn = clipping_matters(clip if clip is not None else h.clipped, layer.op_type)  # colour only past the one clip threshold
             if facts(layer.op_type).fixed_outputs:
                 text += " (past the end of the kernel's fixed output grid)"
             parts.append(f"<span style='color:{COLOR_CLIP}'>{text}</span>" if warn else text)

@@ -1,6 +1,6 @@
 """The comparison of the open pair: runs it, holds its result, its task metrics and a baseline.
 
-One per window (`CompareFeatures.compare`). `run()` runs `core.compare.compare_models` (then `requantize.blame`) in the worker
+One per window (`CompareFeature.compare`). `run()` runs `core.compare.compare_models` (then `requantize.blame`) in the worker
 process (`core.runtime.worker`) from a `Worker` thread, so a LiteRT crash becomes a `failed` message
 and the GUI stays up. Which tensors keep values for the activation view: `viewdata.activations.keep_plan`
 (all layers when the model is small enough, else the selected tensor; `collect_values(t)` re-runs
@@ -13,8 +13,10 @@ to fetch another). `run_single_sample(k)` re-runs sample k alone (`core.single_s
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
@@ -24,6 +26,7 @@ from inspector.core.compare.task import TaskResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.viewdata.activations import keep_plan
+from inspector.gui.protocols import ModelsController
 from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
 
@@ -45,6 +48,8 @@ def _compare_job(float_path: str, quant_path: str, options: CompareOptions, inde
     from inspector.core.compare.single_sample import compare_one_sample
     from inspector.core.requantize.blame import compare_and_blame
 
+    fn: Callable[..., ComparisonResult]
+    args: tuple[Any, ...]
     if index is None:  # the comparison, then the root causes' blame (needs the isolated errors)
         fn, args, step = compare_and_blame, (float_path, quant_path, options, options.isolated), "comparing, then measuring blame"
     else:
@@ -64,7 +69,7 @@ class CompareController(QObject):
     cancelled = Signal()
     finished = Signal()  # after any run ends (result, failure or cancel)
 
-    def __init__(self, controller, parent: QObject | None = None) -> None:
+    def __init__(self, controller: ModelsController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.state = state = controller.state  # options, result, run options, baseline live there
@@ -112,6 +117,14 @@ class CompareController(QObject):
 
     def set_options(self, options: CompareOptions) -> None:
         self.state.set_options(options)
+
+    def option(self, name: str) -> object:
+        """One option by name (`AppState.option`): what bound widgets show."""
+        return self.state.option(name)
+
+    def set_option(self, name: str, value: object) -> None:
+        """One option (`AppState.set_option`): what a bound widget's edit calls."""
+        self.state.set_option(name, value)
 
     def set_result(self, result: ComparisonResult | None, run_options: CompareOptions | None = None) -> None:
         """Show a result (a finished run, or one restored from a session)."""

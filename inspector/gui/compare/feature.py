@@ -1,4 +1,4 @@
-"""The comparison feature (`CompareFeatures(controller, ui)`, composed by the main window):
+"""The comparison feature (`CompareFeature(controller, ui)`, composed by the main window):
 
 - its `CompareController` (`.compare`), the `ComparisonSource` other features read
   (`.source`), and a Compare menu (Run Ctrl+R, Cancel, clear baseline);
@@ -14,14 +14,11 @@ matching op in A); selecting an op anywhere highlights its layer and shows its a
 
 from __future__ import annotations
 
-import dataclasses
-
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from inspector.core.compare.result import ComparisonResult
-from inspector.core.samples.settings import SampleSettings
 from inspector.core.viewdata.activations import activation_histogram
 from inspector.core.viewdata.layer_series import (
     cause_cells,
@@ -37,10 +34,10 @@ from inspector.gui.compare.inputs_panel import InputsPanel
 from inspector.gui.compare.output_summary import OutputSummary
 from inspector.gui.compare.source import ComparisonSource
 from inspector.gui.compare.worst_samples import WorstSamplesView
+from inspector.gui.protocols import ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.layer_error_plot import LayerErrorPlot
 
-SAMPLE_FIELDS = frozenset(f.name for f in dataclasses.fields(SampleSettings))
 GOOD, MID, BAD = QColor("#8fd694"), QColor("#f3e27a"), QColor("#f08a7e")
 
 
@@ -49,13 +46,14 @@ def grade_color(grade: float | None) -> QColor | None:
     if grade is None:
         return None
     a, b, t = (GOOD, MID, grade * 2) if grade <= 0.5 else (MID, BAD, grade * 2 - 1)
-    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(a.getRgbF()[:3], b.getRgbF()[:3], strict=True)))
+    rgb = lambda c: (c.redF(), c.greenF(), c.blueF())  # noqa: E731
+    return QColor.fromRgbF(*(x + (y - x) * t for x, y in zip(rgb(a), rgb(b), strict=True)))
 
 
-class CompareFeatures(QObject):
+class CompareFeature(QObject):
     layer_shown = Signal(object)  # LayerResult | None: the layer the selection shows (the per-channel view follows)
 
-    def __init__(self, controller, ui: UiServices) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller
@@ -67,7 +65,6 @@ class CompareFeatures(QObject):
         self.worst = WorstSamplesView()
         self.sample_plot = LayerErrorPlot()
         self.summary = OutputSummary()
-        self._editing = False  # a panel edit is being applied: the panel already shows it
 
         page = QSplitter(Qt.Orientation.Horizontal)
         scroll = QScrollArea()  # the form must not set a minimum height for the whole window
@@ -106,8 +103,8 @@ class CompareFeatures(QObject):
         cc.result_changed.connect(self._result_changed)
         cc.baseline_changed.connect(lambda r: self.plot.set_baseline(r, cc.baseline_label))
         cc.sample_changed.connect(self._sample_changed)
-        cc.options_changed.connect(lambda o: None if self._editing else self.inputs.set_options(o))
-        self.inputs.field_edited.connect(self.set_field)  # the state holds what the panel shows, field by field
+        self.inputs.bind(cc)  # each widget bound to its option in the state, both ways
+        self.inputs.field_edited.connect(self._field_edited)
         self.plot.layer_clicked.connect(self.select_layer)
         self.sample_plot.layer_clicked.connect(self.select_layer)
         self.activations.collect_requested.connect(cc.collect_values)
@@ -157,18 +154,7 @@ class CompareFeatures(QObject):
         m.addAction(self.act_isolated)
 
     # ------------------------------------------------------------------ inputs
-    def set_field(self, name: str, value: object) -> None:
-        """One field edited in the inputs panel: that field of the state's options changes, no other."""
-        o = self.compare.options
-        if name in SAMPLE_FIELDS:
-            new = dataclasses.replace(o, samples=dataclasses.replace(o.samples, **{name: value}))
-        else:
-            new = dataclasses.replace(o, **{name: value})
-        self._editing = True
-        try:
-            self.compare.set_options(new)
-        finally:
-            self._editing = False
+    def _field_edited(self, name: str, value: object) -> None:
         if name == "isolated":
             self._isolated_toggled(bool(value))
 
@@ -188,13 +174,8 @@ class CompareFeatures(QObject):
                                        "(the result shown still has it).")  # fmt: skip
 
     def run(self) -> None:
-        """Run what the panel shows: each field it holds that the state does not yet (a path typed
-        but not committed, a value set in code) is set first, field by field."""
-        o = self.compare.options
-        for name, value in self.inputs.fields().items():
-            if (getattr(o.samples, name) if name in SAMPLE_FIELDS else getattr(o, name)) != value:
-                self.set_field(name, value)
-                o = self.compare.options
+        """Run the state's options (a path typed in the panel but not committed is set first)."""
+        self.inputs.commit()
         self.compare.run()
 
     # ------------------------------------------------------------------ results
@@ -254,7 +235,7 @@ class CompareFeatures(QObject):
                 if text:
                     worst[op] = (text, grade_color(error_grade(v)), tip)
             pane.set_worst_channels(worst)
-            errors = {}
+            errors: dict[int, tuple[str, QColor | None, str]] = {}
             for op, layer in op_errors(result, float_side=slot == "A").items():
                 m = layer.isolated if isolated else layer.metrics
                 if m is None:  # no isolated figure for this layer: say why in the tooltip

@@ -1,7 +1,9 @@
 """The comparison's inputs: sample source, count, seed, runtime, isolated error; Run / Cancel
-with a progress bar. Each widget is bound to one field of the state's `CompareOptions` (or of
-its `SampleSettings`): an edit announces that field alone (`field_edited`), so options the panel
-does not show (threads, task kind, kept values, signature) are never reset by it. Runs nothing."""
+with a progress bar. `bind(model)` binds each widget to one field of the state's options
+(`gui.binding`: a `CompareOptions` field or one of its `SampleSettings`): an edit sets that field
+alone, so options the panel does not show (threads, task kind, kept values, signature) are never
+reset by it, and a change of the state shows in the widget. `field_edited` tells, after the state
+holds it, that the user edited a field. Runs nothing."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ from PySide6.QtWidgets import (
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.settings import ALL, DEFAULT_COUNT, SampleSettings
+from inspector.gui.binding import Binder
+from inspector.gui.protocols import OptionsModel
 from inspector.gui.views.run_row import RunRow
 
 SOURCES = (("random", "Random (from each input's range)"), ("file", ".npy / .npz file"), ("folder", "Image folder"))
@@ -32,19 +36,21 @@ NORMALIZATIONS = (("", "model metadata, else [-1, 1]"), ("-1,1", "[-1, 1]"), ("0
 
 class InputsPanel(QWidget):
     run_requested = Signal(object)  # CompareOptions
-    field_edited = Signal(str, object)  # field name, value: a SampleSettings field or a CompareOptions one
+    field_edited = Signal(str, object)  # field name, value: the user edited it and the state holds it
     cancel_requested = Signal()
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.last_dir = ""
-        self.signature: str | None = None  # the state's (chosen in the signature chooser), kept in options()
+        self.binder: Binder | None = None  # the widgets bound to the state's options (`bind`)
         self.source = QComboBox()
         for key, text in SOURCES:
             self.source.addItem(text, key)
         self.path = QLineEdit()
         self.path.setPlaceholderText("file or folder")
-        self.browse = QToolButton(text="…", toolTip="Choose the sample file or image folder")
+        self.browse = QToolButton()
+        self.browse.setText("…")
+        self.browse.setToolTip("Choose the sample file or image folder")
         self.browse.clicked.connect(self.choose_path)
         path_row = QHBoxLayout()
         path_row.setContentsMargins(0, 0, 0, 0)
@@ -62,7 +68,8 @@ class InputsPanel(QWidget):
         for key, text in NORMALIZATIONS:
             self.normalization.addItem(text, key)
         self.normalization.setToolTip("How image pixels (0..255) become float inputs")
-        self.isolated = QCheckBox(ISOLATED_LABEL, checked=CompareOptions.isolated)
+        self.isolated = QCheckBox(ISOLATED_LABEL)
+        self.isolated.setChecked(CompareOptions.isolated)
         self.isolated.setToolTip("Each layer's own error: each float op also runs on the dequantized inputs the quantized "
                                  "op saw. The diagnosis needs it to tell a layer's own cause (bias shift, weight rounding) "
                                  "from error inherited from upstream; off, the comparison runs faster")  # fmt: skip
@@ -84,41 +91,41 @@ class InputsPanel(QWidget):
         self.run_button.clicked.connect(lambda: self.run_requested.emit(self.options()))
         self.cancel_button.clicked.connect(self.cancel_requested.emit)
 
-        lay = QVBoxLayout(self)
+        self._column = lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(form)
         lay.addWidget(self.run_row)
         lay.addStretch(1)
         self.source.currentIndexChanged.connect(self._source_changed)
         self._source_changed()
-        self._setting = False
         self._count_chosen = False  # the user set Count (a file chosen later then keeps it)
-        self.count.valueChanged.connect(lambda _v: self._setting or setattr(self, "_count_chosen", True))
-        bindings = (
-            (self.source.currentIndexChanged, "source", self.pending_source),
-            (self.path.editingFinished, "source", self.pending_source),
-            (self.count.valueChanged, "count", lambda: self.count.value() or ALL),
-            (self.seed.valueChanged, "seed", self.seed.value),
-            (self.normalization.currentIndexChanged, "normalization", lambda: self.normalization.currentData() or None),
-            (self.runtime.currentIndexChanged, "runtime", self.runtime.currentData),
-            (self.isolated.toggled, "isolated", self.isolated.isChecked),
-        )
-        for sig, name, value in bindings:
-            sig.connect(lambda *_a, n=name, v=value: self._edited(n, v()))
+        self.count.valueChanged.connect(lambda _v: setattr(self, "_count_chosen", True))
+
+    def bind(self, model: OptionsModel) -> Binder:
+        """Bind every widget to its field of `model`'s options, both ways (the widgets show the
+        model's values from now on)."""
+        b = self.binder = Binder(model, self)
+        edited = {name: (lambda v, n=name: self.field_edited.emit(n, v))
+                  for name in ("source", "count", "seed", "normalization", "runtime", "isolated")}
+        b.bind("source", (self.source.currentIndexChanged, self.path.editingFinished), self.pending_source,
+               self._show_source, edited["source"])
+        b.bind("count", self.count.valueChanged, lambda: self.count.value() or ALL, self._show_count, edited["count"])
+        b.spin(self.seed, "seed", edited["seed"])
+        b.bind("normalization", self.normalization.currentIndexChanged, lambda: self.normalization.currentData() or None,
+               self._show_normalization, edited["normalization"])
+        b.combo(self.runtime, "runtime", edited["runtime"])
+        b.check(self.isolated, "isolated", edited["isolated"])
+        return b
 
     def add_header(self, widget: QWidget) -> None:
         """A widget above the form (the signature chooser)."""
-        self.layout().insertWidget(0, widget)
+        self._column.insertWidget(0, widget)
 
-    def _edited(self, name: str, value: object) -> None:
-        if not self._setting:
-            self.field_edited.emit(name, value)
-
-    def fields(self) -> dict[str, object]:
-        """Every field the panel shows, by name, as its widgets hold it now."""
-        return {"source": self.pending_source(), "count": self.count.value() or ALL, "seed": self.seed.value(),
-                "normalization": self.normalization.currentData() or None, "runtime": self.runtime.currentData(),
-                "isolated": self.isolated.isChecked()}
+    def commit(self) -> None:
+        """Set what the widgets show and the state does not hold yet (a path typed but not
+        committed with Enter) before a run."""
+        if self.binder is not None:
+            self.binder.commit()
 
     def pending_source(self) -> str | None:
         """The sample source the widgets show (a path typed but not yet committed included)."""
@@ -126,11 +133,12 @@ class InputsPanel(QWidget):
 
     # ------------------------------------------------------------------ options
     def options(self) -> CompareOptions:
+        signature = self.binder.model.option("signature") if self.binder is not None else None
         return CompareOptions(
             samples=self.sample_settings(),
             runtime=self.runtime.currentData(),
             isolated=self.isolated.isChecked(),
-            signature=self.signature,
+            signature=signature if isinstance(signature, str) else None,
         )
 
     def sample_settings(self) -> SampleSettings:
@@ -142,28 +150,34 @@ class InputsPanel(QWidget):
         )
 
     def set_options(self, o: CompareOptions) -> None:
-        self._setting = True
-        try:
-            self._set_options(o)
-        finally:
-            self._setting = False
-
-    def _set_options(self, o: CompareOptions) -> None:
+        """Show `o`'s sample settings, runtime and isolated error in the widgets (bound: the state
+        takes each field that differs, as from the user's edit)."""
         s = o.samples
-        self.signature = o.signature
-        kind = "random" if not s.source else ("folder" if Path(s.source).is_dir() else "file")
-        self.source.setCurrentIndex(self.source.findData(kind))
-        self.path.setText(s.source or "")
-        self.count.setValue(0 if s.count is ALL else s.count)
-        self._count_chosen = s.count is not ALL and s.count != DEFAULT_COUNT
+        self._show_source(s.source)
+        self._show_count(s.count)
         self.seed.setValue(s.seed)
         self.runtime.setCurrentIndex(max(0, self.runtime.findData(o.runtime)))
-        i = self.normalization.findData(s.normalization or "")
+        self._show_normalization(s.normalization)
+        self.isolated.setChecked(o.isolated)
+        self.commit()
+
+    def _show_source(self, source: object) -> None:
+        text = source if isinstance(source, str) else ""
+        kind = "random" if not text else ("folder" if Path(text).is_dir() else "file")
+        self.path.setText(text)  # before the kind: a bound combo's change reads the path
+        self.source.setCurrentIndex(self.source.findData(kind))
+
+    def _show_count(self, count: object) -> None:
+        self.count.setValue(count if isinstance(count, int) else 0)  # ALL (None) shows as 0, "all"
+        self._count_chosen = count is not ALL and count != DEFAULT_COUNT
+
+    def _show_normalization(self, normalization: object) -> None:
+        key = normalization if isinstance(normalization, str) else ""
+        i = self.normalization.findData(key)
         if i < 0:
-            self.normalization.addItem(s.normalization or "", s.normalization or "")
+            self.normalization.addItem(key, key)
             i = self.normalization.count() - 1
         self.normalization.setCurrentIndex(i)
-        self.isolated.setChecked(o.isolated)
 
     def choose_path(self) -> None:
         start = self.path.text() or self.last_dir
@@ -188,7 +202,7 @@ class InputsPanel(QWidget):
     def take_run_row(self) -> RunRow:
         """The Run / Cancel / progress / status row, out of this form's layout: the page pins it
         below the form's scroll area, so Run is never scrolled or cut away in a small window."""
-        self.layout().removeWidget(self.run_row)
+        self._column.removeWidget(self.run_row)
         return self.run_row
 
     def set_running(self, running: bool, text: str = "") -> None:

@@ -16,11 +16,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel
 from inspector.core.compare.inside import part_verdict
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.compare.task import TaskResult
+from inspector.core.text.numbers import percent
 from inspector.core.viewdata.layer_series import GOOD_DB, format_value
-
-
-def _pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{100 * v:.1f} %"
 
 
 def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
@@ -42,12 +39,12 @@ def summary_html(result: ComparisonResult, task: TaskResult | None) -> str:
         else:
             tied = f", {task.tied_samples} tied in A left out" if task.tied_samples else ""
             tied += f", {task.lost_decisions} tied in B counted as lost" if task.lost_decisions else ""
-            parts.append(f"top-1 agreement <b>{_pct(task.top1_agreement)}</b> ({task.agreeing_samples}/{n}{tied}), top-5 {_pct(task.top5_agreement)}")
+            parts.append(f"top-1 agreement <b>{percent(task.top1_agreement)}</b> ({task.agreeing_samples}/{n}{tied}), top-5 {percent(task.top5_agreement)}")
         if task.float_accuracy is not None:
             drop = task.accuracy_drop_pct or 0.0
             style = " style='color:#d62728'" if drop > 1.0 else ""
             parts.append(
-                f"accuracy {_pct(task.float_accuracy)} → {_pct(task.quant_accuracy)} "
+                f"accuracy {percent(task.float_accuracy)} → {percent(task.quant_accuracy)} "
                 f"(<b{style}>drop {drop:.1f} points</b>)"
             )
     elif task is not None and task.regression is not None:

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from inspector.core.compare.result import ComparisonResult
+from inspector.gui.protocols import Comparison
 from inspector.gui.ui_services import UiServices
 
 
 class ComparisonSource(QObject):
     changed = Signal()
 
-    def __init__(self, compare, ui: UiServices) -> None:
-        super().__init__(compare)
+    def __init__(self, compare: Comparison, ui: UiServices) -> None:
+        super().__init__(ui.parent)
         self.ui = ui
         self.compare = compare
         self.state = compare.state
@@ -25,10 +27,10 @@ class ComparisonSource(QObject):
         if not self.ui.error_shown(msg):
             self.ui.show_error(f"Comparison failed: {msg}", owner="compare")
 
-    def result(self):
+    def result(self) -> ComparisonResult | None:
         """The current ComparisonResult for models A and B, or None."""
         return self.state.current_comparison()
 
-    def set_result(self, result) -> None:
+    def set_result(self, result: ComparisonResult | None) -> None:
         """Show a result restored from a session (through the comparison controller)."""
         self.compare.set_result(result)

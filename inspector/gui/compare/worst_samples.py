@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.compare.task import SampleOutcome, TaskResult
 from inspector.core.viewdata.layer_series import format_value
+from inspector.gui.binding import quietly
 from inspector.gui.compare.per_class_plot import PerClassPlot
 
 COLUMNS = ("Rank", "Sample", "Label", "Float prediction", "Quantized prediction", "Output SQNR", "Cosine")
@@ -129,18 +130,17 @@ class WorstSamplesView(QWidget):
         """Show `task`'s samples, worst first; `folder` (an image-folder source) enables thumbnails."""
         self.task = task
         self.folder = Path(folder) if folder and Path(folder).is_dir() else None
-        self.table.blockSignals(True)
-        self.table.setRowCount(0)
-        self.rows = task.worst(min(MAX_ROWS, task.num_samples)) if task is not None else []
-        self.table.setRowCount(len(self.rows))
-        rh = THUMB + 6 if self.folder is not None else self.fontMetrics().height() + 8
-        self.table.verticalHeader().setDefaultSectionSize(rh)
-        names = task.class_names if task is not None else None
-        regression = task is not None and task.kind == "regression"
-        self.table.setHorizontalHeaderLabels(REGRESSION_COLUMNS if regression else COLUMNS)
-        for r, o in enumerate(self.rows):
-            self._fill_row(r, o, names, regression)
-        self.table.blockSignals(False)
+        with quietly(self.table):
+            self.table.setRowCount(0)
+            self.rows = task.worst(min(MAX_ROWS, task.num_samples)) if task is not None else []
+            self.table.setRowCount(len(self.rows))
+            rh = THUMB + 6 if self.folder is not None else self.fontMetrics().height() + 8
+            self.table.verticalHeader().setDefaultSectionSize(rh)
+            names = task.class_names if task is not None else None
+            regression = task is not None and task.kind == "regression"
+            self.table.setHorizontalHeaderLabels(REGRESSION_COLUMNS if regression else COLUMNS)
+            for r, o in enumerate(self.rows):
+                self._fill_row(r, o, names, regression)
         self._load_thumbnails()
         self.per_class.set_task(task)
         self.summary.setText(self._summary(task, note))
@@ -165,8 +165,8 @@ class WorstSamplesView(QWidget):
             if c in (0, 5, 6) or (regression and c in (2, 3, 4)):
                 it.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(r, c, it)
-        src = self.table.item(r, 1)
-        src.setToolTip(f"sample #{o.index}: {o.source}")
+        if (src := self.table.item(r, 1)) is not None:
+            src.setToolTip(f"sample #{o.index}: {o.source}")
 
     def _load_thumbnails(self) -> None:
         """Thumbnails arrive from a pool thread (hundreds of photos would freeze the window)."""

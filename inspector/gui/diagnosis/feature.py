@@ -1,4 +1,4 @@
-"""The diagnosis' actions (`DiagnosisFeatures(controller, ui, compare, requantize_features,
+"""The diagnosis' actions (`DiagnosisFeature(controller, ui, compare, requantize_features,
 parity)`, composed by the main window after the features it calls):
 
 - "Apply fix" on a layer (the layer lists' context menu, Compare menu Ctrl+Shift+F): the layer's
@@ -42,7 +42,7 @@ def extract_job(quant_path: str, op: int, samples, float_path: str | None, signa
     return ex
 
 
-class DiagnosisFeatures(QObject):
+class DiagnosisFeature(QObject):
     def __init__(self, controller, ui: UiServices, compare, requantize_features, parity) -> None:
         super().__init__(ui.parent)
         self.ui = ui

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
 
 from inspector.core.compare.diagnosis_text import root_cause_lines, root_cause_text
+from inspector.core.compare.diagnosis_types import RootCause
 from inspector.core.compare.result import ComparisonResult
 
 
@@ -26,13 +27,17 @@ class RootCauseStrip(QFrame):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.button = QPushButton("Apply fix")
         self.button.setToolTip("Apply the root cause's fix to model B (queued in the Requantize tab) and compare again")
-        self.button.clicked.connect(lambda: self.root is not None and self.apply_requested.emit(self.root))
+        self.root: RootCause | None = None
+        self.button.clicked.connect(self._apply)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 2, 8, 2)
         lay.addWidget(self.label, 1)
         lay.addWidget(self.button)
-        self.root = None
         self.set_result(None)
+
+    def _apply(self) -> None:
+        if self.root is not None:
+            self.apply_requested.emit(self.root)
 
     def set_result(self, result: ComparisonResult | None) -> None:
         lines = [] if result is None else root_cause_lines(result)
@@ -46,10 +51,13 @@ class RootCauseStrip(QFrame):
         if self.root is None:
             self.label.setText(html.escape(lines[0]))
         else:
-            more = f" (+{len(result.root_causes) - 1} more)" if len(result.root_causes) > 1 else ""
+            count = len(result.root_causes) if result is not None else 0
+            more = f" (+{count - 1} more)" if count > 1 else ""
             self.label.setText(f"<b style='color:#d62728'>Root cause</b>: {html.escape(root_cause_text(self.root))}{more}")
-        self.label.setToolTip(html.escape("\n".join(lines + [result.blame_note])).replace("\n", "<br>"))
+        note = [result.blame_note] if result is not None else []
+        self.label.setToolTip(html.escape("\n".join(lines + note)).replace("\n", "<br>"))
 
     @property
     def text(self) -> str:
-        return self.label.text() if self.isVisibleTo(self.parentWidget()) or self.parentWidget() is None else ""
+        parent = self.parentWidget()
+        return self.label.text() if parent is None or self.isVisibleTo(parent) else ""

@@ -51,7 +51,7 @@ class GraphController(QObject):
         for slot, canvas in self.view.canvas.items():
             canvas.shown.connect(lambda s=slot: self._shown(s))
 
-        c.model_changed.connect(self._model_changed)
+        c.slot_changed.connect(self._model_changed)
         c.signature_changed.connect(lambda _k: self.rebuild_all())
         c.selection_changed.connect(self._selection_changed)
         compare.result_changed.connect(lambda _r: self.restyle())

@@ -1,4 +1,4 @@
-"""Keras, SavedModel and QAT models in the GUI (`KerasFeatures(controller, ui, opmath)`, composed by the main window).
+"""Keras, SavedModel and QAT models in the GUI (`KerasFeature(controller, ui, opmath)`, composed by the main window).
 
 Model A may be a Keras model: its float twin (made once, in the worker process, cached) gives
 the panes, pairing and tables their structure, while the "Keras / QAT" tab shows the QAT ranges
@@ -23,9 +23,11 @@ from inspector.core.keras.info import keras_info
 from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tensor, qat_math_section
 from inspector.core.keras.qat_variables import variable_table_rows, variables_caption
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
+from inspector.core.quantmath.opmath_types import OpMath
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
 from inspector.gui.keras.keras_view import KerasView
+from inspector.gui.protocols import ModelsController, OpMathShown
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
@@ -36,8 +38,8 @@ def _in_worker(fn, *args, task, step: str, models=()) -> Any:
     return run_isolated(fn, *args, task=task, step=step, models=models)
 
 
-class KerasFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, opmath) -> None:
+class KerasFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, opmath: OpMathShown) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.opmath = opmath  # B's op math gains a "QAT range → scale" section
@@ -54,7 +56,7 @@ class KerasFeatures(QObject):
         self.view.twins_requested.connect(self.choose_twins)
         self.view.tensor_activated.connect(self._select_b_tensor)
         self.view.op_activated.connect(lambda op: self.controller.select_op("B", op))
-        self.controller.models_changed.connect(self._models_changed)
+        self.controller.pair_changed.connect(self._models_changed)
         self.controller.signature_changed.connect(lambda _k: self._show_beside_b())  # another subgraph: other tensors
         opmath.op_math_updated.connect(self._op_math_shown)
         menu = ui.menu("File")
@@ -125,7 +127,7 @@ class KerasFeatures(QObject):
         self.opmath.set_section(None)
         self._op_math_shown(self.opmath.current_math())
 
-    def _op_math_shown(self, om) -> None:
+    def _op_math_shown(self, om: OpMath | None) -> None:
         """Op math of B's op (the panel shows B's whenever B is open): its tensors' QAT ranges."""
         b = self.controller.models["B"]
         if om is None or not self.qat_tensors or b is None or om.subgraph != 0:

@@ -3,7 +3,7 @@ float, model B quantized, their pairing, the linked selection) and turns its eve
 signals. Views send intents (open, select, pick a channel) and listen to signals; they never
 compute numbers themselves.
 
-Every feature is built with this controller: it listens to `models_changed`,
+Every feature is built with this controller: it listens to `pair_changed`,
 `selection_changed` and `signature_changed`, and runs long work through `run_task()` so it
 shows in the status bar with progress and Cancel.
 """
@@ -33,10 +33,10 @@ SYNC_WEIGHT_ELEMENTS = 1_000_000  # smaller weight tensors are analysed at once,
 
 class Controller(QObject):
     # relayed from AppState (`relay`): never emitted by hand
-    model_changed = Signal(str)  # slot (model may now be None): AppState.models_changed
-    models_changed = Signal()  # once the pair and its pairing are up to date: AppState.pair_changed
+    slot_changed = Signal(str)  # slot (model may now be None): AppState.slot_changed
+    pair_changed = Signal()  # once the pair and its pairing are up to date: AppState.pair_changed
     selection_changed = Signal(object)  # Selection (or its channel): AppState.selection_changed
-    signature_changed = Signal(object)  # key | None, after both model_changed: AppState.signature_changed
+    signature_changed = Signal(object)  # key | None, after both slot_changed: AppState.signature_changed
     # this controller's own
     loading = Signal(str, str)  # slot, path
     load_failed = Signal(str, str, str)  # slot, path, message naming the file and the problem
@@ -53,8 +53,8 @@ class Controller(QObject):
         self._loading: dict[str, int | None] = {"A": None, "B": None}  # the token of the open under way
         self._weights_worker: Worker | None = None
         st = self.state
-        relay(st.models_changed, self.model_changed, self)
-        relay(st.pair_changed, self.models_changed, self)
+        relay(st.slot_changed, self.slot_changed, self)
+        relay(st.pair_changed, self.pair_changed, self)
         relay(st.signature_changed, self.signature_changed, self)
         relay(st.selection_changed, self.selection_changed, self)
         on_event(st.selection_changed, self, lambda _s: self._update_weights())  # after every model move too
@@ -194,7 +194,7 @@ class Controller(QObject):
     def clear_selection(self) -> None:
         self.state.select(Selection(), None)
 
-    def _select(self, slot, op, other_op, tensor, other_tensor) -> None:
+    def _select(self, slot: str, op: int | None, other_op: int | None, tensor: int | None, other_tensor: int | None) -> None:
         if slot == "A":
             sel = Selection("A", op, other_op, tensor, other_tensor)
         else:

@@ -12,14 +12,16 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.quantmath.opmath import op_math
+from inspector.core.quantmath.opmath_types import OpMath
 from inspector.gui.opmath.op_math_panel import OpMathPanel
+from inspector.gui.protocols import ModelsController, ResultSource, Section
 from inspector.gui.ui_services import UiServices
 
 
 class OpMathFeature(QObject):
     op_math_updated = Signal(object)  # OpMath | None
 
-    def __init__(self, controller, ui: UiServices, source) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, source: ResultSource) -> None:
         super().__init__(ui.parent)
         self.controller = c = controller
         self.source = source
@@ -28,11 +30,11 @@ class OpMathFeature(QObject):
         c.selection_changed.connect(lambda _s: self.update_op_math())
         source.changed.connect(self.update_op_math)
 
-    def current_math(self):
+    def current_math(self) -> OpMath | None:
         """The OpMath shown, or None."""
         return self.op_math_panel.math
 
-    def set_section(self, section) -> None:
+    def set_section(self, section: Section | None) -> None:
         """An extra section under the math (None: none)."""
         self.op_math_panel.set_section(section)
 

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.quantmath.opmath import OpMath
-from inspector.gui.opmath import op_math_format as fmt
+from inspector.core.viewdata import op_math_format as fmt
 from inspector.gui.views.plot_style import COLOR_B, COLOR_SECOND, style_plot
 
 MAX_COLUMN_WIDTH = 260

@@ -1,4 +1,4 @@
-"""Trust what you see (`PairFeatures(controller, ui, compare, compare_features)`, composed by the main window):
+"""Trust what you see (`PairFeature(controller, ui, compare, compare_features)`, composed by the main window):
 
 - Pair check: once both models are open, `core.compare.pair_check.check_pair` runs in a worker
   (weights only, no interpreter). A pair opened the wrong way round (A quantized, B float) is
@@ -24,6 +24,7 @@ from inspector.core.compare.pair_check import PairCheck, check_pair
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.state.app_state import same_file
 from inspector.gui.pair.inputs_memory import InputsMemory
+from inspector.gui.protocols import Comparison, InputsHost, ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.views.status import NoticeBanner
 from inspector.gui.workers import Worker, guarded
@@ -64,7 +65,7 @@ class PairChecker(QObject):
 
     checked = Signal(object, str)  # PairCheck | None, note about a swap ('' if none)
 
-    def __init__(self, controller, parent: QObject | None = None) -> None:
+    def __init__(self, controller: ModelsController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.check: PairCheck | None = None
@@ -72,7 +73,7 @@ class PairChecker(QObject):
         self._key: tuple | None = None
         self._swapped_key: tuple | None = None
         self.worker: Worker | None = None
-        controller.models_changed.connect(self.run)
+        controller.pair_changed.connect(self.run)
 
     def _pair_key(self) -> tuple | None:
         a, b = self.controller.models["A"], self.controller.models["B"]
@@ -112,7 +113,7 @@ class PairChecker(QObject):
             note = swap_note(check, Path(b.path).name, Path(a.path).name)
             self._swapped_key = (id(b), id(a))
             self.note = note
-            c.swap_models()  # models_changed -> run() checks the pair the right way round
+            c.swap_models()  # pair_changed -> run() checks the pair the right way round
             return
         if key != self._swapped_key:
             self.note = ""
@@ -120,8 +121,8 @@ class PairChecker(QObject):
         self.checked.emit(check, self.note)
 
 
-class PairFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, compare, compare_features) -> None:
+class PairFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, compare_features: InputsHost) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.compare = compare
@@ -132,7 +133,7 @@ class PairFeatures(QObject):
         self.random_banner = NoticeBanner("info", "randomBanner", "Choose samples…")
         ui.add_strip(self.pair_banner, self.random_banner)
         self.checker.checked.connect(self._pair_checked)
-        controller.models_changed.connect(self.memory.pair_changed)
+        controller.pair_changed.connect(self.memory.pair_changed)
         self.memory.note.connect(compare_features.show_inputs_note)
         compare.result_changed.connect(self._result_changed)
         self.random_banner.action_button.clicked.connect(self.choose_samples)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QObject, Signal
 from inspector.core.compare.parity_result import ParityOptions, RuntimeParityResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
+from inspector.gui.protocols import ModelsController
 from inspector.gui.relay import on_event
 from inspector.gui.workers import Worker, guarded
 
@@ -31,7 +32,7 @@ class ParityController(QObject):
     cancelled = Signal()
     finished = Signal()
 
-    def __init__(self, controller, parent: QObject | None = None) -> None:
+    def __init__(self, controller: ModelsController, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self.state = controller.state

@@ -1,4 +1,4 @@
-"""The "Runtime parity" tab (`ParityFeatures(controller, ui)`, composed by the main window): model B on
+"""The "Runtime parity" tab (`ParityFeature(controller, ui)`, composed by the main window): model B on
 two runtimes or thread counts (the device-vs-desktop question), per layer the share of elements
 that differ and the max LSB, the first divergence and the kernel that departs from the spec.
 Clicking a layer selects B's op everywhere; selecting an op elsewhere highlights its layer."""
@@ -10,12 +10,13 @@ from PySide6.QtCore import QObject
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.gui.parity.controller import ParityController
 from inspector.gui.parity.parity_view import ParityView
+from inspector.gui.protocols import ModelsController
 from inspector.gui.relay import on_event
 from inspector.gui.ui_services import UiServices
 
 
-class ParityFeatures(QObject):
-    def __init__(self, controller, ui: UiServices) -> None:
+class ParityFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         c = self.controller_main = controller

@@ -73,7 +73,8 @@ class ParityTable(QTableWidget):
                 self.clearSelection()
             else:
                 self.selectRow(row)
-                self.scrollToItem(self.item(row, 0))
+                if (item := self.item(row, 0)) is not None:
+                    self.scrollToItem(item)
         finally:
             self._quiet = False
 

@@ -1,4 +1,4 @@
-"""The requantize loop of one window (`RequantizeFeatures.rq`): plan -> new model B -> compare again.
+"""The requantize loop of one window (`RequantizeFeature.rq`): plan -> new model B -> compare again.
 
 Two routes. Surgical (the default): the plan edits the current model B (`core.requantize.surgical`),
 every op it does not name stays byte-identical, so the previous B is the baseline and the deltas
@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox
 
 from inspector.core.compare.comparison import CompareOptions
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.calibration_source import random_calibration_note
 from inspector.core.requantize.choices import (
     describe_surgical,
@@ -44,6 +45,7 @@ from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.state.app_state import same_file
 from inspector.core.state.versions import Version
 from inspector.core.tflite.model import Model
+from inspector.gui.protocols import Comparison, ModelsController
 from inspector.gui.relay import on_event, relay
 from inspector.gui.requantize.version_files import (
     VersionFiles,
@@ -69,7 +71,7 @@ class RequantizeController(VersionFiles, QObject):
     saved = Signal(str)  # path written
     pair_left = Signal()  # another pair (or none) is open: what was said of the old pair goes
 
-    def __init__(self, controller, ui: UiServices, compare, folder: str | Path | None = None) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, folder: str | Path | None = None) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = controller
@@ -82,7 +84,7 @@ class RequantizeController(VersionFiles, QObject):
         relay(self.state.versions_changed, self.versions_changed, self)
         relay(self.flow.suggestion_changed, self.suggestion_changed, self)
         on_event(self.state.versions_changed, self, self._update)  # the delta follows current and reference
-        self.controller.models_changed.connect(self._models_changed)
+        self.controller.pair_changed.connect(self._models_changed)
         compare.result_changed.connect(self._result_changed)
 
     # ------------------------------------------------------------------ state (held by AppState and its RequantizeFlow)
@@ -170,18 +172,18 @@ class RequantizeController(VersionFiles, QObject):
             if c.result is not v.comparison and self.state.is_current(v.comparison):  # not another signature's
                 c.set_result(v.comparison)
         elif (shown := self.state.current_comparison()) is not None:  # made on this B already
-            self.state.set_version_comparison(self.current, shown)  # type: ignore[arg-type]
+            self.state.set_version_comparison(self.current, shown)
         else:  # a run still going is for an earlier model B: run() replaces it
             c.run(self.comparison_options())
         self._update()
 
-    def _result_changed(self, result) -> None:
+    def _result_changed(self, result: ComparisonResult | None) -> None:
         v = self.version(self.current)
         a = self.controller.models["A"]
         if result is None or v is None or a is None:
             return
         if same_file(result.quant_path, v.path) and same_file(result.float_path, a.path):
-            self.state.set_version_comparison(self.current, result)  # type: ignore[arg-type]
+            self.state.set_version_comparison(self.current, result)
             self._update()
             ref = self.version(self.reference)
             if ref is not None and ref.comparison is not None and self.compare.baseline is not ref.comparison:
@@ -347,7 +349,7 @@ class RequantizeController(VersionFiles, QObject):
                                            signature=opts.signature)
             w = Worker(SURGICAL_SUGGEST, a.path, v.path, target_sqnr_db, sopts, str(out), self._protected(opts), wants_progress=True)
         else:
-            qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)  # type: ignore[arg-type]
+            qopts = SuggestOptions(samples=opts.samples, treatment=treatment, max_layers=max_layers)
             w = Worker(SUGGEST, a.path, v.path, target_sqnr_db, qopts, opts, str(out), self._protected(opts), wants_progress=True)
         w.finished.connect(guarded(self, lambda r: self._suggested(r, str(out))))
         return self._start(w, f"Suggesting {'edits of ' + Path(v.path).name if surgical else 'layers for ' + Path(a.path).name}")

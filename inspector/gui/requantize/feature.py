@@ -1,4 +1,4 @@
-"""The Requantize tab and menu (`RequantizeFeatures(controller, ui, compare)`, composed by the
+"""The Requantize tab and menu (`RequantizeFeature(controller, ui, compare)`, composed by the
 main window).
 
 Holds the `RequantizeController` (`.rq`; also the session hook) and the panel (`.panel`), and
@@ -20,6 +20,7 @@ from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.samples.holdout import MIN_HELD_OUT, split_samples
 from inspector.core.viewdata.layer_series import op_errors
 from inspector.core.viewdata.suggest_view import suggest_text
+from inspector.gui.protocols import Comparison, ModelsController
 from inspector.gui.requantize.controller import RequantizeController
 from inspector.gui.requantize.requantize_panel import RequantizePanel
 from inspector.gui.ui_services import UiServices
@@ -55,8 +56,8 @@ def held_out_note(notes) -> str:
     return f" Gain {line[6:]}." if line else ""
 
 
-class RequantizeFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, compare) -> None:
+class RequantizeFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller
@@ -86,12 +87,12 @@ class RequantizeFeatures(QObject):
         p.versions.compare_requested.connect(rq.compare_versions)
         p.suggest.suggest_requested.connect(rq.suggest)
         p.suggest.apply_requested.connect(rq.apply_suggestion)
-        p.suggest.edit_requested.connect(lambda: rq.suggestion is not None and ed.set_plan(rq.suggestion.plan))
+        p.suggest.edit_requested.connect(self._edit_suggestion)
         p.save_model_requested.connect(self.choose_save_model)
         p.save_recipe_requested.connect(self.choose_save_recipe)
         p.plot.layer_clicked.connect(self._layer_clicked)
         c.selection_changed.connect(lambda sel: p.plot.set_selected(sel.op("B")))  # B's op index, as everywhere
-        c.models_changed.connect(self._models_changed)
+        c.pair_changed.connect(self._models_changed)
         c.signature_changed.connect(lambda _key: self._models_changed())  # the ops of the chosen signature
         compare.result_changed.connect(self._result_changed)
         compare.baseline_changed.connect(lambda r: self.panel.plot.set_baseline(r, compare.baseline_label))
@@ -101,6 +102,11 @@ class RequantizeFeatures(QObject):
         self._models_changed()
 
     # ------------------------------------------------------------------ intents
+    def _edit_suggestion(self) -> None:
+        """Suggest's plan into the plan editor, to change before running it."""
+        if self.rq.suggestion is not None:
+            self.panel.editor.set_plan(self.rq.suggestion.plan)
+
     def apply_plan(self, plan) -> Worker | None:
         """Queue `plan` in the tab's plan editor, show the tab and run it (None: not started)."""
         self.panel.editor.set_plan(plan)

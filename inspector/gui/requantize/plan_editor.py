@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -55,7 +55,8 @@ from inspector.core.requantize.draft import (
 from inspector.core.requantize.plan import Plan
 from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.tflite.model import Model
-from inspector.gui.relay import on_event
+from inspector.gui.binding import Binder, quietly
+from inspector.gui.relay import on_event, relay
 from inspector.gui.views.run_row import RunRow
 from inspector.gui.views.sizing import table_height
 
@@ -72,6 +73,23 @@ ROUTE_TIPS = {
                "run is made first and used as the baseline, so the deltas show only the plan's effect.",
 }
 
+
+
+class DraftOptions(QObject):
+    """The draft's quantizer-route options by name (base, per_channel, algorithm), for a `Binder`."""
+
+    options_changed = Signal()
+
+    def __init__(self, draft: PlanDraft, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.draft = draft
+        relay(draft.changed, self.options_changed, self, args=False)
+
+    def option(self, name: str) -> object:
+        return getattr(self.draft, name)
+
+    def set_option(self, name: str, value: object) -> None:
+        self.draft.set_options(**{name: value})
 
 class PlanEditor(QWidget):
     run_requested = Signal(object)  # Plan
@@ -99,15 +117,12 @@ class PlanEditor(QWidget):
         self.base.setToolTip("Scheme for every layer not listed below")
         self.base.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.base.setMinimumContentsLength(10)
-        self.base.currentIndexChanged.connect(lambda _i: self.draft.set_options(base=self.base.currentData()))
         self.base_note = QLabel()
         self.per_channel = QCheckBox("per-channel weights", checked=True)
-        self.per_channel.toggled.connect(lambda on: self.draft.set_options(per_channel=on))
         self.algorithm = QComboBox()
         for key, text in ALGORITHM_LABELS.items():
             self.algorithm.addItem(text, key)
         self.algorithm.setToolTip("Range calibration for the base scheme (MSE: weights of conv / fully connected only)")
-        self.algorithm.currentIndexChanged.connect(lambda _i: self.draft.set_options(algorithm=self.algorithm.currentData()))
         base_row = QHBoxLayout()
         base_row.addWidget(self.base, 1)
         base_row.addWidget(self.base_note)
@@ -171,6 +186,10 @@ class PlanEditor(QWidget):
         lay.addWidget(self.calibration)
         lay.addWidget(self.run_row)
         on_event(self.draft.changed, self, self._render)
+        self.binder = Binder(DraftOptions(self.draft, self), self)  # the quantizer route's options, both ways
+        self.binder.combo(self.base, "base")
+        self.binder.check(self.per_channel, "per_channel")
+        self.binder.combo(self.algorithm, "algorithm")
         self._render()
 
     def take_run_row(self) -> RunRow:
@@ -301,13 +320,6 @@ class PlanEditor(QWidget):
         d = self.draft
         if d.route != self._shown_route:
             self._show_route(d.route)
-        for combo, key in ((self.base, d.base), (self.algorithm, d.algorithm)):
-            combo.blockSignals(True)
-            combo.setCurrentIndex(max(0, combo.findData(key)))
-            combo.blockSignals(False)
-        self.per_channel.blockSignals(True)
-        self.per_channel.setChecked(d.per_channel)
-        self.per_channel.blockSignals(False)
         rows = d.rows
         while self.table.rowCount() > len(rows):
             self.table.removeRow(self.table.rowCount() - 1)
@@ -321,9 +333,8 @@ class PlanEditor(QWidget):
     def _show_route(self, route: str) -> None:
         quantizer = route == QUANTIZER
         self._shown_route = route
-        self.route.blockSignals(True)
-        self.route.setCurrentIndex(max(0, self.route.findData(route)))
-        self.route.blockSignals(False)
+        with quietly(self.route):
+            self.route.setCurrentIndex(max(0, self.route.findData(route)))
         self.route.setToolTip(ROUTE_TIPS[route])
         for row in (1, 2):
             self.form.setRowVisible(row, quantizer)
@@ -364,30 +375,28 @@ class PlanEditor(QWidget):
         self._label_row(r)
         self.table.setItem(r, 2, self._sqnr_item(row.a_op))
         treat, algo = self._treat[r], self._algo[r]
-        treat.blockSignals(True)
-        if treat.property("route") != d.route:
-            _fill(treat, route_choices(d.route), row.choice)
-            treat.setProperty("route", d.route)
-        treat.setCurrentIndex(max(0, treat.findData(row.choice)))
-        kinds = d.applicable_kinds(r)  # the edits that do not apply to the row's op are greyed out
-        model = treat.model()
-        for i in range(treat.count()):
-            c = EDIT_BY_KEY.get(treat.itemData(i))
-            model.item(i).setEnabled(kinds is None or c is None or c.kind in kinds)  # type: ignore[attr-defined]
-        treat.blockSignals(False)
+        with quietly(treat):
+            if treat.property("route") != d.route:
+                _fill(treat, route_choices(d.route), row.choice)
+                treat.setProperty("route", d.route)
+            treat.setCurrentIndex(max(0, treat.findData(row.choice)))
+            kinds = d.applicable_kinds(r)  # the edits that do not apply to the row's op are greyed out
+            model = treat.model()
+            for i in range(treat.count()):
+                c = EDIT_BY_KEY.get(treat.itemData(i))
+                model.item(i).setEnabled(kinds is None or c is None or c.kind in kinds)  # type: ignore[attr-defined]
         op_type = d.op_type(r)
-        algo.blockSignals(True)
-        if algo.property("op_type") != op_type:
-            algo.clear()
-            algo.addItem("as base", "")
-            for a in algorithms_for(op_type):
-                algo.addItem(ALGORITHM_LABELS[a], a)
-            algo.setToolTip(f"Calibration algorithms litert-quantizer offers for {op_type}")
-            algo.setProperty("op_type", op_type)
-        i = algo.findData(row.algorithm or "")
-        algo.setCurrentIndex(i if i >= 0 else 0)
-        algo.setEnabled(d.takes_algorithm(r))
-        algo.blockSignals(False)
+        with quietly(algo):
+            if algo.property("op_type") != op_type:
+                algo.clear()
+                algo.addItem("as base", "")
+                for a in algorithms_for(op_type):
+                    algo.addItem(ALGORITHM_LABELS[a], a)
+                algo.setToolTip(f"Calibration algorithms litert-quantizer offers for {op_type}")
+                algo.setProperty("op_type", op_type)
+            i = algo.findData(row.algorithm or "")
+            algo.setCurrentIndex(i if i >= 0 else 0)
+            algo.setEnabled(d.takes_algorithm(r))
 
     def _label_row(self, r: int) -> None:
         """'#' is B's op; the name is the one of `core.tflite.layer_names` (B's model where the
@@ -431,11 +440,10 @@ class PlanEditor(QWidget):
 
 def _fill(combo: QComboBox, items: list[tuple[str, str, str]], keep: str | None) -> None:
     """Replace the combo's items; keep the current key where the new list has it (no signals)."""
-    blocked = combo.blockSignals(True)
-    combo.clear()
-    for i, (key, label, tip) in enumerate(items):
-        combo.addItem(label, key)
-        if tip:
-            combo.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
-    combo.setCurrentIndex(max(0, combo.findData(keep)))
-    combo.blockSignals(blocked)
+    with quietly(combo):
+        combo.clear()
+        for i, (key, label, tip) in enumerate(items):
+            combo.addItem(label, key)
+            if tip:
+                combo.setItemData(i, tip, Qt.ItemDataRole.ToolTipRole)
+        combo.setCurrentIndex(max(0, combo.findData(keep)))

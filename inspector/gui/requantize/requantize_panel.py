@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.requantize.draft import PlanDraft
+from inspector.gui.binding import quietly
 from inspector.gui.requantize.plan_editor import PlanEditor
 from inspector.gui.requantize.tradeoff_plot import TradeoffPlot
 from inspector.gui.requantize.versions_view import VersionsView
@@ -103,15 +104,14 @@ class SuggestBox(QWidget):
     def set_logits(self, pattern: str | None, label: str = "") -> None:
         """Offer (and choose) the logits as the objective when B's output is a fixed-parameter
         SOFTMAX / LOGISTIC: edits keep B's tensor parameters, so that output's SQNR is capped."""
-        self.objective.blockSignals(True)
-        while self.objective.count() > 1:
-            self.objective.removeItem(1)
-        if pattern is not None:
-            self.objective.addItem(f"logits ({label})", pattern)
-            self.objective.setItemData(1, "The input of the final softmax: its output has fixed quantization "
-                                          "parameters (1/256) that no edit of B changes", Qt.ItemDataRole.ToolTipRole)
-            self.objective.setCurrentIndex(1)
-        self.objective.blockSignals(False)
+        with quietly(self.objective):
+            while self.objective.count() > 1:
+                self.objective.removeItem(1)
+            if pattern is not None:
+                self.objective.addItem(f"logits ({label})", pattern)
+                self.objective.setItemData(1, "The input of the final softmax: its output has fixed quantization "
+                                              "parameters (1/256) that no edit of B changes", Qt.ItemDataRole.ToolTipRole)
+                self.objective.setCurrentIndex(1)
 
     def set_result(self, text: str, can_apply: bool) -> None:
         self.result.setText(text)

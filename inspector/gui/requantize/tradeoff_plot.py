@@ -52,7 +52,7 @@ def x_least(xs: list[float]) -> float:
 Y_LEAST_DB = 2.0  # narrowest SQNR axis worth showing
 
 
-def place_labels(entries: list[tuple[float, float, str]], width_px: float, height_px: float, extra_y: list[float] = (),  # type: ignore[assignment]
+def place_labels(entries: list[tuple[float, float, str]], width_px: float, height_px: float, extra_y: list[float] = (),  # type: ignore[assignment]  # an empty tuple as the immutable default, never mutated
                  char_px: float = 7.5, line_px: float = 17.0) -> list[tuple[float, float, str, tuple[float, float]]]:
     """Greedy: each label takes the first side of its point where it overlaps no earlier label;
     labels equal to one already placed at the same spot are dropped."""
@@ -157,7 +157,7 @@ class TradeoffPlot(QWidget):
         versions = [] if self.measured_at else self.version_points
         xy = self._fill(self.candidates, pts) + self._fill(self.versions, versions)
         texts = [label for label, _, _ in pts] + [name.split(" ")[0] for name, _, _ in versions]
-        extra_y = [s.target_sqnr_db] if s is not None and s.target_sqnr_db is not None else []
+        extra_y: list[float] = [s.target_sqnr_db] if s is not None and s.target_sqnr_db is not None else []
         self._label([(x, y, t) for (x, y), t in zip(xy, texts, strict=True) if math.isfinite(y)], extra_y)
 
         self.best.setData([])

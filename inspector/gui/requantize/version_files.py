@@ -19,7 +19,7 @@ from inspector.core.requantize.quantizer_route import (
 )
 from inspector.core.state.app_state import default_reference, same_file
 from inspector.core.state.version_sessions import restore_versions, session_versions
-from inspector.core.state.versions import file_size
+from inspector.core.state.versions import Version, file_size
 
 __all__ = ["VersionFiles", "file_name", "file_size", "remove_quietly"]
 
@@ -82,7 +82,7 @@ class VersionFiles:
         current = next((i for i, v in enumerate(restored) if same_file(v.path, b.path)), None)
         self.restore_versions(restored, current, default_reference(restored, current) if current is not None else None, missing)
 
-    def restore_versions(self, versions: list, current: int | None, reference: int | None, missing: list[str]) -> None:
+    def restore_versions(self, versions: list[Version], current: int | None, reference: int | None, missing: list[str]) -> None:
         """Apply restored versions (a session's): model B is `current`; its shown comparison is kept
         when the session had none for it."""
         if versions and current is not None:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.requantize.delta import VersionDelta
 from inspector.core.viewdata.layer_series import format_value
+from inspector.gui.binding import quietly
 from inspector.gui.views.sizing import CappedLabel, table_height
 
 VERSION_COLUMNS = ("Version", "Size", "Output SQNR")
@@ -147,12 +148,11 @@ class VersionsView(QWidget):
         self.table.resizeColumnToContents(1)
         self.table.resizeColumnToContents(2)
         for combo, pick in ((self.before, reference), (self.after, current)):
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItems([name for name, _, _ in rows])
-            if pick is not None and 0 <= pick < len(rows):
-                combo.setCurrentIndex(pick)
-            combo.blockSignals(False)
+            with quietly(combo):
+                combo.clear()
+                combo.addItems([name for name, _, _ in rows])
+                if pick is not None and 0 <= pick < len(rows):
+                    combo.setCurrentIndex(pick)
         self.compare_button.setEnabled(len(rows) >= 2)
 
     def set_baseline_reason(self, text: str) -> None:

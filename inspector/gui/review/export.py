@@ -33,6 +33,7 @@ from inspector.core.progress import TaskState, as_task
 from inspector.core.review.report import build_report, write_report
 from inspector.core.state.app_state import same_file
 from inspector.core.state.provenance import version_provenance
+from inspector.gui.protocols import ModelsController, ResultSource
 from inspector.gui.recent import in_resources
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
@@ -69,7 +70,7 @@ class ReportExporter(QObject):
     exported = Signal(list)  # paths written
     failed = Signal(str)
 
-    def __init__(self, controller, ui: UiServices, source) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, source: ResultSource) -> None:
         super().__init__(ui.parent)
         self.controller, self.ui, self.source = controller, ui, source
         self.action = QAction("&Export report…", ui.parent)

@@ -1,4 +1,4 @@
-"""The review feature: the Audit tab and File > Export report (`ReviewFeatures(controller, ui,
+"""The review feature: the Audit tab and File > Export report (`ReviewFeature(controller, ui,
 source)`, composed by the main window).
 
 It keeps the audit in sync with the models and the comparison (`source`, from the comparison
@@ -13,6 +13,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from inspector.core.review.audit import Finding, audit_model
+from inspector.core.tflite.model import Model
+from inspector.gui.protocols import ModelsController, ResultSource
 from inspector.gui.review.audit_view import AuditView
 from inspector.gui.review.export import ReportExporter
 from inspector.gui.ui_services import UiServices
@@ -21,10 +23,10 @@ from inspector.gui.workers import Worker, guarded
 SYNC_AUDIT_OPS = 400  # models with more ops (over all subgraphs) are audited in a worker
 
 
-class ReviewFeatures(QObject):
+class ReviewFeature(QObject):
     audit_updated = Signal(object)  # list[Finding] | None
 
-    def __init__(self, controller, ui: UiServices, source) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, source: ResultSource) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller
@@ -34,7 +36,7 @@ class ReviewFeatures(QObject):
         self._audit_token = 0
         ui.add_tab("Audit", self.audit_view)
         self.exporter = ReportExporter(c, ui, source)
-        c.models_changed.connect(self.update_audit)
+        c.pair_changed.connect(self.update_audit)
         self.source.changed.connect(self.update_audit)
         self.audit_view.finding_selected.connect(self.select_finding)
         c.signature_changed.connect(lambda _k: self._show_subgraph())
@@ -65,7 +67,7 @@ class ReviewFeatures(QObject):
         else:
             self.controller.run_task(w, f"Auditing {Path(model.path).name}")
 
-    def _audited(self, token: int, model, findings: list[Finding], with_comparison: bool) -> None:
+    def _audited(self, token: int, model: Model, findings: list[Finding], with_comparison: bool) -> None:
         if token != self._audit_token:
             return
         self.findings = findings
@@ -81,7 +83,7 @@ class ReviewFeatures(QObject):
             labels = {sig.subgraph: f"signature '{sig.key}'" for sig in model.signatures}
             self.audit_view.model.set_shown_subgraph(model.main.index, labels)
 
-    def _audit_failed(self, token: int, model, msg: str) -> None:
+    def _audit_failed(self, token: int, model: Model, msg: str) -> None:
         if token == self._audit_token:
             self.audit_view.set_findings(None, note=f"Audit of {Path(model.path).name} failed: {msg}")
             self.ui.show_error(f"Audit of {model.path} failed: {msg}", "B")

@@ -1,4 +1,4 @@
-"""The signature choice (`SignatureFeatures(controller, ui, compare_features)`, composed by the
+"""The signature choice (`SignatureFeature(controller, ui, compare_features)`, composed by the
 main window): a `SignatureChooser` at the top of the comparison's inputs (shown when the open models have
 several signatures, or an input with a dynamic dimension). Choosing one sets `CompareOptions.signature` in the `AppState` (so sessions
 save it); the state re-views both models through it, so the op tables, pairing, comparison, op
@@ -12,12 +12,13 @@ from __future__ import annotations
 from PySide6.QtCore import QObject
 
 from inspector.core.tflite.signatures import entry_info
+from inspector.gui.protocols import InputsHost, ModelsController
 from inspector.gui.signature.signature_chooser import SignatureChooser
 from inspector.gui.ui_services import UiServices
 
 
-class SignatureFeatures(QObject):
-    def __init__(self, controller, ui: UiServices, compare_features) -> None:
+class SignatureFeature(QObject):
+    def __init__(self, controller: ModelsController, ui: UiServices, compare_features: InputsHost) -> None:
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = c = controller
@@ -25,7 +26,7 @@ class SignatureFeatures(QObject):
         self.chooser = SignatureChooser()
         compare_features.add_inputs_header(self.chooser)
         self.chooser.signature_chosen.connect(c.set_signature)
-        c.models_changed.connect(self.refresh)
+        c.pair_changed.connect(self.refresh)
         c.signature_changed.connect(self._changed)
         self.refresh()
 

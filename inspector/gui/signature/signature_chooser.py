@@ -10,6 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from inspector.core.tflite.signatures import SignatureInfo, has_dynamic_inputs
+from inspector.gui.binding import quietly
 
 
 def shape_text(shape: tuple[int, ...]) -> str:
@@ -28,7 +29,7 @@ def inputs_text(info: SignatureInfo) -> str:
 class SignatureChooser(QWidget):
     signature_chosen = Signal(object)  # key | None (subgraph 0)
 
-    def __init__(self, parent=None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.combo = QComboBox()
         self.combo.setToolTip("The signature (entry point) to compare: its subgraph, inputs and outputs. "
@@ -47,15 +48,13 @@ class SignatureChooser(QWidget):
         lay.addLayout(form)
         self.infos: tuple[SignatureInfo, ...] = ()
         self.entry: SignatureInfo | None = None  # what runs when there is nothing to choose
-        self._setting = False
         self.combo.currentIndexChanged.connect(self._chosen)
         self.hide()
 
     def set_choices(self, infos: tuple[SignatureInfo, ...], current: str | None, entry: SignatureInfo | None = None) -> None:
         """The signatures offered and the chosen one (None: subgraph 0's, or 'subgraph 0');
         `entry`: the inputs that run, shown alone when there is no choice but a dynamic input."""
-        self._setting = True
-        try:
+        with quietly(self.combo):  # showing the state's choice, not choosing
             self.infos, self.entry = tuple(infos), entry
             self.combo.clear()
             if not any(i.subgraph == 0 for i in self.infos):
@@ -64,11 +63,9 @@ class SignatureChooser(QWidget):
                 self.combo.addItem(f"{i.key}  (subgraph {i.subgraph})", i.key)
             at = self.combo.findData(current) if current is not None else -1
             if at < 0:
-                at = next((k for k in range(self.combo.count()) if self._info(k) is None or self._info(k).subgraph == 0), 0)  # type: ignore[union-attr]
+                at = next((k for k in range(self.combo.count()) if (info := self._info(k)) is None or info.subgraph == 0), 0)
             self.combo.setCurrentIndex(at)
-            self._show_details()
-        finally:
-            self._setting = False
+        self._show_details()
         choice = len(self.infos) > 1
         for w in (self.combo_label, self.combo):
             w.setVisible(choice)
@@ -88,5 +85,5 @@ class SignatureChooser(QWidget):
 
     def _chosen(self, index: int) -> None:
         self._show_details()
-        if not self._setting and index >= 0:
+        if index >= 0:
             self.signature_chosen.emit(self.combo.itemData(index))

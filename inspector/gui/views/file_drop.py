@@ -21,7 +21,7 @@ class TfliteDropTarget:
     """Mixin for a QWidget: accepts drags that carry .tflite files and hands the paths on."""
 
     def accept_tflite_drops(self) -> None:
-        self.setAcceptDrops(True)  # type: ignore[attr-defined]
+        self.setAcceptDrops(True)  # type: ignore[attr-defined]  # a mixin: the QWidget it is mixed into has it
 
     def files_dropped_here(self, paths: list[str]) -> None:
         raise NotImplementedError

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.quantmath.blockwise import BlockwiseError, BlockwiseParams, blockwise_params
 from inspector.core.quantmath.quant import tensor_range
+from inspector.core.text.numbers import number
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 
@@ -56,11 +57,7 @@ class ExtraColumns(Protocol):
     def flagged(self, tensor: int) -> bool: ...
 
 
-def _num(v: float) -> str:
-    return f"{v:.6g}"
-
-
-def _spread(values, fmt=_num) -> str:
+def _spread(values, fmt=number) -> str:
     lo, hi = min(values), max(values)
     return fmt(lo) if lo == hi else f"{fmt(lo)} … {fmt(hi)}"
 
@@ -85,7 +82,7 @@ def _blockwise_cells(t: Tensor, bw: BlockwiseParams | str) -> tuple[str, str, st
     z = np.zeros_like(bw.scales) if bw.zero_points is None else bw.zero_points
     lo, hi = float(np.min(bw.scales * (qmin - z))), float(np.max(bw.scales * (qmax - z)))
     zp = "0" if bw.zero_points is None else _spread(bw.zero_points.ravel().tolist(), str)
-    return (_spread(bw.scale_range), zp, f"{bw.num_blocks}×{bw.block_size}", f"[{_num(lo)}, {_num(hi)}]")
+    return (_spread(bw.scale_range), zp, f"{bw.num_blocks}×{bw.block_size}", f"[{number(lo)}, {number(hi)}]")
 
 
 def blockwise_tip(t: Tensor, bw: BlockwiseParams | str | None) -> str | None:
@@ -118,7 +115,7 @@ def format_row(t: Tensor, bw: BlockwiseParams | str | None = None) -> tuple[str,
         _spread(q.scales) if q else "",
         _spread(q.zero_points, str) if q else "",
         str(q.num_channels) if q else "",
-        f"[{_num(rng[0])}, {_num(rng[1])}]" if rng else "",
+        f"[{number(rng[0])}, {number(rng[1])}]" if rng else "",
     )
     return text
 

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
+from inspector.core.tflite.model import Tensor
+from inspector.gui.protocols import ModelsController
 from inspector.gui.ui_services import UiServices
 from inspector.gui.weights.per_channel_view import PerChannelView
 from inspector.gui.weights.weight_histogram import WeightHistogramView
 
 
 class WeightsFeature(QObject):
-    def __init__(self, controller, ui: UiServices) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices) -> None:
         super().__init__(ui.parent)
         self.weights_view = WeightHistogramView()
         self.per_channel_view = PerChannelView()
@@ -23,6 +25,6 @@ class WeightsFeature(QObject):
         controller.quantization_changed.connect(self._quantization_changed)
         self.weights_view.channel_requested.connect(controller.set_channel)
 
-    def _quantization_changed(self, info) -> None:
+    def _quantization_changed(self, info: tuple[str, Tensor] | None) -> None:
         label, tensor = info if info is not None else ("", None)
         self.per_channel_view.set_tensor(tensor, label)

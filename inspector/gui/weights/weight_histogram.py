@@ -8,8 +8,6 @@ clicking a channel shows that channel alone.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -25,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.compare.weights import WeightAnalysis
+from inspector.core.text.numbers import number
 from inspector.core.viewdata.weight_view import (
     coarse_bins,
     data_extent,
@@ -33,6 +32,7 @@ from inspector.core.viewdata.weight_view import (
     grid_of,
     grid_zoom,
 )
+from inspector.gui.binding import quietly
 from inspector.gui.views.grid_axis import GridAxis
 from inspector.gui.views.plot_style import (
     COLOR_A,
@@ -48,22 +48,14 @@ from inspector.gui.views.plot_style import (
 EMPTY_TEXT = "Select a layer with weights, or a constant tensor, to see its weight histogram."
 
 
-def _fmt(v: float | None, unit: str = "") -> str:
-    if v is None:
-        return "—"
-    if math.isinf(v):
-        return ("∞" if v > 0 else "−∞") + unit
-    return f"{v:.4g}{unit}"
-
-
 def summary_text(w: WeightAnalysis) -> str:
     """The label beside the plot: errors with units, grid step, clip range, sample size."""
     parts = []
     if w.metrics is not None:
         m = w.metrics
         steps = f" = {m.max_abs / w.grid_step:.2f} grid steps" if w.grid_step else ""
-        parts.append(f"<b>SQNR {_fmt(m.sqnr_db, ' dB')}</b>")
-        parts.append(f"max |error| {_fmt(m.max_abs)}{steps}")
+        parts.append(f"<b>SQNR {number(m.sqnr_db, 4, unit=' dB', symbols=True)}</b>")
+        parts.append(f"max |error| {number(m.max_abs, 4, symbols=True)}{steps}")
         if m.rmse_over_scale is not None:
             parts.append(f"RMSE/scale {m.rmse_over_scale:.3f} (rounding alone ≈ 0.289)")
         if m.clip_rate is not None:
@@ -205,8 +197,8 @@ class WeightHistogramView(QWidget):
             return
         src = w.b or w.a
         ch = f", channel {w.channel}" if w.channel is not None else ""
-        self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]
-        self.title.setToolTip(src.name)  # type: ignore[union-attr]
+        self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]  # an analysis shown has A's or B's tensor
+        self.title.setToolTip(src.name)  # type: ignore[union-attr]  # as above
         notes = "".join(f"<br><i>{n}</i>" for n in w.notes)
         self.summary.setText(summary_text(w) + notes)
         self.fine = None  # decided by _update_detail for the visible range
@@ -296,22 +288,21 @@ class WeightHistogramView(QWidget):
         self.maxerr_plot.autoRange()
 
     def _fill_channels(self, w: WeightAnalysis | None) -> None:
-        self.channel_combo.blockSignals(True)
-        self.channel_combo.clear()
-        # userData -1 = all: PySide6 6.12 mis-counts references of None/bools passed through
-        # QVariant (itemData(None) crashes the interpreter at exit), so only ints go in.
-        self.channel_combo.addItem("all channels", -1)
-        if w is not None and w.quant is not None and w.quant.per_channel:
-            for c, s in enumerate(w.quant.scales):
-                self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
-            self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
-        elif w is not None and w.blockwise is not None and w.num_channels > 1:
-            rows = w.blockwise.scales.reshape(w.num_channels, -1)
-            for c in range(w.num_channels):
-                self.channel_combo.addItem(f"{c}  (block S ≤ {rows[c].max():.3g})", c)
-            self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
-        self.channel_combo.setEnabled(self.channel_combo.count() > 1)
-        self.channel_combo.blockSignals(False)
+        with quietly(self.channel_combo):
+            self.channel_combo.clear()
+            # userData -1 = all: PySide6 6.12 mis-counts references of None/bools passed through
+            # QVariant (itemData(None) crashes the interpreter at exit), so only ints go in.
+            self.channel_combo.addItem("all channels", -1)
+            if w is not None and w.quant is not None and w.quant.per_channel:
+                for c, s in enumerate(w.quant.scales):
+                    self.channel_combo.addItem(f"{c}  (S = {s:.3g})", c)
+                self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
+            elif w is not None and w.blockwise is not None and w.num_channels > 1:
+                rows = w.blockwise.scales.reshape(w.num_channels, -1)
+                for c in range(w.num_channels):
+                    self.channel_combo.addItem(f"{c}  (block S ≤ {rows[c].max():.3g})", c)
+                self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
+            self.channel_combo.setEnabled(self.channel_combo.count() > 1)
 
     # ------------------------------------------------------------------ interaction
     def zoom_to_grid(self, steps: float = 16) -> None:

@@ -40,6 +40,7 @@ from inspector.core.state.session_restore import (
 )
 from inspector.core.tflite.litertlm import split_address
 from inspector.core.writing import to_json_text
+from inspector.gui.protocols import Comparison, ModelsController, ResultSource, VersionsKeeper
 from inspector.gui.recent import in_resources
 from inspector.gui.relay import on_event
 from inspector.gui.ui_services import UiServices
@@ -50,11 +51,12 @@ AUTOSAVE_MS = 120_000
 SESSION_FILTER = f"Inspector sessions (*{SUFFIX});;All files (*)"
 
 
-class SessionController(QObject):
+class SessionFeature(QObject):
     restored = Signal(dict)  # the state, once its models are open and it is applied
     saved = Signal(str)  # path
 
-    def __init__(self, controller, ui: UiServices, source, compare, requantize) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, source: ResultSource, compare: Comparison,
+                 requantize: VersionsKeeper) -> None:
         super().__init__(ui.parent)
         self.ui, self.source = ui, source
         self.compare, self.requantize = compare, requantize
@@ -77,7 +79,7 @@ class SessionController(QObject):
         self.timer.setInterval(AUTOSAVE_MS)
         self.timer.timeout.connect(self.autosave)
         source.changed.connect(self.autosave)
-        self.controller.models_changed.connect(self.autosave)
+        self.controller.pair_changed.connect(self.autosave)
         on_event(self.controller.state.parity_changed, self, lambda _r: self.autosave())
         self.controller.signature_changed.connect(lambda _k: self.autosave())
         file_menu, quit_action = ui.menu("File"), ui.action("quit")  # Open / Save session, then a separator, before Quit

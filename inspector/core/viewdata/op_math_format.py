@@ -1,4 +1,4 @@
-"""Text for the op math panel: an `OpMath` as labelled parameters, table rows and plain text.
+"""Text for the op math panel: an `OpMath` as labelled parameters, table rows and plain text (Qt-free).
 
 Formatting only (no Qt, no arithmetic beyond picking min/max for a span): the numbers are the
 ones `core.opmath` computed. Shared by the panel's HTML, its tables and "Copy as text".
@@ -7,10 +7,10 @@ ones `core.opmath` computed. Shared by the panel's HTML, its tables and "Copy as
 from __future__ import annotations
 
 import html
-import math
 import re
 
 from inspector.core.quantmath.opmath import OpMath, TensorQuant
+from inspector.core.text.numbers import number, percent
 
 _NUMBER = re.compile(r"^[−+-]?(\d|\.\d)[\d.,eE+−-]*%?$")
 
@@ -20,15 +20,11 @@ def is_number(text: str) -> bool:
 
 
 def g(v: float | None, digits: int = 6) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float) and math.isinf(v):
-        return "∞" if v > 0 else "−∞"
-    return f"{v:.{digits}g}"
+    return number(v, digits, symbols=True)
 
 
 def pct(v: float | None, digits: int = 1) -> str:
-    return "—" if v is None else f"{v * 100:.{digits}f}%"
+    return percent(v, digits, none="—", space=False)
 
 
 def span(vals, digits: int = 6) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
 
+from inspector.gui.protocols import Comparison, InputsHost, ModelsController, SessionRestoring
 from inspector.gui.ui_services import UiServices
 from inspector.paths import example_inputs, is_example_pair
 
@@ -23,17 +24,18 @@ READY_TEXT = "Models A and B are open: no comparison yet. Press Run comparison (
 EXAMPLE_TEXT = "The bundled example pair: comparing it on its bundled inputs and labels…"
 
 
-class ExampleAutorun(QObject):
+class ExampleFeature(QObject):
     """Collaborators: the models controller, the window's services (settings, tabs), the compare
     controller, the compare features (the summary strip it writes its hint into, the layer-error
     page it shows) and the session controller (no auto-run while a session restores)."""
 
-    def __init__(self, controller, ui: UiServices, compare, compare_features, session) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, compare_features: InputsHost,
+                 session: SessionRestoring) -> None:
         super().__init__(ui.parent)
         self.ui, self.compare, self.session = ui, compare, session
         self.features = compare_features
         self._done_for: tuple[str, str] | None = None
-        controller.models_changed.connect(self._models_changed)
+        controller.pair_changed.connect(self._models_changed)
         compare.result_changed.connect(lambda _r: self._hint())
         compare.started.connect(self._hint)
         compare.finished.connect(self._hint)
@@ -78,7 +80,8 @@ class ExampleAutorun(QObject):
         """The summary strip's hint while there is no result: 'Run' once both models are open."""
         if self.compare.result is not None:
             return
-        if self.compare.paths() is None:
+        paths = self.compare.paths()
+        if paths is None:
             return  # the summary's own hint: open models A and B
-        text = EXAMPLE_TEXT if self.compare.running and is_example_pair(*self.compare.paths()) else READY_TEXT
+        text = EXAMPLE_TEXT if self.compare.running and is_example_pair(*paths) else READY_TEXT
         self.features.show_summary_hint(text)
