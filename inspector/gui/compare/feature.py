@@ -25,11 +25,9 @@ from inspector.core.samples.settings import SampleSettings
 from inspector.core.viewdata.activations import activation_histogram
 from inspector.core.viewdata.layer_series import (
     cause_cells,
+    error_cells,
     error_grade,
-    format_value,
-    layer_tooltip,
-    op_errors,
-    worst_channel_cell,
+    worst_channel_cells,
 )
 from inspector.gui.compare.activation_view import ActivationView
 from inspector.gui.compare.controller import CompareController, SampleRun
@@ -248,21 +246,11 @@ class CompareFeatures(QObject):
                 pane.set_worst_channels({})
                 continue
             pane.set_causes(cause_cells(result, float_side=slot == "A"))
-            worst = {}
-            for op, layer in op_errors(result, float_side=slot == "A").items():
-                text, v, tip = worst_channel_cell(layer)
-                if text:
-                    worst[op] = (text, grade_color(error_grade(v)), tip)
-            pane.set_worst_channels(worst)
-            errors = {}
-            for op, layer in op_errors(result, float_side=slot == "A").items():
-                m = layer.isolated if isolated else layer.metrics
-                if m is None:  # no isolated figure for this layer: say why in the tooltip
-                    errors[op] = ("—", None, layer.isolated_note or "no isolated error for this layer")
-                    continue
-                s = m.sqnr_db
-                tip = ("isolated (own error)\n" if isolated else "") + layer_tooltip(layer, "sqnr_db", s)
-                errors[op] = (format_value(s, "sqnr_db").replace(" dB", ""), grade_color(error_grade(s)), tip)
+            side = slot == "A"  # figures computed once per result, tooltips when asked for (1,500 layers)
+            pane.set_worst_channels({op: (text, grade_color(error_grade(v)), tip)
+                                     for op, (text, v, tip) in worst_channel_cells(result, float_side=side).items()})
+            errors = {op: (text, None if v is None else grade_color(error_grade(v)), tip)
+                      for op, (text, v, tip) in error_cells(result, float_side=side, isolated=isolated).items()}
             pane.set_errors(errors)
 
     # ------------------------------------------------------------------ selection

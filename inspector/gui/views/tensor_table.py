@@ -38,7 +38,7 @@ TOOLTIPS = {
 }
 KINDS = ("All tensors", "Constants", "Activations", "Quantized", "Per-channel")
 NUMBER_COLUMNS = (0, 2, 3, 4, 5, 6, 7)  # sized to their content (dtype too: short and fixed)
-SIZE_ROWS = 2000  # rows measured when sizing columns
+SIZE_ROWS = 300  # rows measured when sizing columns (2,000 took 0.3 s per model on the GUI thread)
 FLAGGED_BG = QColor(255, 170, 60, 70)  # extra columns' rows with a finding
 
 
