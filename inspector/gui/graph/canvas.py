@@ -18,7 +18,7 @@ from inspector.core.graph.svg import tensor_title
 from inspector.gui.graph.items import EdgeBatch, NodeItem
 
 MIN_SCALE, MAX_SCALE = 0.001, 4.0
-CHUNK_S = 0.04  # items added per slice of the event loop (seconds)
+CHUNK_S = 0.02  # items added per slice of the event loop (seconds)
 EDGE_BATCH = 48  # edges drawn as one path item
 
 

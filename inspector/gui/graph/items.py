@@ -4,6 +4,8 @@ title; the tensor's name, shape, dtype, scale, zero point) are made by the canva
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
@@ -40,8 +42,7 @@ class NodeItem(QGraphicsItem):
 
     def set_style(self, style: NodeStyle) -> None:
         self.style = style
-        self._brush = QBrush(QColor(style.fill))
-        self._ink = QColor(text_colour(style.fill))
+        self._brush, self._ink = _paints(style.fill)
         self.update()
 
     def set_selected(self, on: bool) -> None:
@@ -147,6 +148,12 @@ class EdgeBatch(QGraphicsPathItem):
     def paint(self, painter, option, widget=None) -> None:
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= EDGE_LOD:  # below: sub-pixel smudges
             super().paint(painter, option, widget)
+
+
+@lru_cache(maxsize=256)
+def _paints(fill: str) -> tuple[QBrush, QColor]:
+    """The brush and text colour of a fill (shared by every node of that colour)."""
+    return QBrush(QColor(fill)), QColor(text_colour(fill))
 
 
 def _fit(text: str, chars: int) -> str:

@@ -192,10 +192,14 @@ class LayerErrorPlot(QWidget):
         self.redraw()
 
     def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None:
+        if result is None and self.baseline is None:
+            return  # nothing changes (a 1,500-layer redraw saved)
         self.baseline, self.baseline_label = result, label
         self.redraw()
 
     def set_sample(self, result: ComparisonResult | None, label: str = "") -> None:
+        if result is None and self.sample is None:
+            return
         self.sample, self.sample_label = result, label
         self.redraw()
 
@@ -211,6 +215,29 @@ class LayerErrorPlot(QWidget):
 
     # ------------------------------------------------------------------ drawing
     def redraw(self) -> None:
+        """Draw the runs; a large result (BIG_LAYERS) on a plot out of sight (another tab) is
+        drawn when the plot is shown (`showEvent`): three plots redrawn at once cost 50 ms."""
+        big = sum(len(run.layers) for run in (self.result, self.baseline, self.sample) if run is not None) > BIG_LAYERS
+        if big and not self.isVisible():
+            self._stale = True
+            return
+        self._stale = False
+        self._redraw()
+
+    _stale = False
+
+    def showEvent(self, e) -> None:  # noqa: N802
+        super().showEvent(e)
+        if self._stale:
+            self.redraw()
+
+    def ensure_drawn(self) -> None:
+        """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
+        if self._stale:
+            self._stale = False
+            self._redraw()
+
+    def _redraw(self) -> None:
         key = self.metric_key
         choice = metric_spec(key)
         p = self.plot.getPlotItem()
@@ -225,9 +252,8 @@ class LayerErrorPlot(QWidget):
         ]
         p.setLogMode(y=choice.log)
         p.setLabel("bottom", "op index in model B (quantized)")
-        n = max((layer.op_index for layer in r.layers), default=0) + 1 if r is not None else 0
-        step = next(v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if n / v <= 25)
-        p.getAxis("bottom").setTickSpacing(major=step, minor=step)  # op indices are integers
+        n = max((layer.op_index for run in (r, self.baseline, self.sample) if run is not None for layer in run.layers), default=0) + 1
+        self._tick_spacing(n)
         top = exact_sqnr_position(self.baseline, r, self.sample)
         shown_y: list[float] = []
         self._full = {}
@@ -382,11 +408,20 @@ class LayerErrorPlot(QWidget):
         if not x0 <= x <= x1:
             self._place_window(x)
 
+    def _tick_spacing(self, span: float) -> None:
+        """Integer ticks (op indices), about 25 over `span` layers (the detail's range when large:
+        a spacing made for a few layers drew thousands of labels over 1,500)."""
+        step = next(v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / v <= 25)
+        if step != getattr(self, "_step", None):
+            self._step = step
+            self.plot.getPlotItem().getAxis("bottom").setTickSpacing(major=step, minor=step)
+
     def _fill_window(self) -> None:
         """Curves and points of every series: all of them (a small result), or those in the
         detail's range (a large one, with a layer's margin so lines leave the view)."""
         if self.big:
             x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
+            self._tick_spacing(x1 - x0)
         for name in self.styles:
             curve, pts = self.curves[name], self.points[name]
             f = self._full.get(name)
@@ -510,6 +545,7 @@ class LayerErrorPlot(QWidget):
 
     def point_data(self, name: str = "accumulated") -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of the drawn points of one series (y in axis units: log10 on a log axis)."""
+        self.ensure_drawn()
         f = self._full.get(name)
         if f is None:
             return np.array([]), np.array([])
