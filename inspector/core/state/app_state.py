@@ -79,6 +79,9 @@ class AppState:
         self.requantize = RequantizeFlow()  # the plan draft, Suggest's result, the awaited run (not saved)
         self.current: int | None = None  # the version that is model B now
         self.reference: int | None = None  # the version it is measured against (baseline, deltas)
+        # versions made for other pairs, kept while another pair is open and offered again when
+        # their pair is reopened (A, and model B one of them): (versions, current, reference)
+        self.shelved: list[tuple[list[Version], int | None, int | None]] = []
         self.parity: RuntimeParityResult | None = None  # runtime parity of model B
         self.models_changed = Event()  # (slot): that slot's model (or its view through the signature) changed
         self.pair_changed = Event()  # (): once per change of the open pair, after its models_changed
@@ -297,10 +300,13 @@ class AppState:
 
     def _follow_versions(self) -> None:
         """Versions follow the open pair: model B one of them (same A) -> it is current; another
-        pair -> its own v0, and the baseline of the old pair goes; a model closed -> none."""
+        pair -> its own v0, or the versions made for it earlier (shelved when another pair was
+        opened: work made here is never dropped), and the baseline of the old pair goes; a model
+        closed -> none (the versions shelved)."""
         a, b = self.base_models["A"], self.base_models["B"]
         if a is None or b is None:
             if self.versions or self.current is not None:
+                self._shelve()
                 self.versions, self.current, self.reference = [], None, None
                 self.versions_changed.emit()
             if self.baseline is not None:
@@ -313,10 +319,35 @@ class AppState:
                 self.current, self.reference = hit, default_reference(vs, hit)
                 self.versions_changed.emit()
             return
-        self.versions, self.current, self.reference = [opened_version(a.path, b)], 0, None
+        self._shelve()
+        kept = self._unshelve(a.path, b.path)
+        if kept is not None:
+            self.versions, self.current, self.reference = kept
+        else:
+            self.versions, self.current, self.reference = [opened_version(a.path, b)], 0, None
         if self.baseline is not None:
             self.set_baseline(None)  # a series of the old pair, drawn on another model's ops
         self.versions_changed.emit()
+
+    def _shelve(self) -> None:
+        """Keep the open pair's versions when they hold work (more than v0)."""
+        if len(self.versions) > 1:
+            self.shelved = [e for e in self.shelved if not _same_pair(e[0], self.versions)]
+            self.shelved.append((list(self.versions), self.current, self.reference))
+
+    def _unshelve(self, float_path: str, quant_path: str) -> tuple[list[Version], int, int | None] | None:
+        """The shelved versions of the pair (float_path, one of them), taken off the shelf, model
+        B (`quant_path`) current."""
+        for k, (vs, _cur, _ref) in enumerate(self.shelved):
+            hit = next((i for i, v in enumerate(vs) if same_file(v.path, quant_path)), None)
+            if hit is not None and same_file(vs[0].float_path, float_path):
+                del self.shelved[k]
+                return vs, hit, default_reference(vs, hit)
+        return None
+
+
+def _same_pair(a: list[Version], b: list[Version]) -> bool:
+    return bool(a and b) and same_file(a[0].path, b[0].path) and same_file(a[0].float_path, b[0].float_path)
 
 
 def default_reference(versions: list[Version], i: int) -> int | None:
