@@ -257,6 +257,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.act_panes = self._action(v, "Show &model panes (A, B)", QKeySequence("F9"), self.show_panes)
         self.act_panes.setCheckable(True)
         self.act_panes.setChecked(True)
+        self.ui.register_action("panes", self.act_panes)  # the graph's Maximize toggles it
         self.act_panes.setStatusTip("Hide the model panes so the tabs take the whole height (F9)")
         h = self.ui.register_menu("Help", self.menuBar().addMenu("&Help"))
         self.act_about = self._action(h, "&About", QKeySequence("F1"), self.show_about)

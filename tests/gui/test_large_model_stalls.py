@@ -167,16 +167,19 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
     rq.failed.connect(lambda m: outcome.append(f"failed {m}"))
     rq.unchanged.connect(lambda m: outcome.append(f"unchanged {m}"))
 
-    fixable = [lay for lay in result.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None]
-    fix_op = next((lay.op_index for lay in fixable if lay.diagnosis.fix.edit == "recalibrate"), fixable[0].op_index)
+    def fix_op() -> int:
+        """A layer of the current comparison whose diagnosis has a fix (a re-calibration first)."""
+        now = win.diagnosis_features.diagnosed()
+        fixable = [lay for lay in now.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None]
+        return next((lay.op_index for lay in fixable if lay.diagnosis.fix.edit == "recalibrate"), fixable[0].op_index)
 
     def apply_fix() -> None:
         outcome.clear()
-        assert win.diagnosis_features.apply_fix(fix_op) is not None
+        assert win.diagnosis_features.apply_fix(fix_op()) is not None
         qtbot.waitUntil(lambda: bool(outcome), timeout=RUN_MS)
         qtbot.waitUntil(lambda: not rq.running, timeout=RUN_MS)
         qtbot.wait(100)
-        assert outcome[0].startswith("finished"), outcome
+        assert outcome[0].startswith(("finished", "unchanged")), outcome  # a retry may find nothing left to change
 
     _measure(qtbot, "Apply fix", gaps, apply_fix)
     assert win.state.current is not None and win.state.current != 0

@@ -74,6 +74,22 @@ class GraphController(QObject):
         v.search_requested.connect(self.search)
         v.worst_requested.connect(self.go_to_worst)
         v.subgraph.activated.connect(lambda _i: self.show_subgraph(v.subgraph.currentData()))
+        v.room_toggled.connect(self.give_room)
+        panes = ui.action("panes")  # View › Show model panes (F9): the button follows it
+        if panes is not None:
+            panes.toggled.connect(lambda shown: self._room_follows(not shown))
+
+    def give_room(self, on: bool) -> None:
+        """The graph takes the window's height (the model panes hidden, as F9 does) or gives it back."""
+        panes = self.ui.action("panes")
+        if panes is not None and panes.isChecked() == on:
+            panes.trigger()
+
+    def _room_follows(self, maximized: bool) -> None:
+        b = self.view.btn_room
+        b.blockSignals(True)
+        b.setChecked(maximized)
+        b.blockSignals(False)
 
     # ------------------------------------------------------------------ graphs
     def _model_changed(self, slot: str) -> None:

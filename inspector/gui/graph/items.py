@@ -17,6 +17,7 @@ from inspector.core.graph.svg import text_colour
 LABEL_LOD = 0.45  # scale at which op labels are drawn (below: boxes only)
 BADGE_LOD = 0.25
 EDGE_LOD = 0.02  # below: edges are not drawn (the whole of a 5,000-op graph in view)
+MIN_NODE_PX = 3.0  # the canvas's: a node smaller than this is drawn by the canvas
 BOX_LOD = 0.08  # below: boxes as plain fills (no outline, no rounded corners): 5,000 ops fitted paint fast
 _FONT, _NARROW, _SMALL = QFont(), QFont(), QFont()
 _FONT.setPixelSize(12)
@@ -61,6 +62,8 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod * self._rect.height() < MIN_NODE_PX:
+            return  # under a few pixels: the canvas draws every node as a mark (`GraphCanvas.drawForeground`)
         if lod < BOX_LOD and not self.selected:  # a few pixels wide: a plain fill is all one sees
             painter.fillRect(self._rect, self._brush)
             return
