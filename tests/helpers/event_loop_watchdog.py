@@ -36,7 +36,7 @@ class EventLoopWatchdog:
         self.longest_ms = max(self.longest_ms, (now - self._last) * 1000.0)
         if (cpu - self._last_cpu) * 1000.0 > self.longest_cpu_ms:
             self.longest_cpu_ms = (cpu - self._last_cpu) * 1000.0
-            self.busiest = (self._last, now)  # perf_counter interval of the busiest gap
+            self.busiest = (self._last, now)  # its perf_counter interval (to match a profile's samples)
         self._last, self._last_cpu = now, cpu
         self.ticks += 1
 

@@ -36,6 +36,12 @@ class GraphMinimap(QWidget):
 
     def paintEvent(self, _e) -> None:  # noqa: N802
         p = QPainter(self)
+        try:
+            self._paint(p)
+        finally:
+            p.end()  # ended here, never left to the garbage collector (Qt warns, and may crash)
+
+    def _paint(self, p: QPainter) -> None:
         p.fillRect(self.rect(), QColor("#fafafa"))
         items = self.canvas.items_by_id
         if not items:

@@ -23,8 +23,9 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.stats.ranking import worst_first
@@ -55,7 +56,7 @@ MARKS = {"o": "●", "s": "■", "t": "▼", "d": "◆"}
 COLOR_SAMPLE = "#9467bd"
 EMPTY_TEXT = "Run a comparison (Ctrl+R) to plot every layer's error."
 BIG_LAYERS = 300  # more layers: overview + detail, no antialiasing
-DETAIL_SPAN = 120  # layers the detail shows when a large result arrives
+DETAIL_SPAN = 100  # layers the detail shows when a large result arrives
 POINTS_MAX = 600  # the detail draws its points (clickable) up to this many; more: the curve only
 WORST_MARKS = 10  # the worst layers marked (by the metric's own value)
 COLOR_WORST = "#d62728"
@@ -221,6 +222,11 @@ class LayerErrorPlot(QWidget):
         if big and not self.isVisible():
             self._stale = True
             return
+        if big:  # one redraw for the result, baseline and sample that change together, after the event
+            if not self._stale:
+                self._stale = True
+                QTimer.singleShot(0, self.ensure_drawn)
+            return
         self._stale = False
         self._redraw()
 
@@ -233,7 +239,7 @@ class LayerErrorPlot(QWidget):
 
     def ensure_drawn(self) -> None:
         """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
-        if self._stale:
+        if self._stale and isValid(self):
             self._stale = False
             self._redraw()
 
@@ -314,8 +320,14 @@ class LayerErrorPlot(QWidget):
             lo_y, hi_y = (min(shown_y), max(shown_y)) if shown_y else (0.0, 1.0)
             p.enableAutoRange(x=False, y=False)
             self._y_extent = (lo_y, max(hi_y, top) if self.exact_line.isVisible() else hi_y)
-            self._place_window(self._window_centre())
-            self._headroom()
+            self._syncing = True  # one fill below, not one per range signal
+            try:
+                self._place_window(self._window_centre())
+                self._headroom()
+                self.region.setRegion(self.plot.getPlotItem().getViewBox().viewRange()[0])
+            finally:
+                self._syncing = False
+            self._fill_window()
         else:
             self._fill_window()
             self._draw_ring()  # at the new metric's height before the axes fit the data
@@ -355,8 +367,11 @@ class LayerErrorPlot(QWidget):
         xs = self._full["accumulated"]["x"] if "accumulated" in self._full else np.array([0.0, 1.0])
         lo, hi = (float(xs.min()), float(xs.max())) if xs.size else (0.0, 1.0)
         self.region.setBounds((lo - 1, hi + 1))
-        self.overview.getPlotItem().setXRange(lo - 1, hi + 1, padding=0)
-        self.overview.getPlotItem().enableAutoRange(y=True)
+        o = self.overview.getPlotItem()
+        o.setXRange(lo - 1, hi + 1, padding=0)
+        ys = np.concatenate([f["cy"][np.isfinite(f["cy"])] for f in self._full.values()] or [np.zeros(1)])
+        y0, y1 = (float(ys.min()), float(ys.max())) if ys.size else (0.0, 1.0)
+        o.setYRange(y0, y1 if y1 > y0 else y0 + 1.0, padding=0.08)  # set once: no auto range over every point per paint
 
     def _window_centre(self) -> float:
         """Where the detail looks when a result arrives: the selected layer, else the worst."""
