@@ -47,7 +47,14 @@ from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
 from inspector.gui.views.sections_dialog import SectionsDialog
-from inspector.gui.views.sizing import ResizedSplitter, fit_inside_screen, fit_to_screen, pane_share
+from inspector.gui.views.sizing import (
+    PANES_SHARE,
+    TABS_ROOM,
+    ResizedSplitter,
+    fit_inside_screen,
+    fit_to_screen,
+    pane_share,
+)
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
@@ -386,11 +393,18 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             self._sync_panes_action()
 
     def _restored_split_usable(self) -> bool:
-        """The restored shares show both panes, each op list with 3 rows or more."""
+        """The restored shares show both panes, each op list with 3 rows or more, and leave the
+        tabs their room (a split saved at 1920×1080 left them ~210 px at 1280×800)."""
         a, b = self.pane_splitter.sizes()
         if min(a, b) <= 0:
             return False
-        return self.main_splitter.sizes()[0] >= max(p.height_for(3, 3) for p in self.panes.values())
+        top, tabs = self.main_splitter.sizes()
+        total = top + tabs
+        if top < max(p.height_for(3, 3) for p in self.panes.values()):
+            return False
+        saved = self.settings.value("window/split_height")
+        shrunk = saved is not None and total < 0.9 * float(saved)  # saved on a taller window (a larger screen)
+        return not shrunk or tabs >= min(TABS_ROOM, total - round(total * PANES_SHARE))
 
     def panes_collapsed(self) -> bool:
         return self.main_splitter.sizes()[0] == 0
@@ -422,6 +436,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("window/main_splitter", self.main_splitter.saveState())
+        self.settings.setValue("window/split_height", sum(self.main_splitter.sizes()))
         self.settings.setValue("window/pane_splitter", self.pane_splitter.saveState())
         self.settings.sync()
 

@@ -95,11 +95,15 @@ PREFERRED_SIZE = (1400, 900)
 FRAME_ALLOWANCE = (16, 48)  # window borders and title bar, outside the size a window is resized to
 
 
+SCREEN_SHARE = 0.9  # of a larger screen's available area the first window takes
+
+
 def window_size(available_w: int, available_h: int, preferred: tuple[int, int] = PREFERRED_SIZE) -> tuple[int, int]:
-    """First size of the main window: the preferred size, shrunk to the screen's available area
-    (a 1280×800 laptop got a 1400×900 window, partly off screen)."""
-    w = min(preferred[0], available_w - FRAME_ALLOWANCE[0])
-    h = min(preferred[1], available_h - FRAME_ALLOWANCE[1])
+    """First size of the main window: SCREEN_SHARE of the screen's available area, at least the
+    preferred size, and never more than the area (a 1280×800 laptop got a 1400×900 window, partly
+    off screen; a 1920×1080 screen got 1400×900, the Requantize tab clipped in it)."""
+    w = min(max(preferred[0], round(available_w * SCREEN_SHARE)), available_w - FRAME_ALLOWANCE[0])
+    h = min(max(preferred[1], round(available_h * SCREEN_SHARE)), available_h - FRAME_ALLOWANCE[1])
     return max(w, 320), max(h, 240)
 
 

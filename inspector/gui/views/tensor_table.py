@@ -37,6 +37,7 @@ TOOLTIPS = {
     "Range": "Representable float range [S·(qmin−Z), S·(qmax−Z)], union over channels (or blocks)",
 }
 KINDS = ("All tensors", "Constants", "Activations", "Quantized", "Per-channel")
+SCALE_COLUMN = 4  # per-channel scales read "6.41873e-05 ... 9.28997e-05": capped so Zero pt stays in view
 NUMBER_COLUMNS = (0, 2, 3, 4, 5, 6, 7)  # sized to their content (dtype too: short and fixed)
 SIZE_ROWS = 120  # rows measured when sizing columns (2,000 took 0.3 s per model on the GUI thread)
 FLAGGED_BG = QColor(255, 170, 60, 70)  # extra columns' rows with a finding
@@ -342,7 +343,7 @@ class TensorTable(QWidget):
         h = self.view.horizontalHeader()
         h.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         h.setStretchLastSection(True)
-        for col, width in enumerate((36, 170, 56, 92, 84, 56, 56, 140)):
+        for col, width in enumerate((36, 140, 56, 92, 84, 56, 56, 140)):  # Name: its tooltip has it whole
             self.view.setColumnWidth(col, width)
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -385,10 +386,11 @@ class TensorTable(QWidget):
         rows = range(min(m.rowCount(), SIZE_ROWS))
         hdr = self.view.horizontalHeader()
         pad = 2 * self.view.style().pixelMetric(self.view.style().PixelMetric.PM_FocusFrameHMargin) + 14
+        cap = fm.horizontalAdvance("0.0000000 … 0.0000000")  # a per-channel range is cut there (whole in its tooltip)
         for col in NUMBER_COLUMNS:
             widest = max((fm.horizontalAdvance(m.text(m.tensor_at(r))[col]) for r in rows), default=0)
             head = hdr.fontMetrics().horizontalAdvance(COLUMNS[col]) + 20  # room for the sort arrow
-            self.view.setColumnWidth(col, max(widest + pad, head))
+            self.view.setColumnWidth(col, max(min(widest, cap if col == SCALE_COLUMN else widest) + pad, head))
         for col in range(len(COLUMNS), m.columnCount()):  # extra columns: as wide as their text, within reason
             widest = max((fm.horizontalAdvance(m._extra_text(m.tensor_at(r), col)) for r in rows), default=0)
             head = hdr.fontMetrics().horizontalAdvance(m.header(col)) + 20
