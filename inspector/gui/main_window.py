@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -111,6 +112,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             sp.setHandleWidth(7)
         self.main_splitter.setCollapsible(1, False)  # the tabs never vanish
         self.main_splitter.splitterMoved.connect(lambda *_: self._splitter_moved())
+        self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.setContentsMargins(4, 4, 4, 0)
@@ -372,11 +374,33 @@ class MainWindow(TfliteDropTarget, QMainWindow):
 
     def default_split(self) -> None:
         """The panes' default share of the height (`sizing.pane_share`): enough for 12 op rows
-        when the tabs keep their room, never less than 4/9 (the share it always had)."""
+        when the tabs keep their room, never less than 4/9 (the share it always had); less while
+        the tab shown needs more height than that leaves it (the Requantize tab at 1280×800 sat
+        behind a scroll bar, its Save… buttons cut), down to 3 op rows per pane."""
         total = sum(self.main_splitter.sizes())
         if total > 0:
             top = pane_share(total, self._panes_wanted())
+            need = self._tab_height_needed()
+            if need > total - top:
+                top = max(min(top, total - need), max(p.height_for(3, 3) for p in self.panes.values()))
             self.main_splitter.setSizes([top, total - top])
+
+    def _tab_height_needed(self) -> int:
+        """Height the current tab needs to show its page whole: its scroll area's content at its
+        minimum, plus what the page and the tab bar hold around it (0: no scroll area)."""
+        page = self.tabs.currentWidget()
+        if page is None:
+            return 0
+        areas = page.findChildren(QScrollArea, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        if not areas or areas[0].widget() is None:
+            return 0
+        sa = areas[0]
+        around = max(page.height() - sa.viewport().height(), 0)
+        return sa.widget().minimumSizeHint().height() + around + self.tabs.tabBar().sizeHint().height() + 4
+
+    def _tab_changed(self) -> None:
+        if self._default_split and not self.panes_collapsed():
+            self.default_split()
 
     def _splitter_moved(self) -> None:
         self._default_split = False  # dragged by the user

@@ -71,3 +71,41 @@ def test_b_tensor_table_shows_its_zero_point_column(qtbot, window, example_pair)
     col = 5  # Zero pt
     assert hdr.sectionViewportPosition(col) + hdr.sectionSize(col) <= view.viewport().width(), (
         hdr.sectionViewportPosition(col), hdr.sectionSize(col), view.viewport().width())
+
+
+def test_the_requantize_tab_fits_at_the_default_size_on_1920x1080(qtbot, window, example_pair):
+    """The first window on a 1920x1080 screen (`window_size`, 90 % of it: it was 1400x900) shows
+    the whole Requantize tab: no scroll bar, its Save buttons whole."""
+    from PySide6.QtWidgets import QScrollArea
+
+    from inspector.gui.views.sizing import window_size
+
+    window.resize(*window_size(1920, 1080 - 40))  # a task bar's 40 px
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    panel = window.requantize_panel
+    window.tabs.setCurrentWidget(panel)
+    qtbot.wait(100)
+    sa = panel.findChildren(QScrollArea)[0]
+    assert sa.verticalScrollBar().maximum() == 0, (window.size(), window.main_splitter.sizes(), sa.widget().minimumSizeHint())
+    save = next(b for b in panel.findChildren(type(panel.editor.run_button)) if b.text().startswith("Save model"))
+    r = save.rect().translated(save.mapTo(sa.viewport(), save.rect().topLeft()))
+    assert sa.viewport().rect().contains(r), (r, sa.viewport().rect())
+
+
+def test_the_requantize_tab_takes_room_from_the_panes_at_1280x800(qtbot, window, example_pair):
+    """At 1280x800 the tab shown asks for the height its page needs: the panes give it, down to 3
+    op rows each (then the page scrolls), and take it back for the other tabs."""
+    window.resize(1264, 752)
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    qtbot.wait(50)
+    tabs_default = window.main_splitter.sizes()[1]
+    window.tabs.setCurrentWidget(window.requantize_panel)
+    qtbot.wait(50)
+    top, tabs = window.main_splitter.sizes()
+    assert tabs > tabs_default + 30, (tabs_default, tabs)
+    assert all(window.panes[s].table_rows_shown()[0] >= 3 for s in ("A", "B"))
+    window.compare_features.show_page()
+    qtbot.wait(50)
+    assert abs(window.main_splitter.sizes()[1] - tabs_default) <= 2
