@@ -282,16 +282,24 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         entries = self.recent.entries()
+        pairs = self.recent.pairs()
+        for a, b in pairs:  # pairs first: both files open at once, as a drop of both
+            act = self.recent_menu.addAction(f"{Path(a).name} ↔ {Path(b).name}")
+            act.setToolTip(f"A: {a}\nB: {b}")
+            act.setStatusTip(f"A: {a} · B: {b}")
+            act.triggered.connect(lambda _=False, pa=a, pb=b: self.open_files([pa, pb], "A"))
+        if pairs and entries:
+            self.recent_menu.addSeparator()
         for slot, path in entries:
             label = "float (A)" if slot == "A" else "quantized (B)"
             act = self.recent_menu.addAction(f"{Path(path).name} — {label}")
             act.setToolTip(path)
             act.setStatusTip(path)
             act.triggered.connect(lambda _=False, s=slot, p=path: self.open_model(s, p))
-        if entries:
+        if entries or pairs:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear list", self.recent.clear)
-        self.recent_menu.setEnabled(bool(entries))
+        self.recent_menu.setEnabled(bool(entries or pairs))
 
     def _connect(self) -> None:
         c = self.controller
@@ -315,6 +323,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.panes[other].refresh_pairs(lambda i, s=other: c.counterpart_op(s, i))
         if model is not None:
             self.recent.add(slot, model.path)
+            if c.models[other] is not None:
+                a, b = c.models["A"], c.models["B"]
+                self.recent.add_pair(a.path, b.path)  # type: ignore[union-attr]
             if self._banner_slot == slot:
                 self.banner.hide()
             self.statusBar().showMessage(f"Opened {model.path} as {slot}", 5000)
