@@ -46,6 +46,14 @@ def test_fit_the_overview_and_maximize_on_a_1500_op_model(qtbot, window):
     fills = {n.fill for n in style.nodes}
     assert len(fills) > 2
 
+    # the result arrived while the Graph tab was shown: the layer plot, drawn when shown, has it
+    plot = window.compare_features.plot
+    window.compare_features.show_page()
+    qtbot.wait(50)
+    assert not plot.empty.isVisible() and plot.overview.isVisible()
+    assert 0 < len(plot.points["accumulated"].getData()[0]) <= 300  # the detail's range only
+    window.tabs.setCurrentWidget(g.view)
+
     # Maximize: the panes give their height to the graph; the button follows F9 both ways
     h0 = canvas.viewport().height()
     g.view.btn_room.setChecked(True)

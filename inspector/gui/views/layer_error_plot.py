@@ -234,8 +234,7 @@ class LayerErrorPlot(QWidget):
 
     def showEvent(self, e) -> None:  # noqa: N802
         super().showEvent(e)
-        if self._stale:
-            self.redraw()
+        self.ensure_drawn()  # what was deferred while out of sight
 
     def ensure_drawn(self) -> None:
         """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
