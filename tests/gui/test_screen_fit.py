@@ -109,3 +109,10 @@ def test_the_requantize_tab_takes_room_from_the_panes_at_1280x800(qtbot, window,
     window.compare_features.show_page()
     qtbot.wait(50)
     assert abs(window.main_splitter.sizes()[1] - tabs_default) <= 2
+
+
+def test_the_samples_path_field_shows_the_whole_path_in_its_tooltip(qtbot, window, tmp_path):
+    panel = window.compare_features.inputs
+    long = str(tmp_path / ("a_folder_of_calibration_images_with_a_long_name_" * 3) / "samples.npz")
+    panel.path.setText(long)
+    assert panel.path.toolTip() == long

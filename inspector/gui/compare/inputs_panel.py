@@ -44,6 +44,7 @@ class InputsPanel(QWidget):
             self.source.addItem(text, key)
         self.path = QLineEdit()
         self.path.setPlaceholderText("file or folder")
+        self.path.textChanged.connect(self.path.setToolTip)  # the field shows the path's tail: whole in its tooltip
         self.browse = QToolButton(text="…", toolTip="Choose the sample file or image folder")
         self.browse.clicked.connect(self.choose_path)
         path_row = QHBoxLayout()
