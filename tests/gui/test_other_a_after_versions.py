@@ -54,3 +54,22 @@ def test_versions_made_here_survive_another_a_and_come_back_with_their_pair(qtbo
     with qtbot.waitSignal(c.models_changed, timeout=20000):
         rq.switch_to(1)  # and it is usable: model B becomes v1
     assert same_file(c.models["B"].path, v1)
+
+
+def test_another_version_of_b_keeps_the_selected_layer(qtbot, window, example_pair, tmp_path):
+    """Issue 35, item 9: switching model B to another version (Apply fix does) cleared the
+    selection; the selected layer stays selected, found again by its tensor's name."""
+    fa, fb = (str(p) for p in example_pair)
+    open_pair_checked(qtbot, window, fa, fb)
+    rq, c = window.requantize, window.controller
+    v1 = str(tmp_path / "v1_edit.tflite")
+    shutil.copyfile(fb, v1)
+    rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
+    c.select_op("B", 4)
+    name = c.models["B"].main.tensors[c.models["B"].main.ops[4].outputs[0]].name
+    with qtbot.waitSignal(c.models_changed, timeout=20000):
+        rq.switch_to(1)
+    assert same_file(c.models["B"].path, v1)
+    sel = c.selection
+    assert sel.op("B") == 4 and c.models["B"].main.tensors[c.models["B"].main.ops[4].outputs[0]].name == name
+    assert window.panes["B"].selected_op() == 4

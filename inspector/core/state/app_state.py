@@ -125,10 +125,15 @@ class AppState:
         if dropped:
             self.signature_note = f"signature '{key}' is not in every open model: comparing subgraph 0"
             self.options = dataclasses.replace(self.options, signature=None)
+        before, old_models = self.selection, dict(self.models)
         self._view_models()
         self.selection, self.channel = Selection(origin=origin), None
         self._drop_stale_comparison()
+        old_versions = list(self.versions)
         self._follow_versions()
+        same_list = len(self.versions) == len(old_versions) > 1 and all(a is b for a, b in zip(self.versions, old_versions, strict=True))
+        if origin == "B" and same_list and self.models["A"] is old_models["A"]:
+            self.selection = _carried(before, old_models["B"], self.models["B"])  # another version of B: same layer
         if self.parity is not None and (self.models["B"] is None or not same_file(self.parity.model, self.models["B"].path)):
             self.set_parity(None)  # a result for another model B
         if dropped:
@@ -344,6 +349,22 @@ class AppState:
                 del self.shelved[k]
                 return vs, hit, default_reference(vs, hit)
         return None
+
+
+def _carried(sel: Selection, old_b: Model | None, new_b: Model | None) -> Selection:
+    """`sel` on another version of model B: B's op and tensor found again by their tensor's
+    name (an edit that adds ops, keep float's DEQUANTIZE, renumbers them); A's stay."""
+    if old_b is None or new_b is None:
+        return Selection(origin=sel.origin)
+    old, new = old_b.main, new_b.main
+    by_name = {t.name: i for i, t in enumerate(new.tensors)}
+    tensor = by_name.get(old.tensors[sel.tensor_b].name) if sel.tensor_b is not None and sel.tensor_b < len(old.tensors) else None
+    op = None
+    if sel.op_b is not None and sel.op_b < len(old.ops):
+        outs = [old.tensors[o].name for o in old.ops[sel.op_b].outputs if o >= 0]
+        t = by_name.get(outs[0]) if outs else None
+        op = next((o.index for o in new.ops if t is not None and t in o.outputs), None)
+    return Selection(sel.origin, sel.op_a, op, sel.tensor_a, tensor)
 
 
 def _same_pair(a: list[Version], b: list[Version]) -> bool:
