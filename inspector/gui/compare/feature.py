@@ -47,7 +47,7 @@ def grade_color(grade: float | None) -> QColor | None:
     """Green (0) through yellow (0.5) to red (1), in 1/200 steps (shared colours: 3,000 cells)."""
     if grade is None:
         return None
-    return _grade_color(round(grade * 200))
+    return _grade_color(int(float(grade) * 200 + 0.5))  # (round() of a numpy scalar took 55 µs: 0.3 s per result)
 
 
 @lru_cache(maxsize=256)

@@ -170,8 +170,19 @@ class GraphController(QObject):
         """What a style is made of (compared by identity: a style made from other inputs is stale)."""
         model = model or self.controller.models[slot]
         result = self._result() if not (slot == "B" and self.other_subgraph is not None) else None
-        badges = op_badges(model, *self._edited_and_audited()) if model is not None and slot == "B" and self.other_subgraph is None else {}
+        badges = self._badges(model) if model is not None and slot == "B" and self.other_subgraph is None else {}
         return (result, self.view.current_metric(), tuple(sorted(badges.items())), self.other_subgraph)
+
+    def _badges(self, model: Model) -> dict[int, tuple[str, ...]]:
+        """`op_badges` of `model`, kept while the model and the edited and audited ops are the same
+        (asked for at every restyle and staleness check: O(ops) each time)."""
+        edited, audited = self._edited_and_audited()
+        key = (id(model), frozenset(edited), frozenset(audited))
+        if self._badge_memo is None or self._badge_memo[0] != key or self._badge_memo[1] is not model:
+            self._badge_memo = (key, model, op_badges(model, edited, audited))
+        return self._badge_memo[2]
+
+    _badge_memo: tuple | None = None
 
     def _style_maker(self, slot: str, model: Model | None = None):
         """A callable that styles a graph from the inputs captured now (runs in a worker)."""
