@@ -73,3 +73,23 @@ def test_another_version_of_b_keeps_the_selected_layer(qtbot, window, example_pa
     sel = c.selection
     assert sel.op("B") == 4 and c.models["B"].main.tensors[c.models["B"].main.ops[4].outputs[0]].name == name
     assert window.panes["B"].selected_op() == 4
+
+
+def test_a_version_with_the_same_ops_keeps_the_graph_drawn(qtbot, window, example_pair, tmp_path):
+    """Apply fix on a 1,500-op model rebuilt 1,500 graph items; a version whose edit kept the ops
+    (re-calibration, weights) now takes over the items drawn, with its own tensors (tooltips)."""
+    fa, fb = (str(p) for p in example_pair)
+    g = window.graph
+    with qtbot.waitSignal(g.laid_out, timeout=20000):
+        open_pair_checked(qtbot, window, fa, fb)
+    rq, c = window.requantize, window.controller
+    canvas = g.view.canvas["B"]
+    items, before = list(canvas.items_by_id), canvas.graph
+    v1 = str(tmp_path / "v1_edit.tflite")
+    shutil.copyfile(fb, v1)
+    rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
+    with qtbot.waitSignal(g.laid_out, timeout=20000):
+        rq.switch_to(1)
+    assert same_file(c.models["B"].path, v1)
+    assert canvas.graph is g.graphs["B"] and canvas.graph is not before  # the new model's graph...
+    assert canvas.items_by_id == items and all(it.node is n for it, n in zip(items, canvas.graph.nodes, strict=True))  # ...on the same items

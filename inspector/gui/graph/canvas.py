@@ -79,6 +79,24 @@ class GraphCanvas(QGraphicsView):
 
         step()
 
+    def same_shape(self, graph: ModelGraph) -> bool:
+        """`graph` draws exactly as the one shown (same nodes, labels and edges): another version
+        of model B whose edit kept its ops (re-calibration, weights, bias)."""
+        g = self.graph
+        if g is None or self._late_style is not None or len(g.nodes) != len(graph.nodes) or len(g.edges) != len(graph.edges):
+            return False
+        return (all(a.kind == b.kind and a.op_index == b.op_index and a.label == b.label and a.name == b.name
+                    and a.constants == b.constants for a, b in zip(g.nodes, graph.nodes, strict=True))
+                and all(a == b for a, b in zip(g.edges, graph.edges, strict=True)))  # fmt: skip
+
+    def adopt(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle) -> None:
+        """Show `graph` (of the `same_shape`) on the items already drawn: its tensors (tooltips'
+        scales) and colours, the view kept where the user left it; 1,500 items are not rebuilt."""
+        self.graph, self.layout = graph, layout
+        for item, node in zip(self.items_by_id, graph.nodes, strict=True):
+            item.node = node
+        self.set_style(style)
+
     def _items(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle):
         edges = [(e.tensor, pts) for e, pts in zip(graph.edges, layout.edges, strict=True)]
         for k in range(0, len(edges), EDGE_BATCH):  # edges come in execution order: a batch stays local

@@ -144,6 +144,14 @@ class GraphController(QObject):
             self._adopt(slot, style)
         t0 = time.perf_counter()
         canvas = self.view.canvas[slot]
+        if canvas.same_shape(graph) and slot not in self._pending:  # another version of B, same ops
+            canvas.adopt(graph, layout, style)
+            self._mark_unmatched()
+            self._status()
+            sel = self.controller.selection
+            canvas.select(sel.op(slot), centre=False)
+            self.laid_out.emit(slot)
+            return
         self._pending[slot] = (layout, t0)
         canvas.show_graph(graph, layout, style)
 
