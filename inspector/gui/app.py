@@ -54,9 +54,9 @@ def run_app(float_path: str | None = None, quant_path: str | None = None) -> int
     _close_on_signals(app, win)
     code = app.exec()
     win.session.clean_exit()
-    from PySide6.QtCore import QThreadPool
+    from inspector.gui.workers import Worker
 
-    QThreadPool.globalInstance().waitForDone(5000)
+    Worker.shutdown(5000)  # every worker cancelled and ended before the exit closes the worker process
     return int(code)
 
 

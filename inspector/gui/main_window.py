@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -50,7 +51,14 @@ from inspector.gui.ui_services import UiServices
 from inspector.gui.views.file_drop import TfliteDropTarget
 from inspector.gui.views.model_pane import ModelPane
 from inspector.gui.views.sections_dialog import SectionsDialog
-from inspector.gui.views.sizing import ResizedSplitter, fit_inside_screen, fit_to_screen, pane_share
+from inspector.gui.views.sizing import (
+    PANES_SHARE,
+    TABS_ROOM,
+    ResizedSplitter,
+    fit_inside_screen,
+    fit_to_screen,
+    pane_share,
+)
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.weights.feature import WeightsFeature
 from inspector.gui.workers import Worker
@@ -152,6 +160,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             sp.setHandleWidth(7)
         self.main_splitter.setCollapsible(1, False)  # the tabs never vanish
         self.main_splitter.splitterMoved.connect(lambda *_: self._splitter_moved())
+        self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
         central = QWidget()
         lay = QVBoxLayout(central)
         lay.setContentsMargins(4, 4, 4, 0)
@@ -306,6 +315,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.act_panes = self._action(v, "Show &model panes (A, B)", QKeySequence("F9"), self.show_panes)
         self.act_panes.setCheckable(True)
         self.act_panes.setChecked(True)
+        self.ui.register_action("panes", self.act_panes)  # the graph's Maximize toggles it
         self.act_panes.setStatusTip("Hide the model panes so the tabs take the whole height (F9)")
         h = self.ui.register_menu("Help", self.menuBar().addMenu("&Help"))
         self.act_about = self._action(h, "&About", QKeySequence("F1"), self.show_about)
@@ -321,16 +331,24 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def _fill_recent(self) -> None:
         self.recent_menu.clear()
         entries = self.recent.entries()
+        pairs = self.recent.pairs()
+        for a, b in pairs:  # pairs first: both files open at once, as a drop of both
+            act = self.recent_menu.addAction(f"{Path(a).name} ↔ {Path(b).name}")
+            act.setToolTip(f"A: {a}\nB: {b}")
+            act.setStatusTip(f"A: {a} · B: {b}")
+            act.triggered.connect(lambda _=False, pa=a, pb=b: self.open_files([pa, pb], "A"))
+        if pairs and entries:
+            self.recent_menu.addSeparator()
         for slot, path in entries:
             label = "float (A)" if slot == "A" else "quantized (B)"
             act = self.recent_menu.addAction(f"{Path(path).name} — {label}")
             act.setToolTip(path)
             act.setStatusTip(path)
             act.triggered.connect(lambda _=False, s=slot, p=path: self.open_model(s, p))
-        if entries:
+        if entries or pairs:
             self.recent_menu.addSeparator()
             self.recent_menu.addAction("Clear list", self.recent.clear)
-        self.recent_menu.setEnabled(bool(entries))
+        self.recent_menu.setEnabled(bool(entries or pairs))
 
     def _connect(self) -> None:
         c = self.controller
@@ -354,6 +372,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.panes[other].refresh_pairs(lambda i, s=other: c.counterpart_op(s, i))
         if model is not None:
             self.recent.add(slot, model.path)
+            if c.models[other] is not None:
+                a, b = c.models["A"], c.models["B"]
+                self.recent.add_pair(a.path, b.path)  # type: ignore[union-attr]
             if self._banner_slot == slot:
                 self.banner.hide()
             self.statusBar().showMessage(f"Opened {model.path} as {slot}", 5000)
@@ -413,11 +434,36 @@ class MainWindow(TfliteDropTarget, QMainWindow):
 
     def default_split(self) -> None:
         """The panes' default share of the height (`sizing.pane_share`): enough for 12 op rows
-        when the tabs keep their room, never less than 4/9 (the share it always had)."""
+        when the tabs keep their room, never less than 4/9 (the share it always had); less while
+        the tab shown needs more height than that leaves it (the Requantize tab at 1280×800 sat
+        behind a scroll bar, its Save… buttons cut), down to 3 op rows per pane."""
         total = sum(self.main_splitter.sizes())
         if total > 0:
             top = pane_share(total, self._panes_wanted())
+            need = self._tab_height_needed()
+            if need > total - top:
+                top = max(min(top, total - need), max(p.height_for(3, 3) for p in self.panes.values()))
             self.main_splitter.setSizes([top, total - top])
+
+    def _tab_height_needed(self) -> int:
+        """Height the current tab needs to show its page whole: its scroll area's content at its
+        minimum, plus what the page and the tab bar hold around it (0: no scroll area)."""
+        page = self.tabs.currentWidget()
+        if page is None:
+            return 0
+        areas = page.findChildren(QScrollArea, options=Qt.FindChildOption.FindDirectChildrenOnly)
+        if not areas or areas[0].widget() is None:
+            return 0
+        sa = areas[0]
+        inner = sa.widget()
+        if inner is None:
+            return 0
+        around = max(page.height() - sa.viewport().height(), 0)
+        return inner.minimumSizeHint().height() + around + self.tabs.tabBar().sizeHint().height() + 4
+
+    def _tab_changed(self) -> None:
+        if self._default_split and not self.panes_collapsed():
+            self.default_split()
 
     def _splitter_moved(self) -> None:
         self._default_split = False  # dragged by the user
@@ -434,11 +480,18 @@ class MainWindow(TfliteDropTarget, QMainWindow):
             self._sync_panes_action()
 
     def _restored_split_usable(self) -> bool:
-        """The restored shares show both panes, each op list with 3 rows or more."""
+        """The restored shares show both panes, each op list with 3 rows or more, and leave the
+        tabs their room (a split saved at 1920×1080 left them ~210 px at 1280×800)."""
         a, b = self.pane_splitter.sizes()
         if min(a, b) <= 0:
             return False
-        return self.main_splitter.sizes()[0] >= max(p.height_for(3, 3) for p in self.panes.values())
+        top, tabs = self.main_splitter.sizes()
+        total = top + tabs
+        if top < max(p.height_for(3, 3) for p in self.panes.values()):
+            return False
+        saved = self.settings.value("window/split_height")
+        shrunk = saved is not None and total < 0.9 * float(saved)  # saved on a taller window (a larger screen)
+        return not shrunk or tabs >= min(TABS_ROOM, total - round(total * PANES_SHARE))
 
     def panes_collapsed(self) -> bool:
         return self.main_splitter.sizes()[0] == 0
@@ -469,6 +522,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.setValue("window/main_splitter", self.main_splitter.saveState())
+        self.settings.setValue("window/split_height", sum(self.main_splitter.sizes()))
         self.settings.setValue("window/pane_splitter", self.pane_splitter.saveState())
         self.settings.sync()
 

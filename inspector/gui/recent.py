@@ -47,8 +47,28 @@ class RecentFiles:
         self.settings.setValue("recent_files", [f"{s}\t{p}" for s, p in items[:MAX_RECENT]])
         self.settings.setValue("last_dir", str(Path(path).parent))
 
+    def pairs(self) -> list[tuple[str, str]]:
+        """(A, B) pairs opened together, most recent first: reopening one opens both at once
+        (single files reopened one by one passed through a mismatched pair and its banner)."""
+        out = []
+        for e in _as_list(self.settings.value("recent_pairs")):
+            a, _, b = e.partition("\t")
+            if a and b:
+                out.append((a, b))
+        return out
+
+    def add_pair(self, a: str, b: str) -> None:
+        """Remember the open pair (not when either is a file of the app's caches)."""
+        if in_app_cache(a) or in_app_cache(b):
+            return
+        pair = (str(Path(a).resolve()), str(Path(b).resolve()))
+        items = [p for p in self.pairs() if p != pair]
+        items.insert(0, pair)
+        self.settings.setValue("recent_pairs", [f"{x}\t{y}" for x, y in items[:MAX_RECENT]])
+
     def clear(self) -> None:
         self.settings.remove("recent_files")
+        self.settings.remove("recent_pairs")
 
     @property
     def last_dir(self) -> str:

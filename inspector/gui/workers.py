@@ -108,6 +108,15 @@ class Worker(QObject):
         QTimer.singleShot(0, lambda: target.start(_Runnable(self)))
         return self
 
+    @classmethod
+    def shutdown(cls, timeout_ms: int = 5000) -> bool:
+        """The app is closing: cancel every running worker and wait (up to `timeout_ms`) for the
+        threads to end, before the interpreter's exit closes the worker process under them.
+        True when they all ended."""
+        for w in list(cls._alive):
+            w.cancel()
+        return QThreadPool.globalInstance().waitForDone(timeout_ms)
+
     def run_here(self) -> Worker:
         """Run synchronously on the calling thread (small jobs, tests, self-test)."""
         self._run()
@@ -130,7 +139,14 @@ class Worker(QObject):
             self.error = str(e)
             self._finished_event.set()
             self._emit(self.failed, self.error)
-        except Exception as e:  # a bug, not bad input: report it, keep the app alive
+        except Exception as e:
+            if self.is_cancelled:  # stopped under it (the app closing closed the worker process): cancelled
+                log.debug("cancelled work ended with %s: %s", type(e).__name__, e)
+                self._finished_event.set()
+                self._emit(self.cancelled)
+                self._emit(self.done)
+                return
+            # a bug, not bad input: report it, keep the app alive
             log.exception("background task failed")
             self.error = f"internal error: {type(e).__name__}: {e}"
             self._finished_event.set()

@@ -14,7 +14,8 @@ LONG = ("op 12 of model B cannot be edited: " + "a very long reason that goes on
 
 
 def test_window_opens_inside_the_available_screen(qtbot, tmp_path):
-    assert window_size(1280, 800) == (1264, 752) and window_size(2560, 1440) == (1400, 900)
+    assert window_size(1280, 800) == (1264, 752)  # the laptop: its available area
+    assert window_size(1920, 1080) == (1728, 972) and window_size(2560, 1440) == (2304, 1296)  # issue 35: 90 % of a larger screen, not 1400×900
     make_app()
     win = MainWindow(settings=QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from inspector.core.compare.result import ComparisonResult
+from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.graph.metric_names import METRICS
 from inspector.core.graph.scales import (
     CAUSE_FILLS,
@@ -30,6 +30,7 @@ from inspector.core.graph.scales import (
 )
 from inspector.core.graph.structure import ModelGraph
 from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.stats.ranking import worst
 from inspector.core.tflite.model import Model
 
 BADGES = {"edited": ("E", "#1b7837", "edited in the current version"), "float": ("F", "#2166ac", "runs in float"),
@@ -100,7 +101,8 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
         raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRICS)}")
     badges = badges or {}
     styles = []
-    worst: tuple[float, float, int] | None = None  # (position, accumulated sqnr, op)
+    ranked_ops: list[int] = []  # the ops that can be the worst, and the value each ranks by
+    ranked_values: list[float | None] = []
     for node in graph.nodes:
         tline = _tensor_line(graph, node.tensor)
         if node.kind != "op":
@@ -119,16 +121,16 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
             cause = None if d is None else d.cause
             if metric == "cause":
                 fill = cause_fill(cause)
-                rank = -1.0 if cause not in (None, "none", "inherited") else 1.0
+                if cause not in (None, "none", "inherited"):
+                    ranked_ops.append(op)  # type: ignore[arg-type]
+                    ranked_values.append(cause_rank_value(layer))
             else:
                 value = metric_value(layer, metric)
                 pos = SCALES[metric].position(value)
                 fill = NO_DATA if pos is None else ramp_colour(pos)
-                rank = 2.0 if pos is None else pos
+                ranked_ops.append(op)  # type: ignore[arg-type]
+                ranked_values.append(value)
             acc = layer.metrics.sqnr_db
-            key = (rank, acc if not math.isnan(acc) else math.inf, op)
-            if rank < 2.0 and (worst is None or key < worst):
-                worst = key  # type: ignore[assignment]  # the key is (rank, SQNR, op): the op index is the int the declared type names
             lines.append(f"{METRIC_LABELS[metric] if metric != 'cause' else METRIC_LABELS['sqnr']}: "
                          f"{metric_text(value if metric != 'cause' else acc, 'sqnr' if metric == 'cause' else metric)}")  # fmt: skip
             if d is not None:
@@ -138,8 +140,25 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
         b = badges.get(op, ())  # type: ignore[arg-type]  # no badge: the empty tuple
         lines += [BADGES[k][2] for k in b]
         styles.append(NodeStyle(fill, "\n".join(x for x in lines if x), value, cause, b))
+    higher = True if metric == "cause" else SCALES[metric].good > SCALES[metric].bad
+    at = worst(ranked_values, higher_is_better=higher)  # by the metric's own value, not its colour
     return GraphStyle(None if result is None else metric, tuple(styles), legend(metric if result is not None else None),
-                      None if worst is None else worst[2])  # fmt: skip
+                      None if at is None else ranked_ops[at])  # fmt: skip
+
+
+def cause_rank_value(layer: LayerResult) -> float | None:
+    """What ranks the layers that have a cause of their own (higher is better): the negated
+    measured blame when the diagnosis has one (the share of the output's error the layer is to
+    blame for, ranked below every SQNR), else the layer's own (isolated) SQNR, else (no isolated figure, or an infinite
+    one: a same-scale op holding the model input's range, which the diagnosis judges on its
+    accumulated error) its accumulated SQNR. A deep layer that inherits most of its error never
+    outranks the layer that causes it."""
+    d = layer.diagnosis
+    blame = None if d is None else d.blame
+    if blame is not None and not math.isnan(blame.share):
+        return -1e6 * (1.0 + blame.share)  # measured: below every SQNR, the largest share lowest
+    own = layer.isolated.sqnr_db if layer.isolated is not None else None
+    return own if own is not None and math.isfinite(own) else float(layer.metrics.sqnr_db)
 
 
 def legend(metric: str | None) -> Legend:

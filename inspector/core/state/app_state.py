@@ -82,6 +82,9 @@ class AppState:
         self.requantize = RequantizeFlow()  # the plan draft, Suggest's result, the awaited run (not saved)
         self.current: int | None = None  # the version that is model B now
         self.reference: int | None = None  # the version it is measured against (baseline, deltas)
+        # versions made for other pairs, kept while another pair is open and offered again when
+        # their pair is reopened (A, and model B one of them): (versions, current, reference)
+        self.shelved: list[tuple[list[Version], int | None, int | None]] = []
         self.parity: RuntimeParityResult | None = None  # runtime parity of model B
         self.slot_changed = Event()  # (slot): that slot's model (or its view through the signature) changed
         self.pair_changed = Event()  # (): once per change of the open pair, after its slot_changed
@@ -125,10 +128,15 @@ class AppState:
         if dropped:
             self.signature_note = f"signature '{key}' is not in every open model: comparing subgraph 0"
             self.options = dataclasses.replace(self.options, signature=None)
+        before, old_models = self.selection, dict(self.models)
         self._view_models()
         self.selection, self.channel = Selection(origin=origin), None
         self._drop_stale_comparison()
+        old_versions = list(self.versions)
         self._follow_versions()
+        same_list = len(self.versions) == len(old_versions) > 1 and all(a is b for a, b in zip(self.versions, old_versions, strict=True))
+        if origin == "B" and same_list and self.models["A"] is old_models["A"]:
+            self.selection = _carried(before, old_models["B"], self.models["B"])  # another version of B: same layer
         if self.parity is not None and (self.models["B"] is None or not same_file(self.parity.model, self.models["B"].path)):
             self.set_parity(None)  # a result for another model B
         if dropped:
@@ -318,10 +326,13 @@ class AppState:
 
     def _follow_versions(self) -> None:
         """Versions follow the open pair: model B one of them (same A) -> it is current; another
-        pair -> its own v0, and the baseline of the old pair goes; a model closed -> none."""
+        pair -> its own v0, or the versions made for it earlier (shelved when another pair was
+        opened: work made here is never dropped), and the baseline of the old pair goes; a model
+        closed -> none (the versions shelved)."""
         a, b = self.base_models["A"], self.base_models["B"]
         if a is None or b is None:
             if self.versions or self.current is not None:
+                self._shelve()
                 self.versions, self.current, self.reference = [], None, None
                 self.versions_changed.emit()
             if self.baseline is not None:
@@ -334,10 +345,51 @@ class AppState:
                 self.current, self.reference = hit, default_reference(vs, hit)
                 self.versions_changed.emit()
             return
-        self.versions, self.current, self.reference = [opened_version(a.path, b)], 0, None
+        self._shelve()
+        kept = self._unshelve(a.path, b.path)
+        if kept is not None:
+            self.versions, self.current, self.reference = kept
+        else:
+            self.versions, self.current, self.reference = [opened_version(a.path, b)], 0, None
         if self.baseline is not None:
             self.set_baseline(None)  # a series of the old pair, drawn on another model's ops
         self.versions_changed.emit()
+
+    def _shelve(self) -> None:
+        """Keep the open pair's versions when they hold work (more than v0)."""
+        if len(self.versions) > 1:
+            self.shelved = [e for e in self.shelved if not _same_pair(e[0], self.versions)]
+            self.shelved.append((list(self.versions), self.current, self.reference))
+
+    def _unshelve(self, float_path: str, quant_path: str) -> tuple[list[Version], int, int | None] | None:
+        """The shelved versions of the pair (float_path, one of them), taken off the shelf, model
+        B (`quant_path`) current."""
+        for k, (vs, _cur, _ref) in enumerate(self.shelved):
+            hit = next((i for i, v in enumerate(vs) if same_file(v.path, quant_path)), None)
+            if hit is not None and same_file(vs[0].float_path, float_path):
+                del self.shelved[k]
+                return vs, hit, default_reference(vs, hit)
+        return None
+
+
+def _carried(sel: Selection, old_b: Model | None, new_b: Model | None) -> Selection:
+    """`sel` on another version of model B: B's op and tensor found again by their tensor's
+    name (an edit that adds ops, keep float's DEQUANTIZE, renumbers them); A's stay."""
+    if old_b is None or new_b is None:
+        return Selection(origin=sel.origin)
+    old, new = old_b.main, new_b.main
+    by_name = {t.name: i for i, t in enumerate(new.tensors)}
+    tensor = by_name.get(old.tensors[sel.tensor_b].name) if sel.tensor_b is not None and sel.tensor_b < len(old.tensors) else None
+    op = None
+    if sel.op_b is not None and sel.op_b < len(old.ops):
+        outs = [old.tensors[o].name for o in old.ops[sel.op_b].outputs if o >= 0]
+        t = by_name.get(outs[0]) if outs else None
+        op = next((o.index for o in new.ops if t is not None and t in o.outputs), None)
+    return Selection(sel.origin, sel.op_a, op, sel.tensor_a, tensor)
+
+
+def _same_pair(a: list[Version], b: list[Version]) -> bool:
+    return bool(a and b) and same_file(a[0].path, b[0].path) and same_file(a[0].float_path, b[0].float_path)
 
 
 def default_reference(versions: list[Version], i: int) -> int | None:

@@ -7,6 +7,7 @@ Schema (version 3):
      "selection": {"origin", "op_a", "op_b", "tensor_a", "tensor_b", "channel", "tensor_name_a", "tensor_name_b"},
      "requantize_plans": [the versions of B, Version.to_json() and "comparison": a compare JSON],
      "versions": {"current": path of model B's version, "reference": path of the version it is measured against},
+     "shelved_versions": [{"versions": [versions made for another pair, as requantize_plans], "current": path}],
      "results": {"compare": a compare JSON, "parity": a compare-runtimes JSON of B},
      "keras": KERAS (optional: model A is a Keras / SavedModel model)}
     KERAS = {"source": path of the .h5 / .keras / SavedModel folder, "float_twin": the cached
@@ -43,7 +44,7 @@ from inspector.core.compare.options import CompareOptions
 from inspector.core.errors import InputError
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import AppState
-from inspector.core.state.version_sessions import session_versions
+from inspector.core.state.version_sessions import session_shelf, session_versions
 from inspector.core.tflite.litertlm import split_address
 from inspector.core.writing import atomic_write_text, to_json_text
 
@@ -132,6 +133,14 @@ def _map_paths(state: dict[str, Any], base: str) -> None:
                 for key in ("float", "quant"):
                     if key in comp:
                         comp[key] = _absolute(comp[key], base)
+    for entry in state.get("shelved_versions") or []:
+        if isinstance(entry, dict):
+            entry["current"] = _absolute(entry.get("current"), base)
+            for v in entry.get("versions") or []:
+                if isinstance(v, dict):
+                    for key in ("path", "float_model"):
+                        if key in v:
+                            v[key] = _absolute(v[key], base)
     chosen = state.get("versions")
     if isinstance(chosen, dict):
         state["versions"] = {k: _absolute(v, base) for k, v in chosen.items()}
@@ -168,7 +177,7 @@ def new_state() -> dict[str, Any]:
 def save_session(path: str | os.PathLike[str], state: dict[str, Any]) -> dict[str, Any]:
     """Write `state` atomically; model entries may be plain paths (fingerprinted here). Returns what was written."""
     out = new_state()
-    for key in ("inputs", "selection", "requantize_plans", "results", "versions", "keras"):
+    for key in ("inputs", "selection", "requantize_plans", "results", "versions", "keras", "shelved_versions"):
         if key in state and (key != "keras" or state[key] is not None):
             out[key] = state[key]
     out["inputs"] = json.loads(json.dumps(out["inputs"])) if isinstance(out["inputs"], dict) else out["inputs"]
@@ -292,6 +301,7 @@ def session_from_state(state: AppState) -> dict[str, Any]:
         "inputs": state.options.to_json(),
         "selection": selection,
         "requantize_plans": session_versions(state),
+        "shelved_versions": session_shelf(state),  # versions made for other pairs (offered when reopened)
         "versions": {"current": _path_of(state, state.current), "reference": _path_of(state, state.reference)},
         "results": results,
     }

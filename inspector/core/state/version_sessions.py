@@ -15,13 +15,47 @@ from inspector.core.tflite.litertlm import split_address
 
 def session_versions(state: AppState) -> list[dict[str, Any]]:
     """Every version (v0 included) as a session holds it, with its comparison when it has one."""
+    return [_version_json(v) for v in state.versions]
+
+
+def session_shelf(state: AppState) -> list[dict[str, Any]]:
+    """The versions made for other pairs (`AppState.shelved`), each list as `session_versions`
+    writes the open pair's, with the version that was model B."""
     out = []
-    for v in state.versions:
-        d = v.to_json()
-        if v.comparison is not None:
-            d["comparison"] = v.comparison.to_json(include_per_sample=True)
-        out.append(d)
+    for versions, current, _ref in state.shelved:
+        cur = versions[current].path if current is not None and 0 <= current < len(versions) else versions[0].path
+        out.append({"versions": [_version_json(v) for v in versions], "current": cur})
     return out
+
+
+def _version_json(v: Version) -> dict[str, Any]:
+    d = v.to_json()
+    if v.comparison is not None:
+        d["comparison"] = v.comparison.to_json(include_per_sample=True)
+    return d
+
+
+def restore_shelf(state: AppState, raw: Any) -> int:
+    """Put a session's shelved versions back on the state's shelf (those whose files still exist;
+    a list needs more than its v0); returns how many lists came back."""
+    n = 0
+    for entry in raw if isinstance(raw, list) else []:
+        plans = [d for d in (entry.get("versions") if isinstance(entry, dict) else None) or [] if isinstance(d, dict)]
+        if not plans or not plans[0].get("float_model"):
+            continue
+        try:
+            versions, _missing = restore_versions(plans, str(plans[0]["float_model"]), str(entry.get("current") or ""), None)
+        except (KeyError, TypeError, ValueError):
+            continue
+        if len(versions) > 1 and not any(_same_list(versions, vs) for vs, _c, _r in state.shelved):
+            cur = next((i for i, v in enumerate(versions) if same_file(v.path, str(entry.get("current") or ""))), 0)
+            state.shelved.append((versions, cur, None))
+            n += 1
+    return n
+
+
+def _same_list(a: list[Version], b: list[Version]) -> bool:
+    return same_file(a[0].path, b[0].path) and same_file(a[0].float_path, b[0].float_path)
 
 
 def _comparison(d: dict[str, Any], v: Version) -> ComparisonResult | None:

@@ -12,7 +12,9 @@ Also the error grade behind the colour-coded SQNR column of the layer lists.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,6 +30,7 @@ from inspector.core.stats.sqnr_scale import (
     SQNR_EXACT_DB as SQNR_EXACT_DB,  # re-exported for the views
 )
 from inspector.core.tflite.op_facts import facts
+from inspector.core.viewdata.layer_figures import layer_figures
 
 WORST_CHANNEL_KEY = "worst_channel_sqnr_db"  # the lowest SQNR of a layer's channels or slices (`inside`)
 # not a `Metrics` field: derived from a layer's channels and slices, so presented beside the table
@@ -100,7 +103,7 @@ def layer_series(
     top = exact_sqnr_position(result) if exact_at is None else exact_at
     choice = metric_spec(key)
     if key == WORST_CHANNEL_KEY:  # accumulated only: channels are measured on the end-to-end run
-        raw = [None if isolated else worst_part_db(layer.channels, layer.slices) for layer in result.layers]
+        raw = [None] * len(result.layers) if isolated else list(layer_figures(result).worst_part_db)
     else:
         raw = [metric_value(layer.isolated if isolated else layer.metrics, key) for layer in result.layers]
     vals = np.array([np.nan if v is None else v for v in raw], np.float64)
@@ -174,6 +177,47 @@ def inside_lines(layer: LayerResult) -> str:
         out += f"\nslice {s.label}{src}: SQNR {format_value(s.sqnr_db, 'sqnr_db')}{st}"
     v = part_verdict(f"op {layer.op_index}", layer.metrics.sqnr_db, c, layer.slices)
     return out + (f"\n⚠ {v}" if v else "")
+
+
+def worst_channel_cells(result: ComparisonResult, float_side: bool = False) -> dict[int, tuple[str, float, Callable[[], str]]]:
+    """The layer list's worst-channel column by op index (A's with `float_side`): (text, SQNR for
+    the colour grade, tooltip made when asked for), from the figures computed once per result
+    (`layer_figures`): O(layers) lookups, no statistics, when a 1,500-layer result arrives."""
+    figs = layer_figures(result)
+    out: dict[int, tuple[str, float, Callable[[], str]]] = {}
+    for i, layer in enumerate(result.layers):
+        op = layer.float_op_index if float_side else layer.op_index
+        v = figs.worst_part_db[i]
+        if op is None or op in out or v is None:
+            continue
+        text = format_value(v, "sqnr_db").replace(" dB", "") + (" ⚠" if figs.verdict[i] else "")
+        out[op] = (text, v, functools.partial(_worst_channel_tip, layer))
+    return out
+
+
+def _worst_channel_tip(layer: LayerResult) -> str:
+    return f"{op_label(layer)} {layer.op_type}{inside_lines(layer)}".strip()
+
+
+def _error_tip(layer: LayerResult, sqnr: float, head: str) -> str:
+    return head + layer_tooltip(layer, "sqnr_db", sqnr)
+
+
+def error_cells(result: ComparisonResult, float_side: bool = False, isolated: bool = False
+                ) -> dict[int, tuple[str, float | None, Callable[[], str]]]:  # fmt: skip
+    """The layer list's SQNR column by op index: (text, SQNR for the colour grade or None when the
+    layer has no such figure, tooltip made when asked for)."""
+    out: dict[int, tuple[str, float | None, Callable[[], str]]] = {}
+    for op, layer in op_errors(result, float_side=float_side).items():
+        m = layer.isolated if isolated else layer.metrics
+        if m is None:  # no isolated figure for this layer: say why in the tooltip
+            note = layer.isolated_note or "no isolated error for this layer"
+            out[op] = ("—", None, functools.partial(str, note))
+            continue
+        s = m.sqnr_db
+        head = "isolated (own error)\n" if isolated else ""
+        out[op] = (format_value(s, "sqnr_db").replace(" dB", ""), s, functools.partial(_error_tip, layer, s, head))
+    return out
 
 
 def worst_channel_cell(layer: LayerResult | None) -> tuple[str, float | None, str]:

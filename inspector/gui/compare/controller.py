@@ -26,6 +26,7 @@ from inspector.core.compare.task import TaskResult
 from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.viewdata.activations import keep_plan
+from inspector.core.viewdata.layer_figures import warm
 from inspector.gui.protocols import ModelsController
 from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
@@ -55,7 +56,9 @@ def _compare_job(float_path: str, quant_path: str, options: CompareOptions, inde
     else:
         fn, args, step = compare_one_sample, (float_path, quant_path, options, index), f"re-running sample #{index}"
     prefix = "Comparing: " if index is None else f"Sample #{index}: "
-    return run_isolated(fn, *args, task=task.span(0.0, 1.0, prefix), step=step, models=(float_path, quant_path))
+    result = run_isolated(fn, *args, task=task.span(0.0, 1.0, prefix), step=step, models=(float_path, quant_path))
+    warm(result)  # its per-layer figures, here off the GUI thread (`core.viewdata.layer_figures`)
+    return result
 
 
 class CompareController(QObject):

@@ -48,6 +48,7 @@ class InputsPanel(QWidget):
             self.source.addItem(text, key)
         self.path = QLineEdit()
         self.path.setPlaceholderText("file or folder")
+        self.path.textChanged.connect(self.path.setToolTip)  # the field shows the path's tail: whole in its tooltip
         self.browse = QToolButton()
         self.browse.setText("…")
         self.browse.setToolTip("Choose the sample file or image folder")

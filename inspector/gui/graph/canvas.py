@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QPainter
+from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsScene, QGraphicsView, QToolTip
 from shiboken6 import isValid
 
@@ -15,16 +15,18 @@ from inspector.core.graph.layout import GraphLayout
 from inspector.core.graph.structure import ModelGraph
 from inspector.core.graph.style import GraphStyle
 from inspector.core.graph.svg import tensor_title
-from inspector.gui.graph.items import EdgeBatch, NodeItem
+from inspector.gui.graph.items import MIN_NODE_PX, EdgeBatch, NodeItem
 
 MIN_SCALE, MAX_SCALE = 0.001, 4.0
-CHUNK_S = 0.04  # items added per slice of the event loop (seconds)
+
+CHUNK_S = 0.02  # items added per slice of the event loop (seconds)
 EDGE_BATCH = 48  # edges drawn as one path item
 
 
 class GraphCanvas(QGraphicsView):
     op_clicked = Signal(int)  # the op index (of this canvas' model)
     shown = Signal()  # all items of the last `show_graph` are in the scene
+    restyled = Signal()  # new colours or a new selection (the overview redraws)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -77,6 +79,24 @@ class GraphCanvas(QGraphicsView):
 
         step()
 
+    def same_shape(self, graph: ModelGraph) -> bool:
+        """`graph` draws exactly as the one shown (same nodes, labels and edges): another version
+        of model B whose edit kept its ops (re-calibration, weights, bias)."""
+        g = self.graph
+        if g is None or self._late_style is not None or len(g.nodes) != len(graph.nodes) or len(g.edges) != len(graph.edges):
+            return False
+        return (all(a.kind == b.kind and a.op_index == b.op_index and a.label == b.label and a.name == b.name
+                    and a.constants == b.constants for a, b in zip(g.nodes, graph.nodes, strict=True))
+                and all(a == b for a, b in zip(g.edges, graph.edges, strict=True)))  # fmt: skip
+
+    def adopt(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle) -> None:
+        """Show `graph` (of the `same_shape`) on the items already drawn: its tensors (tooltips'
+        scales) and colours, the view kept where the user left it; 1,500 items are not rebuilt."""
+        self.graph, self.layout = graph, layout
+        for item, node in zip(self.items_by_id, graph.nodes, strict=True):
+            item.node = node
+        self.set_style(style)
+
     def _items(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle):
         edges = [(e.tensor, pts) for e, pts in zip(graph.edges, layout.edges, strict=True)]
         for k in range(0, len(edges), EDGE_BATCH):  # edges come in execution order: a batch stays local
@@ -102,6 +122,39 @@ class GraphCanvas(QGraphicsView):
         if late is not None and len(late.nodes) == len(self.items_by_id):
             self.set_style(late)
         self.shown.emit()
+
+    def far_out(self) -> bool:
+        """Zoomed out so far that a node would be smaller than MIN_NODE_PX (the items skip
+        painting; `drawForeground` draws them all as coloured marks of at least that size)."""
+        return bool(self.items_by_id) and self.zoom_level() * self.items_by_id[0]._rect.height() < MIN_NODE_PX
+
+    def drawForeground(self, painter, rect) -> None:  # noqa: N802
+        """Far out (Fit on a 1,500-op model left a blank canvas: boxes under a pixel), the level
+        of detail of the whole model: one mark per node in its colour, at least MIN_NODE_PX, so
+        the model's shape and its worst region show; the selected op ringed."""
+        super().drawForeground(painter, rect)
+        if not self.far_out():
+            return
+        z = self.zoom_level()
+        t = self.viewportTransform()
+        top, bottom = rect.top(), rect.bottom()
+        painter.save()
+        painter.resetTransform()
+        for item in self.items_by_id:
+            r = item._rect
+            y = item.y()
+            if y + r.height() < top - 10 / z or y > bottom + 10 / z:
+                continue
+            p = t.map(item.pos())
+            w, h = max(r.width() * z, MIN_NODE_PX), max(r.height() * z, MIN_NODE_PX)
+            painter.fillRect(QRectF(p.x() + (r.width() * z - w) / 2, p.y() + (r.height() * z - h) / 2, w, h), item._brush)
+        if self.selected in self.nodes:
+            item = self.nodes[self.selected]
+            c = t.map(item.sceneBoundingRect().center())
+            painter.setPen(QPen(QColor("#0050d0"), 2))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawEllipse(c, 7.0, 7.0)
+        painter.restore()
 
     def viewportEvent(self, e) -> bool:
         """Tooltips made when asked for: the node's title, or the tensor of an edge."""
@@ -136,6 +189,7 @@ class GraphCanvas(QGraphicsView):
             return
         for item, st in zip(self.items_by_id, style.nodes, strict=True):
             item.set_style(st)
+        self.restyled.emit()
 
     def clear(self) -> None:
         self._building += 1
@@ -154,6 +208,7 @@ class GraphCanvas(QGraphicsView):
             item.set_selected(True)
             if centre:
                 self.centerOn(item)
+        self.restyled.emit()
 
     def zoom(self, factor: float) -> None:
         s = self.transform().m11()

@@ -17,6 +17,8 @@ from inspector.core.tflite.model import Model
 from inspector.gui.graph.view import GraphView
 from inspector.gui.workers import Worker, guarded
 
+ASYNC_OPS = 400  # larger graphs are styled in a worker thread (1,500 ops: 60-150 ms of Python)
+
 
 def build_graph(model: Model, subgraph: int | None = None) -> tuple[ModelGraph, GraphLayout]:
     """Worker side: the graph of the model's chosen subgraph (or of `subgraph`) and its layout."""
@@ -24,8 +26,15 @@ def build_graph(model: Model, subgraph: int | None = None) -> tuple[ModelGraph, 
     return graph, layout_graph(graph)
 
 
+def build_styled(model: Model, subgraph: int | None, style_of) -> tuple[ModelGraph, GraphLayout, GraphStyle | None]:
+    """Worker side: `build_graph` and, for a large graph, its style (`style_of(graph)`)."""
+    graph, layout = build_graph(model, subgraph)
+    return graph, layout, style_of(graph) if graph.op_count > ASYNC_OPS else None
+
+
 class GraphController(QObject):
     laid_out = Signal(str)  # slot: its graph is drawn (tests, screenshots)
+    restyled = Signal(str)  # slot: a large graph's new colours are drawn (styled in a worker)
 
     def __init__(self, controller, ui, compare, requantize, review, view: GraphView | None = None) -> None:
         """`compare` (its `result_changed`), `requantize` (its relayed `versions_changed`: the
@@ -48,6 +57,7 @@ class GraphController(QObject):
         self.other_subgraph: int | None = None  # B: a subgraph other than the compared one, drawn as structure
         self._built_from: dict[str, Model] = {}  # slot -> the model its graph shows
         self._pending: dict[str, tuple[GraphLayout, float]] = {}  # slot -> graph being drawn (layout, start)
+        self._stylers: dict[str, Worker] = {}  # slot -> the worker styling its large graph
         for slot, canvas in self.view.canvas.items():
             canvas.shown.connect(lambda s=slot: self._shown(s))
 
@@ -64,6 +74,22 @@ class GraphController(QObject):
         v.search_requested.connect(self.search)
         v.worst_requested.connect(self.go_to_worst)
         v.subgraph.activated.connect(lambda _i: self.show_subgraph(v.subgraph.currentData()))
+        v.room_toggled.connect(self.give_room)
+        panes = ui.action("panes")  # View › Show model panes (F9): the button follows it
+        if panes is not None:
+            panes.toggled.connect(lambda shown: self._room_follows(not shown))
+
+    def give_room(self, on: bool) -> None:
+        """The graph takes the window's height (the model panes hidden, as F9 does) or gives it back."""
+        panes = self.ui.action("panes")
+        if panes is not None and panes.isChecked() == on:
+            panes.trigger()
+
+    def _room_follows(self, maximized: bool) -> None:
+        b = self.view.btn_room
+        b.blockSignals(True)
+        b.setChecked(maximized)
+        b.blockSignals(False)
 
     # ------------------------------------------------------------------ graphs
     def _model_changed(self, slot: str) -> None:
@@ -98,21 +124,34 @@ class GraphController(QObject):
                 self.view.status.setText("Open model B to see its graph.")
             return None
         self.view.status.setText(f"Laying out {len(model.main.ops)} ops of {model.path}…")
-        w = Worker(build_graph, model, self.other_subgraph if slot == "B" else None)
+        style_of = self._style_maker(slot, model)
+        w = Worker(build_styled, model, self.other_subgraph if slot == "B" else None, style_of)
         self.workers[slot] = w
-        w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model: self._built(s, wk, m, *out)))
+        w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model, f=style_of: self._built(s, wk, m, *out, made=f)))
         w.failed.connect(guarded(self, lambda msg: self.view.status.setText(f"Graph not drawn: {msg}")))
         return w.start()  # (not a status-bar task: a second or less even for 5,000 ops; the tab says it)
 
-    def _built(self, slot: str, worker: Worker, model: Model, graph: ModelGraph, layout: GraphLayout) -> None:
+    def _built(self, slot: str, worker: Worker, model: Model, graph: ModelGraph, layout: GraphLayout,
+               style: GraphStyle | None = None, made=None) -> None:  # fmt: skip
         if worker is not self.workers[slot] or self.controller.models[slot] is not model:
             return  # superseded
         self.workers[slot] = None
         self.graphs[slot] = graph
         self._built_from[slot] = model
-        style = self._style(slot)
+        if style is None or made is None or not _same(made.inputs, self._style_inputs(slot)):
+            style = self._style(slot)  # small, or what it was styled by changed meanwhile
+        else:
+            self._adopt(slot, style)
         t0 = time.perf_counter()
         canvas = self.view.canvas[slot]
+        if canvas.same_shape(graph) and slot not in self._pending:  # another version of B, same ops
+            canvas.adopt(graph, layout, style)
+            self._mark_unmatched()
+            self._status()
+            sel = self.controller.selection
+            canvas.select(sel.op(slot), centre=False)
+            self.laid_out.emit(slot)
+            return
         self._pending[slot] = (layout, t0)
         canvas.show_graph(graph, layout, style)
 
@@ -135,18 +174,47 @@ class GraphController(QObject):
     def _result(self):
         return self.state.current_comparison()
 
-    def _style(self, slot: str) -> GraphStyle:
-        graph, model = self.graphs[slot], self.controller.models[slot]
-        assert graph is not None and model is not None
+    def _style_inputs(self, slot: str, model: Model | None = None) -> tuple:
+        """What a style is made of (compared by identity: a style made from other inputs is stale)."""
+        model = model or self.controller.models[slot]
         result = self._result() if not (slot == "B" and self.other_subgraph is not None) else None
+        badges = self._badges(model) if model is not None and slot == "B" and self.other_subgraph is None else {}
+        return (result, self.view.current_metric(), tuple(sorted(badges.items())), self.other_subgraph)
+
+    def _badges(self, model: Model) -> dict[int, tuple[str, ...]]:
+        """`op_badges` of `model`, kept while the model and the edited and audited ops are the same
+        (asked for at every restyle and staleness check: O(ops) each time)."""
+        edited, audited = self._edited_and_audited()
+        key = (id(model), frozenset(edited), frozenset(audited))
+        if self._badge_memo is None or self._badge_memo[0] != key or self._badge_memo[1] is not model:
+            self._badge_memo = (key, model, op_badges(model, edited, audited))
+        return self._badge_memo[2]
+
+    _badge_memo: tuple | None = None
+
+    def _style_maker(self, slot: str, model: Model | None = None):
+        """A callable that styles a graph from the inputs captured now (runs in a worker)."""
+        inputs = self._style_inputs(slot, model)
+        result, metric, badges, _sub = inputs
         if slot == "A" and result is not None:
             result = float_side(result)
-        metric = self.view.current_metric()
-        badges = op_badges(model, *self._edited_and_audited()) if slot == "B" and self.other_subgraph is None else {}
-        style = style_graph(graph, result, metric, badges)
+
+        def make(graph: ModelGraph) -> GraphStyle:
+            return style_graph(graph, result, metric, dict(badges))
+
+        make.inputs = inputs  # type: ignore[attr-defined]
+        return make
+
+    def _adopt(self, slot: str, style: GraphStyle) -> None:
         self.styles[slot] = style
         if slot == "B":
             self.view.legend.set_legend(style.legend)
+
+    def _style(self, slot: str) -> GraphStyle:
+        graph, model = self.graphs[slot], self.controller.models[slot]
+        assert graph is not None and model is not None
+        style = self._style_maker(slot)(graph)
+        self._adopt(slot, style)
         return style
 
     def _edited_and_audited(self) -> tuple[set[int], set[int]]:
@@ -160,13 +228,36 @@ class GraphController(QObject):
 
     def restyle(self) -> None:
         for slot in ("B", "A"):
-            model = self.controller.models[slot]
+            model, graph = self.controller.models[slot], self.graphs[slot]
             if model is None or self._built_from.get(slot) is not model:
                 continue  # closed or replaced: its new graph is on the way (styled when it arrives)
-            if self.graphs[slot] is not None and self.view.canvas[slot].graph is self.graphs[slot]:
+            if graph is None or self.view.canvas[slot].graph is not graph:
+                continue
+            if graph.op_count <= ASYNC_OPS:
                 self.view.canvas[slot].set_style(self._style(slot))
+                continue
+            make = self._style_maker(slot)  # a large graph: styled in a worker, the window stays live
+            old = self._stylers.get(slot)
+            if old is not None:
+                old.cancel()
+            w = Worker(make, graph)
+            self._stylers[slot] = w
+            w.finished.connect(guarded(self, lambda st, s=slot, g=graph, wk=w, m=make: self._styled(s, g, wk, m, st)))
+            w.start()
         self._mark_unmatched()
         self._status()
+
+    def _styled(self, slot: str, graph: ModelGraph, worker: Worker, make, style: GraphStyle) -> None:
+        if self._stylers.get(slot) is not worker or self.graphs[slot] is not graph:
+            return  # superseded
+        self._stylers.pop(slot, None)
+        if not _same(make.inputs, self._style_inputs(slot)):
+            self.restyle()  # the comparison, metric or badges changed meanwhile
+            return
+        self._adopt(slot, style)
+        self.view.canvas[slot].set_style(style)
+        self._status()
+        self.restyled.emit(slot)
 
     def _mark_unmatched(self) -> None:
         canvas = self.view.canvas["A"]
@@ -263,6 +354,11 @@ class GraphController(QObject):
         elif not on:
             self.view.canvas["A"].clear()
             self.graphs["A"] = None
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Style inputs equal: the same comparison object (never compared field by field), the rest equal."""
+    return a[0] is b[0] and a[1:] == b[1:]
 
 
 def _matches(g: ModelGraph, node, low: str) -> bool:

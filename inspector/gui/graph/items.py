@@ -4,6 +4,8 @@ title; the tensor's name, shape, dtype, scale, zero point) are made by the canva
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsPathItem, QStyleOptionGraphicsItem
@@ -15,6 +17,7 @@ from inspector.core.graph.svg import text_colour
 LABEL_LOD = 0.45  # scale at which op labels are drawn (below: boxes only)
 BADGE_LOD = 0.25
 EDGE_LOD = 0.02  # below: edges are not drawn (the whole of a 5,000-op graph in view)
+MIN_NODE_PX = 3.0  # the canvas's: a node smaller than this is drawn by the canvas
 BOX_LOD = 0.08  # below: boxes as plain fills (no outline, no rounded corners): 5,000 ops fitted paint fast
 _FONT, _NARROW, _SMALL = QFont(), QFont(), QFont()
 _FONT.setPixelSize(12)
@@ -40,8 +43,7 @@ class NodeItem(QGraphicsItem):
 
     def set_style(self, style: NodeStyle) -> None:
         self.style = style
-        self._brush = QBrush(QColor(style.fill))
-        self._ink = QColor(text_colour(style.fill))
+        self._brush, self._ink = _paints(style.fill)
         self.update()
 
     def set_selected(self, on: bool) -> None:
@@ -60,6 +62,8 @@ class NodeItem(QGraphicsItem):
 
     def paint(self, painter, option: QStyleOptionGraphicsItem, widget=None) -> None:
         lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod * self._rect.height() < MIN_NODE_PX:
+            return  # under a few pixels: the canvas draws every node as a mark (`GraphCanvas.drawForeground`)
         if lod < BOX_LOD and not self.selected:  # a few pixels wide: a plain fill is all one sees
             painter.fillRect(self._rect, self._brush)
             return
@@ -147,6 +151,12 @@ class EdgeBatch(QGraphicsPathItem):
     def paint(self, painter, option, widget=None) -> None:
         if option.levelOfDetailFromTransform(painter.worldTransform()) >= EDGE_LOD:  # below: sub-pixel smudges
             super().paint(painter, option, widget)
+
+
+@lru_cache(maxsize=256)
+def _paints(fill: str) -> tuple[QBrush, QColor]:
+    """The brush and text colour of a fill (shared by every node of that colour)."""
+    return QBrush(QColor(fill)), QColor(text_colour(fill))
 
 
 def _fit(text: str, chars: int) -> str:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 from inspector.core.graph.scales import METRIC_LABELS, METRICS
 from inspector.core.graph.style import BADGES, Legend
 from inspector.gui.graph.canvas import GraphCanvas
+from inspector.gui.graph.minimap import GraphMinimap
 
 
 class LegendBar(QLabel):
@@ -52,6 +53,7 @@ class GraphView(QWidget):
     show_a_toggled = Signal(bool)
     search_requested = Signal(str)
     worst_requested = Signal()
+    room_toggled = Signal(bool)  # the graph asks for the whole window (the model panes hidden)
 
     def __init__(self) -> None:
         super().__init__()
@@ -79,6 +81,10 @@ class GraphView(QWidget):
         self.subgraph.setVisible(False)
         self.subgraph.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.subgraph.setMinimumContentsLength(18)
+        self.btn_room = QPushButton("⤢")  # narrow: the tab must not widen the window
+        self.btn_room.setFixedWidth(32)
+        self.btn_room.setCheckable(True)
+        self.btn_room.setToolTip("Maximize: give the graph the window's height, the model panes hidden (again, or F9: back)")
         self.show_a = QCheckBox("A beside B")
         self.show_a.setToolTip("Model A's graph beside B's: the selected op's partner is outlined, A's ops without a partner in B dotted red")
         self.status = QLabel("Open a model to see its graph.")
@@ -88,7 +94,7 @@ class GraphView(QWidget):
 
         bar = QHBoxLayout()
         bar.addWidget(self.search)
-        for w in (self.btn_out, self.btn_in, self.btn_fit, self.btn_worst):
+        for w in (self.btn_out, self.btn_in, self.btn_fit, self.btn_worst, self.btn_room):
             bar.addWidget(w)
         bar.addSpacing(8)
         bar.addWidget(self.metric)
@@ -106,7 +112,15 @@ class GraphView(QWidget):
                 head.addWidget(self.subgraph)
             head.addStretch(1)
             v.addLayout(head)
-            v.addWidget(self.canvas[s], 1)
+            if s == "B":  # beside B: the whole model in its colours (click to look there)
+                self.minimap = GraphMinimap(self.canvas[s])
+                row = QHBoxLayout()
+                row.setSpacing(2)
+                row.addWidget(self.canvas[s], 1)
+                row.addWidget(self.minimap)
+                v.addLayout(row, 1)
+            else:
+                v.addWidget(self.canvas[s], 1)
             self.split.addWidget(box)
         self.split.widget(0).setVisible(False)
         lay = QVBoxLayout(self)
@@ -122,6 +136,7 @@ class GraphView(QWidget):
         self.show_a.toggled.connect(self._toggle_a)
         self.search.returnPressed.connect(lambda: self.search_requested.emit(self.search.text()))
         self.btn_worst.clicked.connect(self.worst_requested)
+        self.btn_room.toggled.connect(self.room_toggled)
         self.btn_fit.clicked.connect(lambda: [c.fit() for c in self._visible()])
         self.btn_in.clicked.connect(lambda: [c.zoom(1.25) for c in self._visible()])
         self.btn_out.clicked.connect(lambda: [c.zoom(0.8) for c in self._visible()])

@@ -38,6 +38,7 @@ from inspector.core.state.session_restore import (
     session_options,
     session_parts,
 )
+from inspector.core.state.version_sessions import restore_shelf
 from inspector.core.tflite.litertlm import split_address
 from inspector.core.writing import to_json_text
 from inspector.gui.protocols import Comparison, ModelsController, ResultSource, VersionsKeeper
@@ -183,6 +184,7 @@ class SessionFeature(QObject):
         self._restore_selection(parts.selection)
         if parts.versions:
             self.requantize.restore_versions(parts.versions, parts.current, parts.reference, parts.missing_versions)
+        restore_shelf(st, state.get("shelved_versions"))  # versions of other pairs, offered when reopened
         if parts.comparison is not None:
             self.source.set_result(parts.comparison)
         if parts.parity is not None:

@@ -9,6 +9,12 @@ parity plot); `set_selected(op index of B)` rings that layer. ∞ and ≥ 100 dB
 line whose axis tick reads "∞ / ≥ 100" (`core.stats.sqnr_scale`); integer shape ops are not on
 the curve (`is_shape_only`).
 Values come from `core.layer_series`; this module only draws them.
+
+Real models have 1,500 layers: above BIG_LAYERS the plot is an overview and a detail. The
+overview (below) draws every layer's curve decimated to the pixels it has (min and max per
+pixel, no antialiasing) with the worst layers marked and a range selector (`LinearRegionItem`);
+the detail draws the points of the layers in its range only (O(visible) per pan or click, no
+antialiasing), follows the selector both ways and moves to a selected layer out of its range.
 """
 
 from __future__ import annotations
@@ -17,10 +23,12 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from shiboken6 import isValid
 
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.stats.ranking import worst_first
 from inspector.core.stats.sqnr_scale import EXACT_LINE_LABEL, exact_axis_ticks
 from inspector.core.viewdata.layer_series import (
     EXACT_NOTE,
@@ -47,6 +55,11 @@ COLOR_BASELINE = "#8c8c8c"
 MARKS = {"o": "●", "s": "■", "t": "▼", "d": "◆"}
 COLOR_SAMPLE = "#9467bd"
 EMPTY_TEXT = "Run a comparison (Ctrl+R) to plot every layer's error."
+BIG_LAYERS = 300  # more layers: overview + detail, no antialiasing
+DETAIL_SPAN = 100  # layers the detail shows when a large result arrives
+POINTS_MAX = 600  # the detail draws its points (clickable) up to this many; more: the curve only
+WORST_MARKS = 10  # the worst layers marked (by the metric's own value)
+COLOR_WORST = "#d62728"
 
 
 class LayerErrorPlot(QWidget):
@@ -116,13 +129,56 @@ class LayerErrorPlot(QWidget):
         p.addItem(self.empty)
         self._y_extent: tuple[float, float] | None = None
         p.getViewBox().sigResized.connect(self._headroom)
+        self.worst_marks = pg.ScatterPlotItem(symbol="t", size=11, pen=pg.mkPen(COLOR_WORST, width=1.5), brush=pg.mkBrush(None))
+        self.worst_marks.setZValue(15)
+        self.worst_marks.opts.update(hoverable=True, tip=self._tip)
+        self.worst_marks.sigClicked.connect(self._points_clicked)
+        p.addItem(self.worst_marks, ignoreBounds=True)
+        self._full: dict[str, dict] = {}  # per series: every drawn point (x, y, layer position) and curve
+        self.worst_layers: list[int] = []  # positions in result.layers, worst first (the marks)
+        self.big = False
+        self._syncing = False
+        self._build_overview()
+        p.getViewBox().sigXRangeChanged.connect(self._detail_moved)
+        p.scene().sigMouseClicked.connect(self._scene_clicked)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(bar)
         lay.addWidget(self.title)
         lay.addWidget(self.plot, 1)
+        lay.addWidget(self.overview)
         self.redraw()
+
+    def _build_overview(self) -> None:
+        """The whole model in a strip below the detail: decimated curves, the worst layers marked,
+        and the range the detail shows (drag it, or click where to look)."""
+        self.overview = pg.PlotWidget()
+        style_plot(self.overview)
+        o = self.overview.getPlotItem()
+        o.setMenuEnabled(False)
+        o.hideButtons()
+        o.setMouseEnabled(x=False, y=False)
+        o.hideAxis("left")
+        o.setClipToView(True)
+        o.setDownsampling(auto=True, mode="peak")  # min and max per pixel: a spike is never lost
+        self.overview.setFixedHeight(max(70, 5 * self.fontMetrics().height()))
+        self.overview.setToolTip("Every layer; the band is the range shown above: drag it or its edges, or click where to look. "
+                                 "▼ the worst layers")  # fmt: skip
+        self.overview_curves: dict[str, pg.PlotDataItem] = {}
+        for name in ("accumulated", "isolated"):
+            color = self.styles[name][0]
+            c = pg.PlotDataItem(pen=pg.mkPen(color, width=1), antialias=False, connect="finite")
+            o.addItem(c)
+            self.overview_curves[name] = c
+        self.overview_marks = pg.ScatterPlotItem(symbol="t", size=8, pen=pg.mkPen(COLOR_WORST), brush=pg.mkBrush(COLOR_WORST))
+        o.addItem(self.overview_marks)
+        self.region = pg.LinearRegionItem(brush=brush(COLOR_B, 40))
+        self.region.setZValue(10)
+        o.addItem(self.region, ignoreBounds=True)
+        self.region.sigRegionChanged.connect(self._region_moved)
+        self.overview.scene().sigMouseClicked.connect(self._overview_clicked)
+        self.overview.hide()
 
     # ------------------------------------------------------------------ inputs
     @property
@@ -137,10 +193,14 @@ class LayerErrorPlot(QWidget):
         self.redraw()
 
     def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None:
+        if result is None and self.baseline is None:
+            return  # nothing changes (a 1,500-layer redraw saved)
         self.baseline, self.baseline_label = result, label
         self.redraw()
 
     def set_sample(self, result: ComparisonResult | None, label: str = "") -> None:
+        if result is None and self.sample is None:
+            return
         self.sample, self.sample_label = result, label
         self.redraw()
 
@@ -148,9 +208,41 @@ class LayerErrorPlot(QWidget):
         """Ring the layer of B's op `op_index` (None: no selection)."""
         self.selected = op_index
         self._draw_ring()
+        if self.big and self.result is not None:
+            i = self.layer_position(op_index)
+            x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
+            if i is not None and not x0 <= self.result.layers[i].op_index <= x1:
+                self._place_window(float(self.result.layers[i].op_index))
 
     # ------------------------------------------------------------------ drawing
     def redraw(self) -> None:
+        """Draw the runs; a large result (BIG_LAYERS) on a plot out of sight (another tab) is
+        drawn when the plot is shown (`showEvent`): three plots redrawn at once cost 50 ms."""
+        big = sum(len(run.layers) for run in (self.result, self.baseline, self.sample) if run is not None) > BIG_LAYERS
+        if big and not self.isVisible():
+            self._stale = True
+            return
+        if big:  # one redraw for the result, baseline and sample that change together, after the event
+            if not self._stale:
+                self._stale = True
+                QTimer.singleShot(0, self.ensure_drawn)
+            return
+        self._stale = False
+        self._redraw()
+
+    _stale = False
+
+    def showEvent(self, e) -> None:  # noqa: N802
+        super().showEvent(e)
+        self.ensure_drawn()  # what was deferred while out of sight
+
+    def ensure_drawn(self) -> None:
+        """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
+        if self._stale and isValid(self):
+            self._stale = False
+            self._redraw()
+
+    def _redraw(self) -> None:
         key = self.metric_key
         choice = metric_spec(key)
         p = self.plot.getPlotItem()
@@ -165,11 +257,11 @@ class LayerErrorPlot(QWidget):
         ]
         p.setLogMode(y=choice.log)
         p.setLabel("bottom", "op index in model B (quantized)")
-        n = max((layer.op_index for layer in r.layers), default=0) + 1 if r is not None else 0
-        step = next(v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if n / v <= 25)
-        p.getAxis("bottom").setTickSpacing(major=step, minor=step)  # op indices are integers
+        n = max((layer.op_index for run in (r, self.baseline, self.sample) if run is not None for layer in run.layers), default=0) + 1
+        self._tick_spacing(n)
         top = exact_sqnr_position(self.baseline, r, self.sample)
         shown_y: list[float] = []
+        self._full = {}
         for name, res, iso, label in runs:
             curve, pts = self.curves[name], self.points[name]
             s = layer_series(res, key, isolated=iso, name=label, exact_at=top) if res is not None else None
@@ -189,14 +281,19 @@ class LayerErrorPlot(QWidget):
             ok = np.isfinite(plot_y) & s.drawn()
             shown_y.extend(plot_y[ok].tolist())
             on_curve = order[~np.asarray(s.shape_only, bool)[order]] if s.shape_only else order
-            curve.setData(x[on_curve], plot_y[on_curve])
-            pts.setData(
-                x=x[ok], y=plot_y[ok],
-                data=[(name, int(i), res) for i in np.flatnonzero(ok)],
-            )
+            at = np.flatnonzero(ok)
+            by_x = np.argsort(x[at], kind="stable")  # points in x order: the detail slices them by its range
+            self._full[name] = {"x": x[at][by_x], "y": plot_y[at][by_x], "i": at[by_x], "res": res,
+                                "cx": x[on_curve], "cy": plot_y[on_curve]}
             color, _style, symbol = self.styles[name]
             legend.append((label, f"<span style='white-space:nowrap'><span style='color:{color}'>{MARKS[symbol]}</span>&nbsp;"
                                   f"{html.escape(label)}</span>"))  # an entry never wraps inside itself
+        n_layers = len(r.layers) if r is not None else 0
+        self.big = n_layers > BIG_LAYERS
+        self._rank_worst(key)
+        if self.worst_layers:
+            legend.append(("worst", f"<span style='white-space:nowrap'><span style='color:{COLOR_WORST}'>▽</span>&nbsp;"
+                                    f"{len(self.worst_layers)} worst ({html.escape(self._worst_basis)})</span>"))
         self.legend_labels = [lab for lab, _ in legend]
         self.legend.setText("&nbsp;&nbsp;&nbsp; ".join(h for _, h in legend))  # breaks only between entries
         has_inf = any(n == EXACT_NOTE or "∞ line" in n for s in self.series.values() for n in s.notes)
@@ -211,17 +308,175 @@ class LayerErrorPlot(QWidget):
             left.setTicks(None)
         self.empty.setVisible(r is None and self.baseline is None)
         show_frame(p, not self.empty.isVisible())  # no 0..1 axes around the hint
+        self.overview.setVisible(self.big and not self.empty.isVisible())
         if self.empty.isVisible():
             self.empty.setPos(0.5, 0.5)
             p.setXRange(0, 1)
             p.setYRange(0, 1)
+            self._fill_window()
+        elif self.big:
+            self._show_overview()
+            lo_y, hi_y = (min(shown_y), max(shown_y)) if shown_y else (0.0, 1.0)
+            p.enableAutoRange(x=False, y=False)
+            self._y_extent = (lo_y, max(hi_y, top) if self.exact_line.isVisible() else hi_y)
+            self._syncing = True  # one fill below, not one per range signal
+            try:
+                self._place_window(self._window_centre())
+                self._headroom()
+                self.region.setRegion(self.plot.getPlotItem().getViewBox().viewRange()[0])
+            finally:
+                self._syncing = False
+            self._fill_window()
         else:
+            self._fill_window()
             self._draw_ring()  # at the new metric's height before the axes fit the data
             p.enableAutoRange()
             self._y_extent = (min(shown_y), max(max(shown_y), top)) if self.exact_line.isVisible() and shown_y else None
             self._headroom()
         self._draw_ring()
         self._set_title()
+
+    # ------------------------------------------------------------------ large results: overview + detail
+    def _rank_worst(self, key: str) -> None:
+        """The WORST_MARKS worst layers by the metric's own value: of each layer's own (isolated)
+        error when the run has it (the accumulated curve's worst are simply its deepest layers),
+        else of the accumulated error."""
+        self.worst_layers, self._worst_basis = [], ""
+        s = self.series.get("isolated") or self.series.get("accumulated")
+        if s is None or self.result is None or len(self.result.layers) <= 20:
+            self.worst_marks.setData([])
+            self.overview_marks.setData([])
+            return
+        drawn = s.drawn()
+        vals = [v if drawn[k] else None for k, v in enumerate(s.raw)]
+        order = worst_first(vals, higher_is_better=metric_spec(key).higher_is_better)
+        self.worst_layers = order[:WORST_MARKS]
+        self._worst_basis = "own error" if s is self.series.get("isolated") else "accumulated"
+        full = self._full["isolated" if s is self.series.get("isolated") else "accumulated"]
+        at = {int(i): k for k, i in enumerate(full["i"])}
+        pos = [at[i] for i in self.worst_layers if i in at]
+        xs, ys = full["x"][pos], full["y"][pos]
+        self.worst_marks.setData(x=xs, y=ys, data=[("worst", i, self.result) for i in self.worst_layers if i in at])
+        self.overview_marks.setData(x=xs, y=ys)
+
+    def _show_overview(self) -> None:
+        for name, c in self.overview_curves.items():
+            f = self._full.get(name)
+            c.setData(f["cx"], f["cy"]) if f is not None else c.setData([], [])
+        xs = self._full["accumulated"]["x"] if "accumulated" in self._full else np.array([0.0, 1.0])
+        lo, hi = (float(xs.min()), float(xs.max())) if xs.size else (0.0, 1.0)
+        self.region.setBounds((lo - 1, hi + 1))
+        o = self.overview.getPlotItem()
+        o.setXRange(lo - 1, hi + 1, padding=0)
+        ys = np.concatenate([f["cy"][np.isfinite(f["cy"])] for f in self._full.values()] or [np.zeros(1)])
+        y0, y1 = (float(ys.min()), float(ys.max())) if ys.size else (0.0, 1.0)
+        o.setYRange(y0, y1 if y1 > y0 else y0 + 1.0, padding=0.08)  # set once: no auto range over every point per paint
+
+    def _window_centre(self) -> float:
+        """Where the detail looks when a result arrives: the selected layer, else the worst."""
+        r = self.result
+        i = self.layer_position(self.selected)
+        if i is None and self.worst_layers:
+            i = self.worst_layers[0]
+        if r is None or i is None:
+            return DETAIL_SPAN / 2
+        return float(r.layers[i].op_index)
+
+    def _place_window(self, centre: float, span: float | None = None) -> None:
+        x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
+        span = span if span is not None else (x1 - x0 if self._window_set else DETAIL_SPAN)
+        self._window_set = True
+        self.plot.getPlotItem().setXRange(centre - span / 2, centre + span / 2, padding=0)
+
+    _window_set = False
+
+    def _detail_moved(self, *_args) -> None:
+        if self._syncing:
+            return
+        self._syncing = True
+        try:
+            if self.big:
+                x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
+                self.region.setRegion((x0, x1))
+            self._fill_window()
+        finally:
+            self._syncing = False
+
+    def _region_moved(self) -> None:
+        if self._syncing or not self.big:
+            return
+        self._syncing = True
+        try:
+            x0, x1 = self.region.getRegion()
+            self.plot.getPlotItem().setXRange(x0, x1, padding=0)
+            self._fill_window()
+        finally:
+            self._syncing = False
+
+    def _overview_clicked(self, ev) -> None:
+        vb = self.overview.getPlotItem().getViewBox()
+        if not self.big or not vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        x = vb.mapSceneToView(ev.scenePos()).x()
+        x0, x1 = self.region.getRegion()
+        if not x0 <= x <= x1:
+            self._place_window(x)
+
+    def _tick_spacing(self, span: float) -> None:
+        """Integer ticks (op indices), about 25 over `span` layers (the detail's range when large:
+        a spacing made for a few layers drew thousands of labels over 1,500)."""
+        step = next(v for v in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 10**9) if span / v <= 25)
+        if step != getattr(self, "_step", None):
+            self._step = step
+            self.plot.getPlotItem().getAxis("bottom").setTickSpacing(major=step, minor=step)
+
+    def _fill_window(self) -> None:
+        """Curves and points of every series: all of them (a small result), or those in the
+        detail's range (a large one, with a layer's margin so lines leave the view)."""
+        if self.big:
+            x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
+            self._tick_spacing(x1 - x0)
+        for name in self.styles:
+            curve, pts = self.curves[name], self.points[name]
+            f = self._full.get(name)
+            if f is None:
+                curve.setData([], [])
+                pts.setData([])
+                continue
+            cx, cy, x = f["cx"], f["cy"], f["x"]
+            if self.big:
+                a, b = np.searchsorted(x, [x0 - 1, x1 + 1])
+                sel = (cx >= x0 - 1) & (cx <= x1 + 1)
+                cx, cy = cx[sel], cy[sel]
+            else:
+                a, b = 0, len(x)
+            curve.setData(cx, cy, antialias=not self.big)
+            pts.opts["antialias"] = not self.big
+            if self.big and b - a > POINTS_MAX:
+                pts.setData([])  # zoomed far out: the curve (clicks find the nearest layer)
+                continue
+            res = f["res"]
+            pts.setData(x=x[a:b], y=f["y"][a:b], data=[(name, int(i), res) for i in f["i"][a:b]])
+
+    def _scene_clicked(self, ev) -> None:
+        """A click beside the points (or with no points drawn, zoomed far out): the nearest layer
+        of the accumulated curve within a few pixels."""
+        if ev.isAccepted() or self.result is None or "accumulated" not in self._full:
+            return
+        vb = self.plot.getPlotItem().getViewBox()
+        if not vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        f = self._full["accumulated"]
+        if not len(f["x"]):
+            return
+        p = vb.mapSceneToView(ev.scenePos())
+        k = int(np.clip(np.searchsorted(f["x"], p.x()), 0, len(f["x"]) - 1))
+        near = [j for j in (k - 1, k) if 0 <= j < len(f["x"])]
+        j = min(near, key=lambda j: abs(f["x"][j] - p.x()))
+        px = vb.mapViewToScene(pg.Point(f["x"][j], f["y"][j]))
+        if (px - ev.scenePos()).manhattanLength() <= 12:
+            ev.accept()
+            self.click_layer(int(f["i"][j]))
 
     def _headroom(self, *_args) -> None:
         """With the ∞ line drawn at the top, keep a text line of room above it for its label
@@ -270,6 +525,8 @@ class LayerErrorPlot(QWidget):
 
     def _tip(self, x, y, data) -> str:
         name, i, res = data
+        if name == "worst":  # a mark of the worst layers
+            return "one of the worst layers · " + self._tip(x, y, ("accumulated", i, res))
         s = self.series.get(name)
         if s is None or res is None:
             return ""
@@ -281,6 +538,9 @@ class LayerErrorPlot(QWidget):
         if not len(points):
             return
         name, i, res = points[0].data()
+        if name == "worst":
+            self.click_layer(i)
+            return
         if res is self.result or self.result is None:
             self.click_layer(i)
             return
@@ -299,5 +559,11 @@ class LayerErrorPlot(QWidget):
 
     def point_data(self, name: str = "accumulated") -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of the drawn points of one series (y in axis units: log10 on a log axis)."""
-        x, y = self.points[name].getData()
-        return np.asarray(x), np.asarray(y)
+        self.ensure_drawn()
+        f = self._full.get(name)
+        if f is None:
+            return np.array([]), np.array([])
+        if not self.big:
+            x, y = self.points[name].getData()
+            return np.asarray(x), np.asarray(y)
+        return f["x"].copy(), f["y"].copy()  # every layer's point (the detail draws those in its range)

@@ -95,11 +95,15 @@ PREFERRED_SIZE = (1400, 900)
 FRAME_ALLOWANCE = (16, 48)  # window borders and title bar, outside the size a window is resized to
 
 
+SCREEN_SHARE = 0.9  # of a larger screen's available area the first window takes
+
+
 def window_size(available_w: int, available_h: int, preferred: tuple[int, int] = PREFERRED_SIZE) -> tuple[int, int]:
-    """First size of the main window: the preferred size, shrunk to the screen's available area
-    (a 1280×800 laptop got a 1400×900 window, partly off screen)."""
-    w = min(preferred[0], available_w - FRAME_ALLOWANCE[0])
-    h = min(preferred[1], available_h - FRAME_ALLOWANCE[1])
+    """First size of the main window: SCREEN_SHARE of the screen's available area, at least the
+    preferred size, and never more than the area (a 1280×800 laptop got a 1400×900 window, partly
+    off screen; a 1920×1080 screen got 1400×900, the Requantize tab clipped in it)."""
+    w = min(max(preferred[0], round(available_w * SCREEN_SHARE)), available_w - FRAME_ALLOWANCE[0])
+    h = min(max(preferred[1], round(available_h * SCREEN_SHARE)), available_h - FRAME_ALLOWANCE[1])
     return max(w, 320), max(h, 240)
 
 
@@ -154,3 +158,55 @@ def fit_inside_screen(window) -> None:
     y = min(max(frame.y(), area.y()), area.y() + area.height() - frame.height())
     if (x, y) != (frame.x(), frame.y()):
         window.move(x, y)
+
+
+class ElidedLabel(QLabel):
+    """A one-line label that never asks for the width of its text: a long file name is drawn cut
+    in the middle with "…" (its start and its end stay readable) and shown whole in the tooltip,
+    so a 107-character name can not make the window wider than the screen nor squeeze the other
+    pane. `text()` is the whole text."""
+
+    def __init__(self, text: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self._full = ""
+        self._tip: str | None = None
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setText(text)
+
+    def text(self) -> str:  # type: ignore[override]
+        return self._full
+
+    def shown_text(self) -> str:
+        return super().text()
+
+    def setText(self, text: str) -> None:  # type: ignore[override]
+        self._full = text or ""
+        self._elide()
+
+    def setToolTip(self, tip: str) -> None:  # type: ignore[override]
+        """An explicit tooltip (a path) replaces the default one (the whole text when cut)."""
+        self._tip = tip or None
+        self._elide()
+
+    def minimumSizeHint(self):  # noqa: N802
+        s = super().minimumSizeHint()
+        s.setWidth(min(s.width(), self.fontMetrics().horizontalAdvance("…" * 6)))
+        return s
+
+    def sizeHint(self):  # noqa: N802
+        s = super().sizeHint()
+        s.setWidth(min(self.fontMetrics().horizontalAdvance(self._full) + 8, 480))
+        return s
+
+    def _elide(self) -> None:
+        width = max(self.contentsRect().width(), 20)
+        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, width)
+        super().setText(shown)
+        cut = shown != self._full
+        QLabel.setToolTip(self, self._tip if self._tip is not None else (self._full if cut else ""))
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        if e.oldSize().width() != e.size().width():
+            self._elide()
