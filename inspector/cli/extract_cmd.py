@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import argparse
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.sample_flags import (
+    add_sample_flags,
+    input_mapping_note,
+    sample_settings,
+    use_example_inputs,
+)
 
 
 def add_parser(sub) -> None:
@@ -57,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
     lsb = ", ".join(f"{v:g}" for v in ex.xnnpack_max_lsb.values()) or "-"
     print(f"op {ex.op_index} ({ex.op_type}) over {ex.samples} samples -> {args.out}: reference kernels {exact} "
           f"with the full model; XNNPACK max difference {lsb} LSB; run: python {out / 'run.py'}")  # fmt: skip
-    if note:
-        import sys
+    import sys
 
-        print(note, file=sys.stderr)
+    for line in (note, input_mapping_note(args, "extract", args.quant_model)):
+        if line:
+            print(line, file=sys.stderr)
     return 0

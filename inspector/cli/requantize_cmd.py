@@ -17,7 +17,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from inspector.cli.sample_flags import add_sample_flags, sample_settings, use_example_inputs
+from inspector.cli.sample_flags import (
+    add_sample_flags,
+    input_mapping_note,
+    sample_settings,
+    use_example_inputs,
+)
 from inspector.core.errors import InputError
 from inspector.core.requantize.plan import Plan
 from inspector.core.samples.settings import SampleSettings
@@ -158,9 +163,11 @@ def run(args: argparse.Namespace) -> int:
     note = ""
     if args.samples is None and not args.plan:  # --samples N: N random (it excludes --inputs here); a plan has its own
         note = use_example_inputs(args, "requantize", (args.model, args.quant or args.calibrate_from))
+    mapping = input_mapping_note(args, "requantize", args.model)
     code = _run(args)
-    if note:
-        print(note, file=sys.stderr)
+    for line in (note, mapping):
+        if line:
+            print(line, file=sys.stderr)
     return code
 
 

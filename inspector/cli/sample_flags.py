@@ -109,3 +109,22 @@ def sample_flags(settings: SampleSettings) -> str:
     if settings.carry_state:
         flags += " --stateful"
     return flags
+
+
+def input_mapping_note(args: argparse.Namespace, command: str, model: str | None) -> str:
+    """The line saying which array of --inputs feeds which model input, where an array is not
+    named after its input (as compare's source line says it); "" otherwise. Commands that print no
+    source line of their own (requantize, suggest, extract) print it on stderr, so no array is used
+    silently. A file the run will refuse is left to the run (one line there)."""
+    if not getattr(args, "inputs", None) or not model or str(model).lower().endswith((".h5", ".keras")):
+        return ""
+    from inspector.core.errors import InspectorError
+    from inspector.core.samples.sources import open_source
+    from inspector.core.tflite.model import load_model
+    from inspector.core.tflite.signatures import select_signature
+
+    try:
+        source = open_source(select_signature(load_model(model), getattr(args, "signature", None)), None, sample_settings(args))
+    except (InspectorError, OSError, ValueError):
+        return ""
+    return f"{command}: inputs: {source.description}" if "feed" in source.description else ""

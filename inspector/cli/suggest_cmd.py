@@ -12,6 +12,7 @@ import sys
 
 from inspector.cli.sample_flags import (
     add_sample_flags,
+    input_mapping_note,
     sample_flags,
     sample_settings,
     use_example_inputs,
@@ -84,9 +85,11 @@ def run(args: argparse.Namespace) -> int:
     """Both routes; on the bundled example pair without --inputs, its bundled inputs (as compare
     and report: random samples clip where the real ones do not, and Suggest chased that)."""
     note = use_example_inputs(args, "suggest")
+    mapping = input_mapping_note(args, "suggest", args.float_model)
     code = _run(args)
-    if note:
-        print(note, file=sys.stderr)
+    for line in (note, mapping):
+        if line:
+            print(line, file=sys.stderr)
     return code
 
 

@@ -55,3 +55,23 @@ def test_cli_compare_says_which_array_feeds_which_input(digits, tmp_path, capsys
     assert main(["compare", f, q, "--inputs", str(path), "--no-isolated", "--json", str(out)]) == 0
     said = f"(array 'pixels' feeds input '{INPUT}')"
     assert said in capsys.readouterr().out and said in json.loads(out.read_text())["inputs"]
+
+
+def test_requantize_suggest_and_extract_say_it_too(digits, tmp_path, capsys):
+    """They print no source line of their own: the mapping is one stderr line (before: silent)."""
+    path = tmp_path / "pixels.npz"
+    np.savez(path, pixels=digits["image"], labels=digits["labels"])
+    f, q = (str(p) for p in example_pair())
+    said = f"(array 'pixels' feeds input '{INPUT}')"
+    runs = {
+        "requantize": ["requantize", f, q, "--recalibrate", "op:1", "--inputs", str(path), "--out", str(tmp_path / "r.tflite")],
+        "suggest": ["suggest", f, q, "--inputs", str(path), "--target-sqnr", "20", "--max-float-layers", "1"],
+        "extract": ["extract", q, "--op", "2", "--inputs", str(path), "--out", str(tmp_path / "x")],
+    }
+    for command, argv in runs.items():
+        assert main(argv) == 0, command
+        err = capsys.readouterr().err
+        assert f"{command}: inputs: 6 samples from pixels.npz {said}" in err, (command, err)
+    np.savez(path, image=digits["image"], labels=digits["labels"])  # named after its input: nothing to say
+    assert main(runs["extract"][:-1] + [str(tmp_path / "y")]) == 0
+    assert "feeds input" not in capsys.readouterr().err
