@@ -537,6 +537,13 @@ class Outputs:
 _ACTIVE: contextvars.ContextVar[Outputs | None] = contextvars.ContextVar("inspector_outputs", default=None)
 
 
+def leave_outputs() -> None:
+    """Outside any transaction from now on in this context: a worker process forked from a
+    command inherits the command's, which only the command commits, so what the worker writes
+    (the Keras twin cache) stayed staged as temporary files and was never written."""
+    _ACTIVE.set(None)
+
+
 def active_outputs() -> Outputs | None:
     """The transaction of the running command, if any."""
     return _ACTIVE.get()

@@ -101,7 +101,7 @@ def test_integer_input_model_names_its_input_range_and_widens_it(zoo_models):
 def test_per_tensor_depthwise_spread_names_the_equalize_chain(zoo_models, decades):
     """Depthwise channels spread over 2 / 3 decades under per-tensor weights (DFQ's failure): the
     root cause is channel_imbalance at the first depthwise producer, the fix one equalize chain of
-    the three depthwise -> 1x1 pairs, and it brings held-out accuracy to >= 95 % (float ~95-96 %)."""
+    the three depthwise -> 1x1 pairs, and it brings held-out accuracy back to the float model's (93.5-96 %, by training run)."""
     models, npz = zoo_models
     f, q = str(models[f"dw{decades}_float"]), str(models[f"dw{decades}_int8"])
     opts = CompareOptions(samples=SampleSettings(SAMPLES, source=str(npz)))
@@ -127,7 +127,11 @@ def test_per_tensor_depthwise_spread_names_the_equalize_chain(zoo_models, decade
     acc = {k: 100 * np.mean(_outputs(m, images[rest]).reshape(len(labels[rest]), -1).argmax(1) == labels[rest])
            for k, m in (("float", f), ("int8", q), ("fixed", fixed.model_bytes))}  # fmt: skip
     assert acc["int8"] < acc["float"] - 5
-    assert acc["fixed"] >= 95.0, acc
+    # the fix gives back the float model's accuracy (within 1.5 points) and >= 90 % of the drop;
+    # the float model's own accuracy varies by a point or two with the training run (93.5-96 %
+    # measured), so an absolute 95 % would test the training, not the fix
+    assert acc["fixed"] >= acc["float"] - 1.5, acc
+    assert acc["fixed"] - acc["int8"] >= 0.9 * (acc["float"] - acc["int8"]), acc
 
 
 def test_healthy_twin_is_quiet(zoo_models):

@@ -130,3 +130,18 @@ def test_a_repeated_keras_comparison_is_read_back_without_running_it(keras_model
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got == {"same": True, "calls": ["again", "again"]}  # the repeat read back; other inputs and options ran
     assert len(list((tmp_path / "cache" / "tflite-inspector" / "prepared").glob("keras-compare-*.pickle"))) == 3
+
+
+def test_an_entry_that_no_longer_holds_is_rebuilt(cache, example_pair, tmp_path):
+    """A value read back that names files gone since (a Keras comparison names its twin, which the
+    twin cache may have dropped) is built again, not returned: before, `compare` of a Keras model
+    answered 'cannot read the file' for the twin a stale entry named."""
+    f, q = (str(p) for p in example_pair)
+    twin = tmp_path / "twin.tflite"
+    twin.write_bytes(b"x")
+    build, calls = _counting({"twin": str(twin)})
+    valid = lambda v: __import__("os").path.exists(v["twin"])  # noqa: E731
+    assert prepared_cache.kept("t", (f, q), (1,), build, valid) == {"twin": str(twin)} and len(calls) == 1
+    assert prepared_cache.kept("t", (f, q), (1,), build, valid) and len(calls) == 1  # read back
+    twin.unlink()
+    assert prepared_cache.kept("t", (f, q), (1,), build, valid) and len(calls) == 2  # stale: built again

@@ -71,3 +71,28 @@ def test_only_the_commands_own_process_forks_its_worker():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, cwd=REPO)
     assert out.stdout.split()[-1] == "True"
+
+
+_IN_TRANSACTION = r"""
+import os, sys
+from inspector.core.runtime.worker import run_isolated, start_default_worker
+from inspector.core.writing import outputs
+from tests.helpers.worker_probe import write_cache_file
+
+with outputs(()):
+    start_default_worker(fork=True)  # forked inside the command's transaction, as compare does
+    print(run_isolated(write_cache_file, sys.argv[1]), os.path.exists(sys.argv[1]))
+"""
+
+
+def test_a_worker_forked_inside_a_command_writes_its_own_files(tmp_path):
+    """The forked worker inherited the command's output transaction, so what it wrote (the Keras
+    twin cache) was staged as temporary files only the command could commit: never written, and
+    every later Keras `compare` failed with 'cannot read the file' for the twin."""
+    target = tmp_path / "twin.tflite"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", _IN_TRANSACTION, str(target)], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=REPO)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "True"] and target.read_bytes() == b"cache"
+    assert [p.name for p in tmp_path.iterdir()] == ["twin.tflite"]  # no staged temporary left beside it

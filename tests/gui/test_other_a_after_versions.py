@@ -40,9 +40,9 @@ def test_versions_made_here_survive_another_a_and_come_back_with_their_pair(qtbo
     v1 = str(tmp_path / "v1_edit.tflite")
     shutil.copyfile(fb, v1)
     rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
-    with qtbot.waitSignal(c.models_changed, timeout=20000):
+    with qtbot.waitSignal(c.pair_changed, timeout=20000):
         rq.switch_to(1)
-    with qtbot.waitSignal(c.models_changed, timeout=20000):
+    with qtbot.waitSignal(c.pair_changed, timeout=20000):
         open_wait(qtbot, window, "A", str(fixture_path("float")))
     qtbot.waitUntil(lambda: same_file(c.models["B"].path, fb), timeout=20000)
     assert len(rq.versions) == 1  # the other pair's own v0
@@ -51,7 +51,7 @@ def test_versions_made_here_survive_another_a_and_come_back_with_their_pair(qtbo
     qtbot.waitUntil(lambda: len(rq.versions) == 2, timeout=20000)
     assert [Path(v.path).name for v in rq.versions] == [Path(fb).name, Path(v1).name]
     assert rq.versions[1].name == "v1 edit" and rq.state.current == 0 and same_file(c.models["B"].path, fb)
-    with qtbot.waitSignal(c.models_changed, timeout=20000):
+    with qtbot.waitSignal(c.pair_changed, timeout=20000):
         rq.switch_to(1)  # and it is usable: model B becomes v1
     assert same_file(c.models["B"].path, v1)
 
@@ -67,7 +67,7 @@ def test_another_version_of_b_keeps_the_selected_layer(qtbot, window, example_pa
     rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
     c.select_op("B", 4)
     name = c.models["B"].main.tensors[c.models["B"].main.ops[4].outputs[0]].name
-    with qtbot.waitSignal(c.models_changed, timeout=20000):
+    with qtbot.waitSignal(c.pair_changed, timeout=20000):
         rq.switch_to(1)
     assert same_file(c.models["B"].path, v1)
     sel = c.selection

@@ -10,6 +10,7 @@ layers fused into it) is fed B's dequantized input tensor, so its error is its o
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -214,14 +215,21 @@ def compare_keras_kept(model_path: str, quant_path: str, options: CompareOptions
     inputs were compared with these options before (`runtime.prepared_cache`: keyed by the three
     files' content, the paths the result names, the options, the code and TensorFlow's version):
     TensorFlow is then not even imported."""
-    from inspector.core.keras.twin_cache import tool_fingerprint
+    from inspector.core.keras.twin_cache import default_cache_root, tool_fingerprint
     from inspector.core.runtime.prepared_cache import kept
 
     opts = options or CompareOptions()
     src = opts.samples.source
     paths = [str(model_path), str(quant_path), *([str(src)] if src is not None else [])]
-    extra = (paths, sorted(opts.to_json().items(), key=lambda kv: kv[0]).__repr__(), tool_fingerprint())
-    return kept("keras-compare", paths, extra, lambda: compare_keras(model_path, quant_path, opts, task))
+    # the twins' folder too: the result names the twin it compared, which lives there
+    extra = (paths, sorted(opts.to_json().items(), key=lambda kv: kv[0]).__repr__(), tool_fingerprint(), str(default_cache_root()))
+    return kept("keras-compare", paths, extra, lambda: compare_keras(model_path, quant_path, opts, task), valid=_twins_exist)
+
+
+def _twins_exist(kc: KerasComparison) -> bool:
+    """A comparison read back names files of the twin cache: valid while they are still there."""
+    named = [kc.result.float_path, kc.result.quant_path, *(v for k, v in kc.float_info.items() if k.endswith("path") and isinstance(v, str))]
+    return all(os.path.exists(p) for p in named)
 
 
 def compare_keras_in_worker(model_path: str, quant_path: str, options: CompareOptions | None = None, *, task: TaskState | None = None,

@@ -90,10 +90,11 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T]) -> T:
+def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T], valid: Callable[[T], bool] | None = None) -> T:
     """`build()`'s value for these files (models, or a folder: `content_digest`), from the disk
     cache when it holds it (see the module doc); `kind` names what is built (part of the entry's
-    name); `extra` is everything else the value depends on (its repr is part of the key)."""
+    name); `extra` is everything else the value depends on (its repr is part of the key); `valid`:
+    whether a value read back still holds (e.g. the files it names still exist), else rebuilt."""
     try:
         if os.environ.get("TFLITE_INSPECTOR_NO_DISK_CACHE") or sum(_size(p) for p in paths) > MAX_MODEL_BYTES:
             return build()
@@ -104,8 +105,9 @@ def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T]) 
     try:
         with open(entry, "rb") as f:
             value = pickle.load(f)
-        os.utime(entry)  # recently used: kept longer
-        return value
+        if valid is None or valid(value):
+            os.utime(entry)  # recently used: kept longer
+            return value
     except FileNotFoundError:
         pass
     except Exception:  # noqa: BLE001 - a corrupt or foreign entry is rebuilt (and replaced)

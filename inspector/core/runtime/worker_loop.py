@@ -33,6 +33,9 @@ def worker_main(conn, cancel_event, memory_limit: int | None = None) -> None:
     from inspector.core.runtime.delegate_notice import swallow
 
     swallow()  # LiteRT's "Created TensorFlow Lite XNNPACK delegate" line never reaches the terminal
+    from inspector.core.writing import leave_outputs
+
+    leave_outputs()  # a forked worker inherits the command's output transaction: its own files (caches) are written, not staged
     if memory_limit:
         import resource
 
