@@ -256,6 +256,7 @@ def suggest_surgical(
             notes.append(f"{label}: measured {v - current:+.2f} dB on the held-out samples, not kept")
             continue
         chosen.extend(edits)
+        notes.extend(f"{label}: {c.statement()}" for c in res.float_changes)  # relu6_equalize: the float function changed
         ops = tuple(o for e in edits for o in e.ops)
         q = qm.main.ops[ops[0]]
         result.steps.append(Step(ops, q.type, label, edits[0].kind, v - current, v, res.size_bytes,
@@ -326,16 +327,19 @@ def suggest_surgical(
 
 
 def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str]) -> list[tuple[str, tuple[Edit, ...]]]:
-    """(label, edits) of the whole-model edits that apply: the DFQ equalize chain, the widening of
-    each integer model input whose real values clip."""
+    """(label, edits) of the whole-model edits that apply: the DFQ equalize chain (with its ReLU6
+    producers, `relu6_equalize`, when allowed), the widening of each integer model input whose real
+    values clip."""
     from inspector.core.requantize.imbalance import dfq_chain
     from inspector.core.requantize.input_clip import input_clips
 
     out: list[tuple[str, tuple[Edit, ...]]] = []
-    chain = dfq_chain(fm, qm, pairing) if "equalize" in kinds else None
+    chain = dfq_chain(fm, qm, pairing, relu6="relu6_equalize" in kinds) if "equalize" in kinds else None
     if chain is not None:
-        out.append((f"equalize {len(chain.pairs)} depthwise pair(s) ({', '.join(f'{p.producer}->{p.consumer}' for p in chain.pairs)})",
-                    tuple(Edit("equalize", f"op:{p.producer}", None, (p.producer, p.consumer)) for p in chain.pairs)))
+        six = (f", ReLU6 -> ReLU at op(s) {', '.join(map(str, chain.relu6))} (changes the float function, measured)"
+               if chain.relu6 else "")
+        out.append((f"equalize {len(chain.pairs)} depthwise pair(s) ({', '.join(f'{p.producer}->{p.consumer}' for p in chain.pairs)}){six}",
+                    tuple(Edit(chain.edit, f"op:{p.producer}", None, (p.producer, p.consumer)) for p in chain.pairs)))
     if "input_range" in kinds:
         for op, clip in input_clips(qm, samples).items():
             out.append((f"widen model input '{clip.name}' ({100 * clip.share:.1f}% of its real values clipped)",
