@@ -95,14 +95,16 @@ def relu6_producers(qm: Model, producers: Sequence[int]) -> tuple[int, ...]:
 
 
 def relu_float_bytes(fm: Model, float_ops: Sequence[int]) -> bytes:
-    """A's bytes with the fused activation of `float_ops` (A's op indices) set to RELU."""
+    """A's bytes with the fused activation of `float_ops` (A's op indices) set to RELU; InputError
+    when one ends in neither ReLU6 nor ReLU (a ReLU6 A computes as a separate op is not replaced)."""
     m = fe.read(Path(fm.path).read_bytes())
     sg = m.subgraphs[fm.main.index]
+    act = schema.ActivationFunctionType
     for i in float_ops:
         opts = sg.operators[i].builtinOptions
-        if opts is None or not hasattr(opts, "fusedActivationFunction"):
-            raise InputError(f"the float model's op {i} has no fused activation to replace", fm.path)
-        opts.fusedActivationFunction = schema.ActivationFunctionType.RELU
+        if opts is None or getattr(opts, "fusedActivationFunction", None) not in (act.RELU6, act.RELU):
+            raise InputError(f"relu6_equalize: the float model's op {i} does not end in a fused ReLU6", fm.path)
+        opts.fusedActivationFunction = act.RELU
     return fe.write(m)
 
 

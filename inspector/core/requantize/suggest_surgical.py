@@ -57,7 +57,7 @@ from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan, match_op
 from inspector.core.requantize.tradeoff import TradeoffPoint
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.spec import Sample
-from inspector.core.tflite.equalize_pair import refusal
+from inspector.core.tflite.equalize_pair import RELU6, activation, refusal
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.op_facts import A16W8_OPS, SUGGEST_SKIP_OPS, SURGICAL_WEIGHT_OPS
 from inspector.core.tflite.signatures import select_signature
@@ -150,6 +150,8 @@ def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
         elif e == "recalibrate" and qm.main.tensors[op.outputs[0]].dtype == "int8" and fixed_output_params(op, qm.main) is None:
             out.append(e)
         elif e == "equalize" and refusal(qm, op_index) is None:
+            out.append(e)
+        elif e == "relu6_equalize" and activation(qm, op_index) == RELU6 and refusal(qm, op_index, relu6=True) is None:
             out.append(e)
         elif e == "input_range" and integer_inputs(qm, op_index):
             out.append(e)
