@@ -186,6 +186,10 @@ def test_float_change_and_refusal_against_numpy(relu6_models, tmp_path):
         assert why is not None and f"{100 * change.saturation[2]:.1f}%" in why
         with pytest.raises(InputError, match="relu6_equalize refused: op 2's ReLU6 saturates"):
             apply_plan(str(fpath), q, plan)
+        # the blame does not propose it either, and says why in its note
+        result = compare_and_blame(str(fpath), q, CompareOptions(samples=SampleSettings(SAMPLES, source=str(npz))))
+        assert "relu6_equalize refused: op 2's ReLU6 saturates" in result.blame_note
+        assert all(rc.fix is None or rc.fix.edit != "relu6_equalize" for rc in result.root_causes)
 
 
 def test_plain_equalize_still_refuses_relu6_and_the_record_marks_the_change(relu6_models, tmp_path):

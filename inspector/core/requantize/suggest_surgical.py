@@ -407,7 +407,7 @@ def diagnosed_edits(qm: Model, layer, edits: Sequence[str]) -> tuple[Edit, ...]:
     if layer is None or d is None or d.fix is None or not has_own_cause(layer) or tuple(d.fix.ops)[:1] != (layer.op_index,):
         return ()
     kind = plan_kind(d.fix.edit)
-    ops = d.fix.ops[:1] if kind == "equalize" else d.fix.ops
+    ops = d.fix.ops[:1] if kind in ("equalize", "relu6_equalize") else d.fix.ops
     if not all(kind in applicable(qm, op, edits) for op in ops):
         return ()
     return fix_plan(d.fix).edits
