@@ -123,6 +123,14 @@ def test_relu6_chain_is_named_fixed_and_its_float_change_stated(relu6_models, de
     # the root cause's held-out accuracies (float, int8, fixed) are numpy's argmax of LiteRT outputs
     acc = lambda m: 100 * np.mean(_run(m, images[ev])[0].reshape(len(labels[ev]), -1).argmax(1) == labels[ev])  # noqa: E731
     assert rc.accuracy == pytest.approx((acc(f), acc(q), acc(fixed.model_bytes)))
+    # the float-function change the note states: A with ReLU (an independent edit) against A, held out
+    fm, qm = load_model(f), load_model(q)
+    relu = _with_relu(f, [pair_models(fm, qm).float_op_for(p) for p in PRODUCERS])
+    xr, _ = _run(relu, images[ev])
+    db = _sqnr(x, xr)
+    assert f"the float model with ReLU reads {'∞' if np.isinf(db) else f'{db:.1f}'} dB against the float model" in rc.note
+    assert f"top-1 the same on {int(np.sum(x.reshape(len(xr), -1).argmax(1) == xr.reshape(len(xr), -1).argmax(1)))} of {len(xr)}" in rc.note
+    assert f"float accuracy {acc(f):.1f} -> {acc(relu):.1f}% with ReLU" in rc.note
     # task metric on every image the fix did not calibrate on (200); no op kept float (<= 20 % allowed)
     rest = slice(cal, None)
     got = {k: 100 * np.mean(_run(m, images[rest])[0].reshape(len(labels[rest]), -1).argmax(1) == labels[rest])
