@@ -158,7 +158,7 @@ def test_float_change_and_refusal_against_numpy(relu6_models, tmp_path):
     6, A-with-ReLU's output SQNR against A, top-1 agreement) equals numpy's on LiteRT's preserved
     tensors of A and of A with ReLU (built here independently), on the zoo model (which rarely
     reaches 6: the recipe applies) and on a twin whose first depthwise ReLU6 clamps often (the
-    recipe is refused, with the measured share in the reason)."""
+    recipe is refused, with the measured share in the reason; the blame leaves that pair out)."""
     models, npz = relu6_models
     q = str(models["r6dw2_int8"])
     qm = load_model(q)
@@ -194,10 +194,11 @@ def test_float_change_and_refusal_against_numpy(relu6_models, tmp_path):
         assert why is not None and f"{100 * change.saturation[2]:.1f}%" in why
         with pytest.raises(InputError, match="relu6_equalize refused: op 2's ReLU6 saturates"):
             apply_plan(str(fpath), q, plan)
-        # the blame does not propose it either, and says why in its note
+        # the blame leaves that pair out of the chain, says why in its note, and keeps the recipe for the others
         result = compare_and_blame(str(fpath), q, CompareOptions(samples=SampleSettings(SAMPLES, source=str(npz))))
-        assert "relu6_equalize refused: op 2's ReLU6 saturates" in result.blame_note
-        assert all(rc.fix is None or rc.fix.edit != "relu6_equalize" for rc in result.root_causes)
+        assert "op 2's ReLU6 saturates on" in result.blame_note and "left out of the relu6_equalize chain" in result.blame_note
+        assert "relu6 equalize op 4, 5, 6, 7" in result.blame_note
+        assert all(rc.fix is None or rc.fix.edit != "relu6_equalize" or 2 not in rc.fix.ops for rc in result.root_causes)
 
 
 def test_plain_equalize_still_refuses_relu6_and_the_record_marks_the_change(relu6_models, tmp_path):

@@ -12,6 +12,13 @@ activations stay below 6 on 99.9 % of the training values; only then does ReLU6 
 same weights). The spread is planted as in the ReLU twins (`diagnosis_zoo.plant_spread`, factors
 <= 1: relu6(f·x) = f·relu6(x) wherever x <= 6). Built once into .fixture-cache, under a key of
 its own (building it does not rebuild the rest of the zoo).
+
+`trained(root)`, for the diagnosis table only: the same network trained with ReLU6 itself (it
+uses the clamp), 2 decades planted. `r6t`: factors in the zoo's fixed shuffle (the plant moves a
+small channel's clamp from 6 to 6/f, so the float function changes a little where it clamped;
+about 0.5 % of the depthwise values still reach 6: the recipe applies, its float change measured).
+`r6s`: the factors ranked so the channels that clamp most keep f ~ 1 (they still reach 6 on more
+than 1 % of the values: the recipe is refused, with the reason).
 """
 
 from __future__ import annotations
@@ -68,11 +75,54 @@ def _build() -> dict[str, bytes]:
     return out
 
 
-def models(root: Path) -> dict[str, Path]:
+def plant_ranked(tf, km, decades: float, x: np.ndarray) -> None:
+    """`diagnosis_zoo.plant_spread` with the largest factors given to the channels that clamp most on `x`."""
+    for k in range(3):
+        dw, pw = km.get_layer(f"dw{k}"), km.get_layer(f"pw{k}")
+        v = tf.keras.Model(km.input, dw.output).predict(x, verbose=0)
+        key = np.mean(v >= 6 - 1e-4, axis=(0, 1, 2)) * 1e3 + v.mean(axis=(0, 1, 2)) / 6
+        f = np.empty(v.shape[-1], np.float32)
+        f[np.argsort(-key)] = np.sort(zoo.spread(v.shape[-1], decades))[::-1]
+        wd, bd = dw.get_weights()
+        dw.set_weights([wd * f[None, None, :, None], bd * f])
+        wp, bp = pw.get_weights()
+        pw.set_weights([wp / f[None, None, :, None], bp])
+
+
+def _build_trained() -> dict[str, bytes]:
+    tf = zoo._tf()
+    from tests.helpers.fixture_models import convert
+
+    xt, yt, _, _ = zoo.digits()
+    rng = np.random.default_rng(zoo.SEED)
+    cal = xt[rng.choice(len(xt), 64, replace=False)]
+    rep = lambda: ([cal[i : i + 1]] for i in range(len(cal)))  # noqa: E731
+    sep = zoo._separable(tf, "relu6")
+    zoo._fit(sep, xt, yt, 30)
+    base = sep.get_weights()
+    zoo.plant_spread(sep, 2.0)
+    out = {"r6t_float": convert(sep, "float"), "r6t_int8": convert(sep, "int8_per_tensor", rep)}
+    sep.set_weights(base)
+    plant_ranked(tf, sep, 2.0, xt[:300])
+    out |= {"r6s_float": convert(sep, "float"), "r6s_int8": convert(sep, "int8_per_tensor", rep)}
+    return out
+
+
+def trained(root: Path) -> dict[str, Path]:
+    """The ReLU6-trained twins (`r6t_*`, `r6s_*`; see the module docstring)."""
+    return cached_models({n: _folder(root) / f"{n}.tflite" for n in ("r6t_float", "r6t_int8", "r6s_float", "r6s_int8")},
+                         _build_trained)  # fmt: skip
+
+
+def _folder(root: Path) -> Path:
     import tensorflow as tf
 
     here = Path(__file__)
     key = hashlib.sha256(here.read_bytes() + (here.parent / "diagnosis_zoo.py").read_bytes() + tf.__version__.encode())
     folder = root / f"zoo-relu6-{key.hexdigest()[:12]}"
     folder.mkdir(parents=True, exist_ok=True)
-    return cached_models({n: folder / f"{n}.tflite" for n in ZOO}, _build)
+    return folder
+
+
+def models(root: Path) -> dict[str, Path]:
+    return cached_models({n: _folder(root) / f"{n}.tflite" for n in ZOO}, _build)

@@ -61,7 +61,7 @@ from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, pla
 from inspector.core.requantize.imbalance import Chain, dfq_chain, refused
 from inspector.core.requantize.input_clip import InputClip, input_clips
 from inspector.core.requantize.objective import Objective
-from inspector.core.requantize.relu6 import float_change
+from inspector.core.requantize.relu6 import float_change, usable_chain
 from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical import PreparedPair, apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
@@ -199,9 +199,12 @@ class Measurer:
         self.clips = input_clips(self.qm, self.samples)
         healthy = self.base > 0 and -10 * math.log10(self.base) >= HEALTHY_DB
         self.root_gain = HEALTHY_GAIN_DB if healthy else MIN_GAIN_DB  # what a root cause must gain
-        self.chain = dfq_chain(self.fm, self.qm, self.pairing, relu6=True)  # per-tensor depthwise pairs over spread channels
-        skip = self.chain.relu6 if self.chain is not None else ()
+        chain = dfq_chain(self.fm, self.qm, self.pairing, relu6=True)  # per-tensor depthwise pairs over spread channels
+        skip = chain.relu6 if chain is not None else ()
         self.notes: list[str] = refused(self.fm, self.qm, self.pairing, skip)  # ... and those equalize cannot take, and why
+        # ... without the ReLU6 producers that saturate (DFQ's recipe does not hold there; said in the note)
+        self.chain, left_out = usable_chain(chain, self.fm, self.qm, self.pairing, self.split.calibration(self.samples), options.runtime)
+        self.notes += left_out
 
     def float_change(self, chain: Chain) -> str:
         """The float model's own change on the evaluation samples when the chain's ReLU6s become

@@ -15,6 +15,8 @@ A-with-ReLU (`relu_float_model`) is A with the fused activation of the paired fl
 RELU; everything else byte-identical. The equalization measures P's output range on it (B now
 computes ReLU there). B's metadata record marks the pair `"activation": "RELU"`
 (`compare/equalized.py`), so a comparison states that its reference is A's, with ReLU6.
+`usable_chain` leaves out of a DFQ chain (`imbalance.dfq_chain`) the pairs whose producer
+saturates, saying so, so the blame and Suggest apply the recipe where it holds.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ai_edge_litert import schema_py_generated as schema
 
 from inspector.core.compare.pairing import Pairing
 from inspector.core.errors import InputError
+from inspector.core.requantize.imbalance import Chain
 from inspector.core.requantize.measure import runner_reading
 from inspector.core.samples.spec import Sample, feed
 from inspector.core.tflite import edit as fe
@@ -179,3 +182,22 @@ def set_relu(s, producers: Sequence[int]) -> None:
     for p in producers:
         s.bsg.operators[p].builtinOptions.fusedActivationFunction = schema.ActivationFunctionType.RELU
 
+
+
+def usable_chain(chain: Chain | None, fm: Model, qm: Model, pairing: Pairing, samples: Sequence[Sample],
+                 runtime: str = "optimized") -> tuple[Chain | None, list[str]]:  # fmt: skip
+    """`chain` without the pairs whose ReLU6 producer saturates on more than SATURATION_MAX of its
+    float values on `samples` (the calibration samples), and one line per pair left out saying
+    why; the other pairs keep the recipe (a chain without ReLU6 comes back as it is)."""
+    if chain is None or not chain.relu6:
+        return chain, []
+    try:
+        change = float_change(fm, qm, pairing, chain.relu6, samples, runtime)
+    except InputError as e:
+        return Chain(tuple(p for p in chain.pairs if not p.relu6)) or None, [f"relu6_equalize not measured ({e.message})"]
+    bad = {p: v for p, v in change.saturation.items() if v > SATURATION_MAX}
+    notes = [f"op {p}'s ReLU6 saturates on {100 * v:.1f}% of its float values on the calibration samples (more than "
+             f"{100 * SATURATION_MAX:.0f}%): replacing it by ReLU would change the float function, so its pair is left "
+             f"out of the relu6_equalize chain" for p, v in sorted(bad.items())]  # fmt: skip
+    kept = tuple(p for p in chain.pairs if p.producer not in bad)
+    return (Chain(kept) if kept else None), notes

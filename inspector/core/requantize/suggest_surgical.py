@@ -247,7 +247,7 @@ def suggest_surgical(
 
     # Whole-model edits first: every per-tensor depthwise pair over spread channels equalized as one chain (DFQ),
     # each clipped integer model input widened; each kept only when it gains SINGLE_OP_MIN_GAIN_DB (held out).
-    for label, edits in _model_edits(fm, qm, pairing, samples, opts.edits):
+    for label, edits in _model_edits(fm, qm, pairing, samples, opts.edits, notes):
         if met(current):
             break
         got = evaluate(edits)
@@ -328,15 +328,20 @@ def suggest_surgical(
     return result
 
 
-def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str]) -> list[tuple[str, tuple[Edit, ...]]]:
+def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str],
+                 notes: list[str] | None = None) -> list[tuple[str, tuple[Edit, ...]]]:  # fmt: skip
     """(label, edits) of the whole-model edits that apply: the DFQ equalize chain (with its ReLU6
     producers, `relu6_equalize`, when allowed), the widening of each integer model input whose real
-    values clip."""
+    values clip. A ReLU6 producer that saturates is left out of the chain (said in `notes`)."""
     from inspector.core.requantize.imbalance import dfq_chain
     from inspector.core.requantize.input_clip import input_clips
+    from inspector.core.requantize.relu6 import usable_chain
 
     out: list[tuple[str, tuple[Edit, ...]]] = []
     chain = dfq_chain(fm, qm, pairing, relu6="relu6_equalize" in kinds) if "equalize" in kinds else None
+    chain, left_out = usable_chain(chain, fm, qm, pairing, split_samples(len(samples)).calibration(samples))
+    if notes is not None:
+        notes += left_out
     if chain is not None:
         six = (f", ReLU6 -> ReLU at op(s) {', '.join(map(str, chain.relu6))} (changes the float function, measured)"
                if chain.relu6 else "")
