@@ -112,7 +112,7 @@ def relu_float_bytes(fm: Model, float_ops: Sequence[int]) -> bytes:
 
 
 def float_ops(qm: Model, pairing: Pairing, producers: Sequence[int]) -> tuple[int, ...]:
-    """A's op of each B producer; InputError when one has none ending in ReLU6 too."""
+    """A's op of each B producer; InputError when one has no float counterpart."""
     out = []
     for p in producers:
         f = pairing.float_op_for(p)
