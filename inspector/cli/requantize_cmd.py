@@ -100,6 +100,11 @@ def add_parser(sub) -> None:
         ("--recalibrate", "re-calibrate these ops' output scale/zero-point (QUANT only)"),
         ("--equalize", "cross-layer equalization of these producer ops (conv/depthwise/FC ending in no activation or "
                        "ReLU) with their one consumer, found automatically (QUANT only)"),
+        ("--relu6-equalize", "DFQ's ReLU6 recipe for these producer ops: their ReLU6 becomes ReLU, then each is "
+                             "equalized with its one consumer; this changes the float function, so it is measured on "
+                             "the calibration samples (share of the producer's float values above 6, the float "
+                             "model's output with ReLU against it) and refused with the reason where it matters "
+                             "(QUANT only)"),
         ("--input-range", "widen the range (scale/zero point) of the int8/uint8 model input these ops read to the "
                           "samples' real values; changes the model's interface: the caller must quantize inputs with "
                           "the new scale and zero point, which the output states (QUANT only)"),
@@ -177,7 +182,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return run_surgical(args)
     if args.edits or args.plan or args.save_plan:
-        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --equalize, --input-range, --plan and --save-plan "
+        raise InputError("--per-channel, --weight-rounding, --bias-correct, --recalibrate, --equalize, --relu6-equalize, --input-range, --plan and --save-plan "
                          "edit a quantized model: give FLOAT QUANT")
     from inspector.core.requantize.plan import Override, Plan
     from inspector.core.requantize.quantizer_route import load_recipe, save_model, save_recipe

@@ -2,8 +2,9 @@
 
 Edits: --keep-float P, --a16w8 P, --per-channel P, --weight-rounding mse P, --bias-correct P|all,
 --recalibrate P [--calibration minmax|mse|percentile:99.99], --equalize P (the producer; its one
-consumer is found); or --plan PLAN.json. The work runs
-in the worker process; the model, the plan and the JSON summary are written by `core/writing`.
+consumer is found), --relu6-equalize P (DFQ: the producer's ReLU6 becomes ReLU, measured as a change
+of the float function, then equalize); or --plan PLAN.json. The work runs in the worker process; the model, the plan
+and the JSON summary are written by `core/writing`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def _plan(args: argparse.Namespace):
         if treatment not in SURGICAL_LAYER_FLAGS:
             flag = "--" + treatment.replace("_", "-")
             raise InputError(f"{flag} belongs to the quantizer route (FLOAT only); with QUANT use --keep-float, --a16w8, "
-                             f"--per-channel, --weight-rounding, --bias-correct, --recalibrate or --equalize")
+                             f"--per-channel, --weight-rounding, --bias-correct, --recalibrate, --equalize or --relu6-equalize")
         edits.append(Edit(treatment, pattern))
     check_calibration(args.calibration)
     for kind, pattern in args.edits:
@@ -47,7 +48,7 @@ def _plan(args: argparse.Namespace):
         return plan
     if not edits:
         raise InputError("give at least one edit (--keep-float, --a16w8, --per-channel, --weight-rounding mse, --bias-correct, "
-                         "--recalibrate, --equalize) or --plan")
+                         "--recalibrate, --equalize, --relu6-equalize) or --plan")
     return SurgicalPlan(tuple(edits), samples=sample_settings(args))
 
 

@@ -7,7 +7,10 @@ the cost of blame on MobileNetV2 160 as a whole process (`compare` with and with
 
 Families (built at first use into .fixture-cache): the bundled example; digits depthwise-separable
 CNNs with per-tensor weights whose depthwise channels spread over 2 and 3 decades
-(`tests/helpers/diagnosis_zoo.py`); a digits CNN with int8 inputs whose calibration was dimmer
+(`tests/helpers/diagnosis_zoo.py`), and their ReLU6 twins (`tests/helpers/diagnosis_zoo_relu6.py`:
+fixed by relu6_equalize, DFQ's ReLU6 -> ReLU, the float change stated in the root cause's note; and
+two ReLU6-trained twins: one rarely reaching 6, where the recipe applies with a measured float
+change, one clamping often, where it is refused with the reason); a digits CNN with int8 inputs whose calibration was dimmer
 than the real inputs; the healthy separable twin (per-channel); the converter-built 32-block
 transformer (~1,330 int8 layers, random samples) of `tests/helpers/graph_fixtures.py`.
 Recovery = (accuracy after the fix - before) / (float - before), on the samples held out from
@@ -39,15 +42,20 @@ def families() -> list[tuple[str, str, str, SampleSettings, bool]]:
     """(family, float, quant, samples, healthy)."""
     from inspector.paths import example_inputs, example_pair
     from tests.helpers import diagnosis_zoo as zoo
+    from tests.helpers import diagnosis_zoo_relu6 as zoo6
     from tests.helpers.graph_fixtures import deep_transformer
 
-    m, npz = zoo.models(CACHE), str(zoo.held_out(CACHE))
+    m, npz = {**zoo.models(CACHE), **zoo6.models(CACHE), **zoo6.trained(CACHE)}, str(zoo.held_out(CACHE))
     ef, eq = example_pair()
     digits = SampleSettings(ALL, source=npz)
     return [
         ("bundled example", str(ef), str(eq), SampleSettings(ALL, source=str(example_inputs())), False),
         ("depthwise, 2 decades, per-tensor", str(m["dw2_float"]), str(m["dw2_int8"]), digits, False),
         ("depthwise, 3 decades, per-tensor", str(m["dw3_float"]), str(m["dw3_int8"]), digits, False),
+        ("depthwise ReLU6, 2 decades, per-tensor", str(m["r6dw2_float"]), str(m["r6dw2_int8"]), digits, False),
+        ("depthwise ReLU6, 3 decades, per-tensor", str(m["r6dw3_float"]), str(m["r6dw3_int8"]), digits, False),
+        ("depthwise ReLU6 trained, rarely 6, 2 dec.", str(m["r6t_float"]), str(m["r6t_int8"]), digits, False),
+        ("depthwise ReLU6 trained, clamping, 2 dec.", str(m["r6s_float"]), str(m["r6s_int8"]), digits, False),
         ("integer input, narrow range", str(m["intin_float"]), str(m["intin_int8"]), digits, False),
         ("healthy CNN (separable, per-channel)", str(m["healthy_float"]), str(m["healthy_int8"]), digits, True),
         ("deep residual (transformer, 32 blocks)", str(deep_transformer(CACHE, 32, "float")),

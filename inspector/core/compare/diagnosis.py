@@ -68,7 +68,8 @@ from inspector.core.tflite.op_facts import SAME_SCALE_OPS, SURGICAL_WEIGHT_OPS
 
 CAUSES = ("kernel", "input_range", "clipping", "mixed_ranges", "resolution", "channel_imbalance", "weight_channels", "bias_shift",
           "weight_rounding", "inherited", "none")
-EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate", "equalize")
+EDITS = ("keep_float", "a16w8", "per_channel", "weight_rounding", "bias_correct", "recalibrate", "equalize",
+         "relu6_equalize", "input_range")
 
 
 @dataclass(frozen=True)

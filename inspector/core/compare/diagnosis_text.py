@@ -16,6 +16,7 @@ FIX_LABELS = {
     "recalibrate": "re-calibrate", "a16w8": "16-bit activations", "per_channel": "per-channel weights",
     "weight_rounding": "MSE weight scales", "bias_correct": "bias correction", "keep_float": "keep float",
     "equalize": "equalize", "input_range": "widen the input range",
+    "relu6_equalize": "ReLU6 -> ReLU, then equalize (changes the float function)",
 }  # fmt: skip
 CAUSE_WORDS = {
     "input_range": "input range clipped", "clipping": "output range clipped", "resolution": "range too coarse",

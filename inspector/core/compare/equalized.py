@@ -9,7 +9,8 @@ on B-scale inputs. So the edit records what it did inside the model it writes (m
 `tflite_inspector.equalize`, JSON, a standalone `compare` reads it too):
 
     {"version": 1, "subgraph": int, "pairs": [{"producer": P, "consumer": C, "producer_type": str,
-     "consumer_type": str, "tensor": P's output tensor index, "tensor_name": str, "scales": [s_i]}]}
+     "consumer_type": str, "tensor": P's output tensor index, "tensor_name": str, "scales": [s_i],
+     "activation": "RELU" (optional: P's ReLU6 was replaced by ReLU, `relu6_equalize`)}]}
 
 and every comparison takes the reference like for like from it:
 - activations: A's values of P's output ÷ s along the last axis (accumulated statistics, kept
@@ -19,6 +20,9 @@ and every comparison takes the reference like for like from it:
   fed B's dequantized input in the scale its weights expect;
 - weights (pair check, weight views, the diagnosis' weight SQNR): A's P weights and bias ÷ s per
   output channel, A's C weights × s per input channel (`reference_constant`, `reference_source`).
+A pair marked `"activation": "RELU"` changed the float function (`requantize/relu6.py`): B computes
+ReLU where A clamps at 6. Its reference stays A's (with ReLU6, ÷ s), and every note and line
+about it says so: a difference there includes the float change wherever A's value reached 6.
 A record that no longer fits B (an op renumbered, a tensor renamed, a channel count changed) is
 ignored pair by pair: the comparison is then against A as it is, as before.
 """
@@ -50,6 +54,7 @@ class EqualizedPair:
     tensor: int  # P's output tensor in B (C's input)
     tensor_name: str
     scales: np.ndarray  # s per channel (float64)
+    relu6: bool = False  # P's ReLU6 was replaced by ReLU (the float function changed; `requantize/relu6.py`)
 
     @property
     def span(self) -> str:
@@ -85,6 +90,9 @@ class Equalization:
         for p in self.pairs:
             if op == p.producer:
                 parts.append(f"A's op {op} output ÷ s per channel, its weights and bias ÷ s (equalized with op {p.consumer}, {p.span})")
+                if p.relu6:
+                    parts.append(f"op {op}'s ReLU6 was replaced by ReLU (relu6_equalize): A clamps at 6 where B does not, "
+                                 "so its difference from A includes that change of the float function")
             if op == p.consumer:
                 parts.append(f"A's op {op} weights × s per input channel (equalized with op {p.producer}, {p.span})")
         return "reference rescaled: " + "; ".join(parts) if parts else ""
@@ -93,7 +101,8 @@ class Equalization:
 def record(subgraph: int, pairs: Sequence[Mapping[str, Any]]) -> bytes:
     """The metadata entry's bytes: `pairs` are dicts with the keys of the module docstring."""
     keys = ("producer", "consumer", "producer_type", "consumer_type", "tensor", "tensor_name")
-    rows = [{**{k: p[k] for k in keys}, "scales": [float(v) for v in p["scales"]]} for p in pairs]
+    rows = [{**{k: p[k] for k in keys}, "scales": [float(v) for v in p["scales"]],
+             **({"activation": "RELU"} if p.get("activation") == "RELU" else {})} for p in pairs]
     return json.dumps({"version": VERSION, "subgraph": int(subgraph), "pairs": rows}, sort_keys=True).encode()
 
 
@@ -142,7 +151,7 @@ def _resolve(qm: Model, d: dict[str, Any] | None) -> Equalization | None:
         c = readers[0]
         if sg.tensors[t].shape[-1:] != (len(s),) or not np.all(np.isfinite(s)) or not np.all(s > 0):
             continue
-        pairs.append(EqualizedPair(p.index, c.index, p.type, c.type, t, name, s))
+        pairs.append(EqualizedPair(p.index, c.index, p.type, c.type, t, name, s, r.get("activation") == "RELU"))
     return Equalization(qm.main.index, tuple(pairs)) if pairs else None
 
 
@@ -301,5 +310,7 @@ def reference_lines(quant_path: str, signature: str | None = None) -> tuple[str,
         f"note: B records an equalization of op {p.producer} with op {p.consumer} ({p.span}, metadata '{METADATA_NAME}'): "
         f"op {p.producer}'s output is compared with A's ÷ s per channel, the weights of ops {p.producer} and {p.consumer} "
         f"with A's ÷ s per output channel and × s per input channel"
+        + (f"; its ReLU6 was replaced by ReLU (relu6_equalize, a change of the float function): A's reference still "
+           f"clamps at 6, so op {p.producer} and what follows differ from A there by that change too" if p.relu6 else "")
         for p in (eq.pairs if eq is not None else ())
     )

@@ -18,7 +18,11 @@ with too few samples):
 - the op reading an integer model input whose real values clip (`input_clip`): the input widened
   (`input_range`, an interface change, said so);
 - every per-tensor depthwise -> consumer pair whose depthwise channels spread (`imbalance.dfq_chain`):
-  one intervention, equalize of all the pairs (the chain is one fix, one plan).
+  one intervention, equalize of all the pairs (the chain is one fix, one plan); where a producer
+  ends in ReLU6 the chain's edit is `relu6_equalize` (DFQ: ReLU6 -> ReLU, then equalize; `relu6.py`),
+  the float model's own change measured on the held-out samples (A with ReLU against A, and its
+  accuracy when labelled) and stated in the root cause's note; refused with the reason (in the
+  note) where the activation saturates or the float output changes too much.
 
 All interventions share one `surgical.PreparedPair` (models parsed and paired once, A's float values
 of every re-calibrated tensor measured in one run of A).
@@ -57,6 +61,7 @@ from inspector.core.requantize.diagnosis_fix import fix_plan, has_own_cause, pla
 from inspector.core.requantize.imbalance import Chain, dfq_chain, refused
 from inspector.core.requantize.input_clip import InputClip, input_clips
 from inspector.core.requantize.objective import Objective
+from inspector.core.requantize.relu6 import float_change, usable_chain
 from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical import PreparedPair, apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
@@ -194,8 +199,27 @@ class Measurer:
         self.clips = input_clips(self.qm, self.samples)
         healthy = self.base > 0 and -10 * math.log10(self.base) >= HEALTHY_DB
         self.root_gain = HEALTHY_GAIN_DB if healthy else MIN_GAIN_DB  # what a root cause must gain
-        self.chain = dfq_chain(self.fm, self.qm, self.pairing)  # per-tensor depthwise pairs over spread channels
-        self.notes: list[str] = refused(self.fm, self.qm, self.pairing)  # ... and those equalize cannot take, and why
+        chain = dfq_chain(self.fm, self.qm, self.pairing, relu6=True)  # per-tensor depthwise pairs over spread channels
+        skip = chain.relu6 if chain is not None else ()
+        self.notes: list[str] = refused(self.fm, self.qm, self.pairing, skip)  # ... and those equalize cannot take, and why
+        # ... without the ReLU6 producers that saturate (DFQ's recipe does not hold there; said in the note)
+        self.chain, left_out = usable_chain(chain, self.fm, self.qm, self.pairing, self.split.calibration(self.samples), options.runtime)
+        self.notes += left_out
+
+    def float_change(self, chain: Chain) -> str:
+        """The float model's own change on the evaluation samples when the chain's ReLU6s become
+        ReLU (relu6_equalize), in words ('' for a chain without ReLU6)."""
+        if not chain.relu6:
+            return ""
+        try:
+            ch = float_change(self.fm, self.qm, self.pairing, chain.relu6, self.split.evaluation_of(self.samples), self.options.runtime)
+        except InspectorError as e:
+            return f"the float model's change with ReLU not measured ({e.message})"
+        text = "relu6_equalize " + ch.statement(f"the {len(ch.top1_a)} held-out samples")
+        acc_a, acc_r = self.accuracy(list(ch.top1_a)), self.accuracy(list(ch.top1_relu))
+        if acc_a is not None and acc_r is not None:
+            text += f"; float accuracy {acc_a:.1f} -> {acc_r:.1f}% with ReLU"
+        return text
 
     def accuracy(self, top1: list[int]) -> float | None:
         """Held-out top-1 accuracy (percent) of the decisions `top1`, when the samples are labelled."""
@@ -268,7 +292,7 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     chain_blame = None
     if m.chain is not None:  # every equalizable depthwise pair over spread channels: one intervention, one fix
         task.report(0.0, f"blame: equalizing {len(m.chain.pairs)} depthwise pair(s)")
-        chain_blame = m.blame(fix_plan(Fix("equalize", m.chain.ops), opts.samples, opts.signature))
+        chain_blame = m.blame(fix_plan(Fix(m.chain.edit, m.chain.ops), opts.samples, opts.signature))
     chain = m.chain if chain_blame is not None else None  # the chain measured as one intervention
     chain_ops = chain.ops if chain is not None else ()
     ops = candidates(result, m.qm, lambda op: m.pairing.float_op_for(op) is not None, list(m.clips), chain_ops,
@@ -291,9 +315,10 @@ def measure_blame(float_path: str, quant_path: str, result: ComparisonResult, op
     roots = root_causes(m, layers, measured, task)
     if chain is not None and chain_blame is not None and chain_blame.share >= ROOT_SHARE and chain_blame.gain_db >= m.root_gain:
         p0 = chain.pairs[0].producer
-        fix = Fix("equalize", chain.ops)
+        fix = Fix(chain.edit, chain.ops)
         acc = m.accuracies(fix_plan(fix, opts.samples, opts.signature))
-        chain_note = chain.evidence() + ("" if chain_blame.gain_db >= 0 else "; the fix lowers the output SQNR: not worth applying")
+        chain_note = "; ".join(n for n in (chain.evidence(), m.float_change(chain)) if n)
+        chain_note += "" if chain_blame.gain_db >= 0 else "; the fix lowers the output SQNR: not worth applying"
         roots = sorted([*roots, RootCause(p0, m.qm.main.ops[p0].type, "channel_imbalance", chain_blame.share, chain_blame.gain_db,
                                           fix, chain_blame.gain_db, chain_blame.intervention, chain_note, acc)],
                        key=lambda r: -r.share)  # fmt: skip
@@ -375,13 +400,13 @@ def rejudged(qm: Model, layers: Sequence[LayerResult], blame: dict[int, Blame],
         if op in clips and rooted:
             d = Diagnosis("input_range", clips[op].evidence(), Fix("input_range", (op,)))
         elif op in in_chain and chain is not None and rooted:
-            d = Diagnosis("channel_imbalance", in_chain[op].evidence(), Fix("equalize", chain.ops))
+            d = Diagnosis("channel_imbalance", in_chain[op].evidence(), Fix(chain.edit, chain.ops))
         elif op in consumer_of_chain and chain is not None and (pb := blame.get(consumer_of_chain[op].producer)) is not None \
                 and pb.share >= ROOT_SHARE and pb.gain_db >= root_gain:
             producer = consumer_of_chain[op].producer
             d = Diagnosis("inherited", f"the error comes from op {producer} (DEPTHWISE_CONV_2D, channel imbalance): equalizing the "
                                        f"chain removes {100 * pb.share:.0f}% of the output error ({pb.gain_db:+.1f} dB)",
-                          Fix("equalize", chain.ops), producer)  # fmt: skip
+                          Fix(chain.edit, chain.ops), producer)  # fmt: skip
         elif d.cause == "inherited" and d.source_op is not None and not (d.source_op in blame and supports(blame[d.source_op])):
             src = covering(op)
             was = (f"op {d.source_op} measured {100 * blame[d.source_op].share:.0f}% of the output error"

@@ -155,6 +155,9 @@ EDIT_TIPS = {
     "equalize": "Cross-layer equalization of this producer (conv / depthwise / FC ending in no activation or ReLU) "
                 "with its one consumer: channel i of its output ÷ s_i, the consumer's input channel i × s_i "
                 "(from A's float weights), both re-quantized per channel, its output re-calibrated",
+    "relu6_equalize": "DFQ's ReLU6 recipe: this producer's ReLU6 becomes ReLU (refused where the float model's values "
+                      "reach 6 often or its output changes too much: a change of the float function, measured and "
+                      "stated), then equalize with its one consumer",
     "input_range": "Widen the int8/uint8 model input this op reads to the samples' real range (new scale / zero "
                    "point, the op's bias re-derived). Changes the model's interface: the caller must quantize its "
                    "inputs with the new scale and zero point",
@@ -172,11 +175,13 @@ EDIT_CHOICES: tuple[EditChoice, ...] = (
     EditChoice("recal_p9999", "re-calibrate (p99.99)", "recalibrate", "percentile:99.99", "recalibrated-p99.99"),
     EditChoice("equalize", "equalize", "equalize", None, "equalized"),
     EditChoice("input_range", "widen the model input", "input_range", None, "input-widened"),
+    EditChoice("relu6_equalize", "ReLU6 -> ReLU, equalize", "relu6_equalize", None, "relu6-equalized"),
 )
 EDIT_BY_KEY = {c.key: c for c in EDIT_CHOICES}
 EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight_mse": "MSE weights",
                "bias_correct": "bias correction", "a16w8": "a16w8", "recalibrate": "re-calibrated",
-               "equalize": "equalized", "input_range": "input widened"}  # fmt: skip
+               "equalize": "equalized", "input_range": "input widened",
+               "relu6_equalize": "ReLU6 -> ReLU, equalized"}  # fmt: skip
 
 
 def edit_for(quant_op: int, choice_key: str):
@@ -209,7 +214,7 @@ def describe_surgical(plan, quant_model: Model | None) -> str:
             short = EDIT_BY_KEY[edit_choice_of(e.kind, e.calibration)].short
         except ValueError:
             short = e.kind if e.calibration is None else f"{e.kind}-{e.calibration}"
-        ops = e.ops[:1] if e.kind == "equalize" else e.ops  # named by its producer (the consumer is found)
+        ops = e.ops[:1] if e.kind in ("equalize", "relu6_equalize") else e.ops  # named by its producer (the consumer is found)
         names = [layer_name(quant_model, i) if quant_model is not None else f"op {i}" for i in ops] or [e.pattern]
         groups.setdefault(short, []).extend(n for n in names if n not in groups.get(short, []))
     return "; ".join(f"{k} {', '.join(v)}" for k, v in groups.items()) or "no edits"
@@ -222,7 +227,7 @@ def edit_marks(plan) -> dict[int, str]:
     out: dict[int, str] = {}
     for e in plan.edits:
         for k, i in enumerate(e.ops):
-            out[i] = EQUALIZED_PRODUCER if e.kind == "equalize" and k == 0 else edit_label(e.kind, e.calibration)
+            out[i] = EQUALIZED_PRODUCER if e.kind in ("equalize", "relu6_equalize") and k == 0 else edit_label(e.kind, e.calibration)
     return out
 
 

@@ -23,8 +23,8 @@ def plan_kind(edit: str) -> str:
 def fix_plan(fix: Fix, samples: SampleSettings | None = None, signature: str | None = None) -> SurgicalPlan:
     """One surgical edit of the fix's ops (addressed `op:INDEX`, resolved); an equalize fix is one
     edit per (producer, consumer) pair of its ops (P1, C1, P2, C2, ...: a chain)."""
-    if fix.edit == "equalize":  # (P, C) pairs: a chain of them is one plan
-        pairs = tuple(Edit("equalize", f"op:{p}", None, (p, c)) for p, c in zip(fix.ops[0::2], fix.ops[1::2], strict=False))
+    if fix.edit in ("equalize", "relu6_equalize"):  # (P, C) pairs: a chain of them is one plan
+        pairs = tuple(Edit(fix.edit, f"op:{p}", None, (p, c)) for p, c in zip(fix.ops[0::2], fix.ops[1::2], strict=False))
         return SurgicalPlan(pairs, samples or SampleSettings(), signature=signature)
     edits = tuple(Edit(plan_kind(fix.edit), f"op:{op}", None, (op,)) for op in fix.ops)
     return SurgicalPlan(edits, samples or SampleSettings(), signature=signature)
@@ -55,7 +55,7 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
             continue
         gain = a.metrics.sqnr_db - b.metrics.sqnr_db
         cause = a.diagnosis.cause if a.diagnosis is not None else "–"
-        ref = " (against the float output ÷ s)" if fix.edit == "equalize" and op == fix.ops[0] else ""
+        ref = " (against the float output ÷ s)" if fix.edit in ("equalize", "relu6_equalize") and op == fix.ops[0] else ""
         lines.append(f"op {op} {a.op_type}: SQNR {db(b.metrics.sqnr_db, 2, none='–')} → {db(a.metrics.sqnr_db, 2, none='–')} dB{ref} "
                      f"({gain:+.2f} dB) after {fix.edit}; cause now: {cause}")  # fmt: skip
         lines += _part_lines(f"op {op}", b.slices, a.slices)

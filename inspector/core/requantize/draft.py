@@ -278,7 +278,7 @@ class PlanDraft:
                 for e in plan.edits:  # every op of B, also those without a counterpart in A
                     if not e.ops:
                         msgs.append(f"the {e.kind} edit of '{e.pattern}' names no op of model B; it is not listed")
-                    ops = list(e.ops[:1]) if e.kind == "equalize" else list(e.ops)
+                    ops = list(e.ops[:1]) if e.kind in ("equalize", "relu6_equalize") else list(e.ops)
                     msgs += self.add(ops, "B", edit_choice_of(e.kind, e.calibration)).messages
                 return msgs
             self.set_route(QUANTIZER)
@@ -309,7 +309,7 @@ class PlanDraft:
         if kinds is None or choice is None or choice.kind in kinds or r.b_op is None:
             return []
         op_type = qm.main.ops[r.b_op].type if qm is not None else "?"
-        if choice.kind == "equalize" and qm is not None and (why := equalize_refusal(qm, r.b_op)):
+        if choice.kind in ("equalize", "relu6_equalize") and qm is not None and (why := equalize_refusal(qm, r.b_op, choice.kind == "relu6_equalize")):
             return [why]
         return [f"{choice.label} does not apply to op {r.b_op} of model B ({op_type}); choose another edit for it"]
 

@@ -20,6 +20,9 @@ The written model carries what a comparison needs to take A's reference like for
 (`compare/equalized.py`), so a later `compare` of A with it is honest; nothing else changes. On a B
 equalized before, the float weights and P's output values start from that record (`Surgery.
 float_constant`, `measure`), and the factors of a pair equalized again compose in the record.
+A producer ending in ReLU6 is equalized by `relu6_equalize` (`relu6.py`): its ReLU6 becomes ReLU
+in B first (a change of the float function, measured there), P's output range is measured on A
+with the same change, and the record marks the pair `"activation": "RELU"`.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from inspector.core.requantize.weight_requant import (
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.equalize_pair import consumer_of
+from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import WEIGHTED_OPS
 from inspector.core.writing import json_float
 
@@ -118,8 +122,11 @@ def _finite(v: float) -> float | None:
     return json_float(float(v))
 
 
-def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sample], runtime: str = "optimized") -> None:
-    """Equalize each (P, C) of `pairs` in B (see the module docstring)."""
+def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sample], runtime: str = "optimized",
+             float_model: Model | None = None, relu6: Sequence[int] = ()) -> None:  # fmt: skip
+    """Equalize each (P, C) of `pairs` in B (see the module docstring). `relu6`: producers whose
+    ReLU6 the caller replaced by ReLU in B (`relu6.py`), `float_model` then A with the same change
+    (P's output range is measured on it)."""
     qm = s.qm
     floats: dict[int, _FloatOp] = {}
 
@@ -134,7 +141,7 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
 
     scales: dict[int, np.ndarray] = {}
     for p, c in pairs:
-        if consumer_of(qm, p) != c:
+        if consumer_of(qm, p, p in relu6) != c:
             raise InputError(f"equalize: {s.describe(c)} is not the one consumer of {s.describe(p)}", qm.path)
         if p in scales:
             raise InputError(f"equalize: {s.describe(p)} is selected twice", qm.path)
@@ -152,7 +159,7 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
 
     # P's output tensor (C's input): A's values ÷ s per channel, min/max over the calibration samples.
     outs = {p: qm.main.ops[p].outputs[0] for p, _ in pairs}
-    ranges = measure.channel_ranges(s.fm, qm, s.pairing, list(outs.values()), samples, runtime)
+    ranges = measure.channel_ranges(float_model or s.fm, qm, s.pairing, list(outs.values()), samples, runtime)
     for p, c in pairs:
         t = outs[p]
         lo_c, hi_c = ranges[t]
@@ -175,23 +182,25 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
         )
     for i in sorted(floats):
         _write_op(s, i, floats[i])
-    _record(s, [(p, c, outs[p], scales[p]) for p, c in pairs])
+    _record(s, [(p, c, outs[p], scales[p]) for p, c in pairs], relu6)
 
 
-def _record(s: Surgery, done: Sequence[tuple[int, int, int, np.ndarray]]) -> None:
+def _record(s: Surgery, done: Sequence[tuple[int, int, int, np.ndarray]], relu6: Sequence[int] = ()) -> None:
     """B's metadata entry `tflite_inspector.equalize`: the pairs equalized here, and those an
     earlier equalization of B recorded for other producers."""
     qm = s.qm
-    rows = [{"producer": p, "consumer": c, "producer_type": qm.main.ops[p].type, "consumer_type": qm.main.ops[c].type,
-             "tensor": t, "tensor_name": qm.main.tensors[t].name, "scales": sc} for p, c, t, sc in done]  # fmt: skip
     earlier = equalization_of(qm)
+    relu6 = {*relu6, *(e.producer for e in (earlier.pairs if earlier is not None else ()) if e.relu6)}  # stays marked
+    rows = [{"producer": p, "consumer": c, "producer_type": qm.main.ops[p].type, "consumer_type": qm.main.ops[c].type,
+             "tensor": t, "tensor_name": qm.main.tensors[t].name, "scales": sc,
+             **({"activation": "RELU"} if p in relu6 else {})} for p, c, t, sc in done]  # fmt: skip
     redone = {p for p, *_ in done}
     before = {e.producer: e.scales for e in (earlier.pairs if earlier is not None else ())}
     for r in rows:  # B equalized before: this edit started from its weights, so the factors compose
         r["scales"] = np.asarray(r["scales"], np.float64) * before.get(r["producer"], 1.0)
     kept = [{"producer": e.producer, "consumer": e.consumer, "producer_type": e.producer_type, "consumer_type": e.consumer_type,
-             "tensor": e.tensor, "tensor_name": e.tensor_name, "scales": e.scales}
-            for e in (earlier.pairs if earlier is not None else ()) if e.producer not in redone]  # fmt: skip
+             "tensor": e.tensor, "tensor_name": e.tensor_name, "scales": e.scales,
+             **({"activation": "RELU"} if e.relu6 else {})} for e in (earlier.pairs if earlier is not None else ()) if e.producer not in redone]  # fmt: skip
     fe.set_metadata(s.bm, METADATA_NAME, record(qm.main.index, kept + rows))
 
 

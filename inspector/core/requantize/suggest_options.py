@@ -24,7 +24,9 @@ class SurgicalSuggestOptions:
     max_steps: int | None = None  # default 8
     max_evaluations: int = 40
     objective: str | None = None  # pattern over B's op outputs; None: the model outputs
-    # what Suggest may do; weight_mse and equalize only where the diagnosis proposes them
-    edits: tuple[str, ...] = ("keep_float", "recalibrate", "per_channel", "bias_correct", "a16w8", "weight_mse", "equalize", "input_range")
+    # what Suggest may do; weight_mse and equalize only where the diagnosis proposes them; relu6_equalize (DFQ's
+    # ReLU6 -> ReLU, a change of the float function, measured and refused where it matters) in the DFQ chain only
+    edits: tuple[str, ...] = ("keep_float", "recalibrate", "per_channel", "bias_correct", "a16w8", "weight_mse", "equalize", "input_range",
+                              "relu6_equalize")
     runtime: str = "optimized"
     signature: str | None = None  # rank and edit this signature's subgraph (None: subgraph 0)

@@ -57,7 +57,7 @@ from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan, match_op
 from inspector.core.requantize.tradeoff import TradeoffPoint
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.spec import Sample
-from inspector.core.tflite.equalize_pair import refusal
+from inspector.core.tflite.equalize_pair import RELU6, activation, refusal
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.op_facts import A16W8_OPS, SUGGEST_SKIP_OPS, SURGICAL_WEIGHT_OPS
 from inspector.core.tflite.signatures import select_signature
@@ -150,6 +150,8 @@ def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
         elif e == "recalibrate" and qm.main.tensors[op.outputs[0]].dtype == "int8" and fixed_output_params(op, qm.main) is None:
             out.append(e)
         elif e == "equalize" and refusal(qm, op_index) is None:
+            out.append(e)
+        elif e == "relu6_equalize" and activation(qm, op_index) == RELU6 and refusal(qm, op_index, relu6=True) is None:
             out.append(e)
         elif e == "input_range" and integer_inputs(qm, op_index):
             out.append(e)
@@ -245,7 +247,7 @@ def suggest_surgical(
 
     # Whole-model edits first: every per-tensor depthwise pair over spread channels equalized as one chain (DFQ),
     # each clipped integer model input widened; each kept only when it gains SINGLE_OP_MIN_GAIN_DB (held out).
-    for label, edits in _model_edits(fm, qm, pairing, samples, opts.edits):
+    for label, edits in _model_edits(fm, qm, pairing, samples, opts.edits, notes):
         if met(current):
             break
         got = evaluate(edits)
@@ -256,6 +258,7 @@ def suggest_surgical(
             notes.append(f"{label}: measured {v - current:+.2f} dB on the held-out samples, not kept")
             continue
         chosen.extend(edits)
+        notes.extend(f"{label}: {c.statement()}" for c in res.float_changes)  # relu6_equalize: the float function changed
         ops = tuple(o for e in edits for o in e.ops)
         q = qm.main.ops[ops[0]]
         result.steps.append(Step(ops, q.type, label, edits[0].kind, v - current, v, res.size_bytes,
@@ -325,17 +328,25 @@ def suggest_surgical(
     return result
 
 
-def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str]) -> list[tuple[str, tuple[Edit, ...]]]:
-    """(label, edits) of the whole-model edits that apply: the DFQ equalize chain, the widening of
-    each integer model input whose real values clip."""
+def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str],
+                 notes: list[str] | None = None) -> list[tuple[str, tuple[Edit, ...]]]:  # fmt: skip
+    """(label, edits) of the whole-model edits that apply: the DFQ equalize chain (with its ReLU6
+    producers, `relu6_equalize`, when allowed), the widening of each integer model input whose real
+    values clip. A ReLU6 producer that saturates is left out of the chain (said in `notes`)."""
     from inspector.core.requantize.imbalance import dfq_chain
     from inspector.core.requantize.input_clip import input_clips
+    from inspector.core.requantize.relu6 import usable_chain
 
     out: list[tuple[str, tuple[Edit, ...]]] = []
-    chain = dfq_chain(fm, qm, pairing) if "equalize" in kinds else None
+    chain = dfq_chain(fm, qm, pairing, relu6="relu6_equalize" in kinds) if "equalize" in kinds else None
+    chain, left_out = usable_chain(chain, fm, qm, pairing, split_samples(len(samples)).calibration(samples))
+    if notes is not None:
+        notes += left_out
     if chain is not None:
-        out.append((f"equalize {len(chain.pairs)} depthwise pair(s) ({', '.join(f'{p.producer}->{p.consumer}' for p in chain.pairs)})",
-                    tuple(Edit("equalize", f"op:{p.producer}", None, (p.producer, p.consumer)) for p in chain.pairs)))
+        six = (f", ReLU6 -> ReLU at op(s) {', '.join(map(str, chain.relu6))} (changes the float function, measured)"
+               if chain.relu6 else "")
+        out.append((f"equalize {len(chain.pairs)} depthwise pair(s) ({', '.join(f'{p.producer}->{p.consumer}' for p in chain.pairs)}){six}",
+                    tuple(Edit(chain.edit, f"op:{p.producer}", None, (p.producer, p.consumer)) for p in chain.pairs)))
     if "input_range" in kinds:
         for op, clip in input_clips(qm, samples).items():
             out.append((f"widen model input '{clip.name}' ({100 * clip.share:.1f}% of its real values clipped)",
@@ -401,7 +412,7 @@ def diagnosed_edits(qm: Model, layer, edits: Sequence[str]) -> tuple[Edit, ...]:
     if layer is None or d is None or d.fix is None or not has_own_cause(layer) or tuple(d.fix.ops)[:1] != (layer.op_index,):
         return ()
     kind = plan_kind(d.fix.edit)
-    ops = d.fix.ops[:1] if kind == "equalize" else d.fix.ops
+    ops = d.fix.ops[:1] if kind in ("equalize", "relu6_equalize") else d.fix.ops
     if not all(kind in applicable(qm, op, edits) for op in ops):
         return ()
     return fix_plan(d.fix).edits

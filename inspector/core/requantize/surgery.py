@@ -35,6 +35,7 @@ class Surgery:
     notes: list[str] = field(default_factory=list)
     equalized: list[dict[str, Any]] = field(default_factory=list)  # one record per equalized pair (`equalize.py`)
     interface_changes: list[dict[str, Any]] = field(default_factory=list)  # one per widened model input (`input_range`)
+    float_changes: list[Any] = field(default_factory=list)  # `relu6.FloatChange` of a relu6_equalize (ReLU6 -> ReLU)
 
     @property
     def bsg(self) -> Any:

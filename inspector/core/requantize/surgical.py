@@ -31,6 +31,13 @@ from inspector.core.requantize.equalize import equalize
 from inspector.core.requantize.keep_float import keep_float
 from inspector.core.requantize.objective import TempModel
 from inspector.core.requantize.recalibrate import interface_statement, recalibrate, widen_input
+from inspector.core.requantize.relu6 import (
+    float_ops,
+    measure_change,
+    relu6_producers,
+    relu_float_model,
+    set_relu,
+)
 from inspector.core.requantize.surgery import Surgery
 from inspector.core.requantize.surgical_plan import SurgicalPlan, resolve, sha256
 from inspector.core.requantize.weight_requant import requantize_weights
@@ -58,6 +65,7 @@ class SurgicalResult:
     gain: Any = None  # held_out.HeldOutGain: the output SQNR gain on the evaluation samples, when measured
     equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
     interface_changes: list[dict[str, Any]] = field(default_factory=list)  # per widened model input (`input_range`)
+    float_changes: list[Any] = field(default_factory=list)  # relu6.FloatChange per relu6_equalize: the float function changed
 
     @property
     def interface_change(self) -> dict[str, Any] | None:
@@ -83,6 +91,7 @@ class SurgicalResult:
             "gain": None if self.gain is None else self.gain.to_json(),
             "equalized": self.equalized,
             "interface_change": self.interface_change,
+            "float_change": self.float_changes[0].to_json() if self.float_changes else None,
         }
 
 
@@ -190,7 +199,18 @@ def apply_plan(
             recalibrate(s, e.ops, e.calibration or "minmax", observed)
     if plan.equalize_pairs():
         step(0.2, "equalizing: measuring the float channel ranges")
-        equalize(s, plan.equalize_pairs(), calibration, runtime)
+        relu6 = relu6_producers(qm, plan.relu6_producers())
+        if relu6:  # DFQ: ReLU6 -> ReLU where the float model rarely reaches 6, measured; then equalize
+            with relu_float_model(fm, float_ops(qm, pairing, relu6)) as relu:
+                change = measure_change(fm, relu, qm, pairing, relu6, calibration, runtime)
+                if (why := change.refusal()) is not None:
+                    raise InputError(f"relu6_equalize refused: {why}", quant_path)
+                set_relu(s, relu6)
+                s.notes.append(f"relu6_equalize {change.statement()}")
+                s.float_changes.append(change)
+                equalize(s, plan.equalize_pairs(), calibration, runtime, relu, relu6)
+        else:
+            equalize(s, plan.equalize_pairs(), calibration, runtime)
     for kind, rounding in (("per_channel", "maxabs"), ("weight_mse", "mse")):
         if plan.ops_for(kind):
             step(0.3, "requantizing weights")
@@ -217,7 +237,7 @@ def apply_plan(
     if split is not None:
         s.notes.append(f"calibration: {split.note}")
     return SurgicalResult(str(float_path), str(quant_path), plan, data, plan.edited_ops(), s.notes, split,
-                          equalized=s.equalized, interface_changes=s.interface_changes)  # fmt: skip
+                          equalized=s.equalized, interface_changes=s.interface_changes, float_changes=s.float_changes)  # fmt: skip
 
 
 def _edited_model(data: bytes, signature: str | None) -> Model:

@@ -15,6 +15,11 @@ producers becomes one edit per producer. In plan files it is written and read as
 and a missing pattern is `op:P`). Neither P nor C may take another weight or structural edit, and
 P's output is re-calibrated by the equalization itself.
 
+`relu6_equalize` is `equalize` for a producer ending in ReLU6 (DFQ's recipe, `relu6.py`): its
+ReLU6 becomes ReLU, then the pair is equalized; written `{"edit": "relu6_equalize", "ops": [P, C]}`.
+It changes the float function (measured and refused with the reason where it matters); on a
+producer ending in none or ReLU it is plain equalize.
+
 `input_range` names an op that reads an integer (int8/uint8) model input: the input's scale and
 zero point are widened to its real values' range (`recalibrate.widen_input`). It changes the
 model's interface (the caller must quantize with the new parameters), and says so.
@@ -35,7 +40,9 @@ from inspector.core.tflite.equalize_pair import consumer_of
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, SURGICAL_WEIGHT_OPS
 
-KINDS = ("recalibrate", "per_channel", "weight_mse", "bias_correct", "a16w8", "keep_float", "equalize", "input_range")
+KINDS = ("recalibrate", "per_channel", "weight_mse", "bias_correct", "a16w8", "keep_float", "equalize", "input_range",
+         "relu6_equalize")
+EQUALIZE_KINDS = ("equalize", "relu6_equalize")  # edits of a (producer, consumer) pair
 # Edits that replace how an op computes; an op takes at most one of them and no weight edit with it.
 STRUCTURAL = ("keep_float", "a16w8")
 CALIBRATIONS = ("minmax", "mse")  # plus "percentile:P"
@@ -53,7 +60,7 @@ class Edit:
         d: dict[str, Any] = {"kind": self.kind, "pattern": self.pattern, "ops": list(self.ops)}
         if self.calibration is not None:
             d["calibration"] = self.calibration
-        if self.kind == "equalize":
+        if self.kind in EQUALIZE_KINDS:
             d["edit"] = self.kind
         return d
 
@@ -85,14 +92,18 @@ class SurgicalPlan:
         return tuple(sorted(out))
 
     def equalize_pairs(self) -> tuple[tuple[int, int], ...]:
-        """(producer, consumer) of each resolved equalize edit, in plan order."""
-        return tuple((e.ops[0], e.ops[1]) for e in self.edits if e.kind == "equalize" and len(e.ops) == 2)
+        """(producer, consumer) of each resolved equalize or relu6_equalize edit, in plan order."""
+        return tuple((e.ops[0], e.ops[1]) for e in self.edits if e.kind in EQUALIZE_KINDS and len(e.ops) == 2)
+
+    def relu6_producers(self) -> tuple[int, ...]:
+        """The producers of the resolved relu6_equalize edits (their ReLU6 may become ReLU)."""
+        return tuple(e.ops[0] for e in self.edits if e.kind == "relu6_equalize" and len(e.ops) == 2)
 
     def edited_ops(self) -> tuple[int, ...]:
         return tuple(sorted({i for e in self.edits for i in e.ops}))
 
     def needs_samples(self) -> bool:
-        return any(e.kind in ("bias_correct", "recalibrate", "a16w8", "equalize", "input_range") for e in self.edits)
+        return any(e.kind in ("bias_correct", "recalibrate", "a16w8", *EQUALIZE_KINDS, "input_range") for e in self.edits)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -196,7 +207,7 @@ def resolve(plan: SurgicalPlan, qm: Model) -> SurgicalPlan:
     edits = []
     for e in plan.edits:
         check_kind(e.kind)
-        if e.kind == "equalize":
+        if e.kind in EQUALIZE_KINDS:
             edits += _resolve_equalize(e, qm)
             continue
         ops = e.ops or match_ops(qm, e.pattern, e.kind)
@@ -227,15 +238,16 @@ def resolve(plan: SurgicalPlan, qm: Model) -> SurgicalPlan:
 def _resolve_equalize(e: Edit, qm: Model) -> list[Edit]:
     """One edit (ops [P, C]) per producer the edit names; InputError with the reason when a
     producer cannot be equalized or a saved consumer is not P's one consumer any more."""
+    relu6 = e.kind == "relu6_equalize"
     if e.ops:
         if len(e.ops) > 2:
-            raise InputError(f"an equalize edit names a producer and its consumer, not {len(e.ops)} ops ({list(e.ops)})", qm.path)
+            raise InputError(f"an {e.kind} edit names a producer and its consumer, not {len(e.ops)} ops ({list(e.ops)})", qm.path)
         p = e.ops[0]
-        c = consumer_of(qm, p)
+        c = consumer_of(qm, p, relu6)
         if len(e.ops) == 2 and e.ops[1] != c:
-            raise InputError(f"equalize: op {e.ops[1]} is not the consumer of op {p} (op {c} is)", qm.path)
+            raise InputError(f"{e.kind}: op {e.ops[1]} is not the consumer of op {p} (op {c} is)", qm.path)
         return [replace(e, ops=(p, c), calibration=None)]
-    return [replace(e, ops=(p, consumer_of(qm, p)), calibration=None) for p in match_ops(qm, e.pattern, "equalize")]
+    return [replace(e, ops=(p, consumer_of(qm, p, relu6)), calibration=None) for p in match_ops(qm, e.pattern, e.kind)]
 
 
 def _check_equalize_conflicts(plan: SurgicalPlan, structural: dict[int, str]) -> None:

@@ -6,6 +6,8 @@ P is a CONV_2D, DEPTHWISE_CONV_2D or FULLY_CONNECTED op whose fused activation i
 output and has exactly one reader C, itself one of those op types, reading it as its input (not
 its weights) channel by channel. Light: no runtime imports, so the plan and the GUI can ask.
 `consumer_of` raises InputError with the reason; `refusal` returns it (None: the pair is fine).
+With `relu6=True` (the `relu6_equalize` edit, DFQ's recipe) a producer ending in ReLU6 is
+accepted too: the edit replaces its ReLU6 by ReLU first (`requantize/relu6.py`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,12 @@ from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import EQUALIZE_OPS, WEIGHTED_OPS
 
 HOMOGENEOUS = ("NONE", "RELU")  # f(s·x) = s·f(x) for s > 0
+RELU6 = "RELU6"  # not homogeneous; `relu6_equalize` replaces it by RELU (a change of the float function)
+
+
+def activation(qm: Model, op: int) -> str:
+    """The fused activation of B's op `op` ("NONE" without one)."""
+    return str(qm.main.ops[op].options.get("fused_activation_function", "NONE"))
 
 
 def _graph_outputs(qm: Model) -> set[int]:
@@ -34,9 +42,9 @@ def _name(qm: Model, i: int) -> str:
     return f"op {i} ({op.type}, '{outs[0] if outs else '?'}')"
 
 
-def consumer_of(qm: Model, producer: int) -> int:
+def consumer_of(qm: Model, producer: int, relu6: bool = False) -> int:
     """The one consumer C of `producer` that equalization pairs it with; InputError with the
-    reason when P or its consumers do not allow it."""
+    reason when P or its consumers do not allow it (`relu6`: a ReLU6 producer is allowed)."""
     sg = qm.main
     if not 0 <= producer < len(sg.ops):
         raise InputError(f"op:{producer}: the quantized model has only {len(sg.ops)} ops", qm.path)
@@ -45,7 +53,7 @@ def consumer_of(qm: Model, producer: int) -> int:
     if op.type not in EQUALIZE_OPS:
         raise InputError(f"{what} is not a conv, depthwise conv or fully connected op", qm.path)
     act = str(op.options.get("fused_activation_function", "NONE"))
-    if act not in HOMOGENEOUS:
+    if act not in HOMOGENEOUS and not (relu6 and act == RELU6):
         raise InputError(f"{what} ends in {act}, which is not positively homogeneous (only none or RELU can be equalized)", qm.path)
     out = op.outputs[0]
     t = sg.tensors[out]
@@ -76,10 +84,10 @@ def consumer_of(qm: Model, producer: int) -> int:
     return c.index
 
 
-def refusal(qm: Model, producer: int) -> str | None:
-    """Why `producer` cannot be equalized (None: it can)."""
+def refusal(qm: Model, producer: int, relu6: bool = False) -> str | None:
+    """Why `producer` cannot be equalized (None: it can); `relu6`: as `relu6_equalize` would."""
     try:
-        consumer_of(qm, producer)
+        consumer_of(qm, producer, relu6)
     except InputError as e:
         return e.message
     return None
