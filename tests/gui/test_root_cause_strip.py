@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from inspector.gui.example.autorun import AUTORUN_KEY
+from inspector.gui.example.feature import AUTORUN_KEY
 
 RUN_MS = 120_000
 
