@@ -9,7 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 # Prepared models are not kept on disk between test processes: a test that patches how they are
-# built must not leave its model to the next one (tests/core/test_prepared_cache.py turns it on).
+# built must not leave its model to the next one (tests/core/runtime/test_prepared_cache.py turns it on).
 os.environ.setdefault("TFLITE_INSPECTOR_NO_DISK_CACHE", "1")
 
 import pytest  # noqa: E402

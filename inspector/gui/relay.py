@@ -3,7 +3,7 @@ signal, `on_event(event, owner, fn)` calls a method of a Qt object.
 
 Controllers announce a change of models, selection or versions only by relaying the `AppState`
 event that made it; they never emit such a signal by hand after calling the state, and no GUI
-module connects to an `AppState` event itself (tests/gui/test_gui_contract.py). A relay outlives
+module connects to an `AppState` event itself (tests/gui/contracts/test_gui_contract.py). A relay outlives
 nothing: once `owner` is deleted, the event is ignored.
 """
 

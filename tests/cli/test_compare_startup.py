@@ -1,6 +1,6 @@
 """Building the parser and handing a comparison over load no numpy: every command starts light.
 `compare` itself then imports what its worker runs once and forks the worker with it
-(`runtime.worker.start_default_worker`, tested in tests/core/test_worker_fork.py)."""
+(`runtime.worker.start_default_worker`, tested in tests/core/runtime/test_worker_fork.py)."""
 
 from __future__ import annotations
 

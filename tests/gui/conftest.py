@@ -15,7 +15,7 @@ from inspector.gui.main_window import MainWindow
 def settings(tmp_path) -> QSettings:
     """Never the user's settings: an ini file in the test's temporary folder. The example pair's
     automatic first comparison is off (tests run their own, with their own samples);
-    tests/gui/test_first_hour.py turns it on."""
+    tests/gui/example/test_first_hour.py turns it on."""
     s = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     s.setValue("compare/auto_run_example", False)
     return s

@@ -1,4 +1,4 @@
-"""`.litertlm` bundles built at test time with litert-lm-builder (as tests/core/test_litertlm.py):
+"""`.litertlm` bundles built at test time with litert-lm-builder (as tests/core/tflite/test_litertlm.py):
 system metadata, a SentencePiece tokenizer section, then the two-signature float and int8 models
 as TFLite sections 1 and 2."""
 

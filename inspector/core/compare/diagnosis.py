@@ -35,8 +35,8 @@ accumulated error mixes in what comes from upstream), and `none` says so. Recali
 never a verdict on ops with fixed output parameters (SOFTMAX, LOGISTIC, TANH...): their output
 grid is the kernel's, not a calibration range, so values past its last step are the grid's own
 rounding (`none`, the evidence says so; the audit makes it an info). Every fix proposed is one
-the surgical edits apply (`tests/core/test_diagnosis_fixes_apply.py`). All thresholds are in
-`THRESHOLDS`, each measured in `tests/core/test_diagnosis.py`.
+the surgical edits apply (`tests/core/requantize/test_diagnosis_fixes_apply.py`). All thresholds are in
+`THRESHOLDS`, each measured in `tests/core/compare/test_diagnosis.py`.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ class Thresholds:
     good_db: float = 35.0  # at or above this: a coarse grid costs nothing worth an edit (resolution, own SQNR)
     # and nothing is worth pointing upstream for (inherited, accumulated SQNR)
     kernel_lsb: float = 2.0  # runtime vs spec (or first divergence) by at least this many steps
-    # inside the tensor (issue 25; measured in tests/core/test_inside_diagnosis.py)
+    # inside the tensor (issue 25; measured in tests/core/compare/test_inside_diagnosis.py)
     mixed_ratio: float = 16.0  # concatenated inputs' float ranges differ more than this (detector head: ~900x)
     imbalance_ratio: float = 16.0  # largest / median channel float range (planted outlier: 94x; healthy <= 6x)
     imbalance_steps: float = 16.0  # a channel under this many steps of the tensor's scale is starved

@@ -12,7 +12,7 @@ reference/integer_ops/{conv,depthwise_conv,fully_connected,add}.h):
   2*max S_in / (2^20 * S_out), plus Z_out, clamped (`rescale_math`).
 
 The rescale rounds as the reference kernels of the ai-edge-litert wheels do, measured bit for bit
-against `OpResolverType.BUILTIN_REF` (tests/core/test_runtime_parity.py): conv and depthwise use
+against `OpResolverType.BUILTIN_REF` (tests/core/compare/test_runtime_parity.py): conv and depthwise use
 the double-rounding gemmlowp path (SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT),
 FULLY_CONNECTED the single-rounding one (one 64-bit product rounded once, TFLITE_SINGLE_ROUNDING),
 ADD matches either on every measured input (double rounding kept).

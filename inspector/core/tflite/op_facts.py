@@ -5,10 +5,10 @@ can we recompute it / does LiteRT run it in 16x8 / is it worth suggesting" is an
 the audit, op math, the comparison, the surgical edits and Suggest cannot disagree (they kept
 their own lists before: four weight-op lists with three contents, two suggest-skip lists). So are
 the categories the analyses look for (activations, class scores, concatenations, the ops a path is
-followed through, control flow): no op-name list lives outside this module (tests/core/test_op_facts.py).
+followed through, control flow): no op-name list lives outside this module (tests/core/tflite/test_op_facts.py).
 Sources: the TFLite int8 quantization spec (weights symmetric per output channel, same-scale ops,
 fixed output params), LiteRT's reference kernels (activations.cc Prepare, the 16x8 kernels,
-TFLITE_SINGLE_ROUNDING of FULLY_CONNECTED). `tests/core/test_op_facts.py` pins them.
+TFLITE_SINGLE_ROUNDING of FULLY_CONNECTED). `tests/core/tflite/test_op_facts.py` pins them.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ _SAME = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "MAX_POOL_2D", "AVERA
          "MAXIMUM", "MINIMUM", "PACK", "UNPACK", "TILE", "BROADCAST_TO", "REDUCE_MAX", "REDUCE_MIN")  # fmt: skip
 _SHAPE_ONLY = ("SHAPE", "RESHAPE", "SQUEEZE", "STRIDED_SLICE", "PACK")
 _A16W8 = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "MAX_POOL_2D", "AVERAGE_POOL_2D", "RESHAPE",
-          "LOGISTIC", "TANH", "SOFTMAX")  # int16 kernels on the fixed 1/32768 grid (tests/core/test_a16w8_fixed_ops.py;
+          "LOGISTIC", "TANH", "SOFTMAX")  # int16 kernels on the fixed 1/32768 grid (tests/core/requantize/test_a16w8_fixed_ops.py;
 # MEAN's int16 kernel runs too, but the edit of MEAN alone cost 3.3 dB of output there: not offered)
 _CATEGORIES: dict[str, tuple[str, ...]] = {  # boolean fields not derived from the tables above
     "reshape": ("RESHAPE", "SQUEEZE", "EXPAND_DIMS"),
