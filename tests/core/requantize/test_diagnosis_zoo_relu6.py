@@ -223,7 +223,7 @@ def test_plain_equalize_still_refuses_relu6_and_the_record_marks_the_change(relu
 def test_suggest_takes_the_relu6_chain_instead_of_keeping_layers_float(relu6_models):
     """Before relu6_equalize, Suggest kept 8 of 10 layers float on the 2-decade twin (keep float of
     ops 2-9) to reach the target; now its first whole-model candidate is the relu6_equalize chain,
-    kept for its measured held-out gain (numpy's on LiteRT outputs) with no layer left in float."""
+    kept for its measured held-out gain (numpy's on LiteRT outputs), at most 20 % of the ops left in float."""
     from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
     from inspector.core.requantize.suggest_surgical import suggest_surgical
 
@@ -233,7 +233,10 @@ def test_suggest_takes_the_relu6_chain_instead_of_keeping_layers_float(relu6_mod
     res = suggest_surgical(f, q, 30.0, SurgicalSuggestOptions(samples=settings, max_evaluations=4))
     step = res.steps[0]
     assert (step.edit, step.ops) == ("relu6_equalize", (2, 3, 4, 5, 6, 7)) and res.met
-    assert not [e for e in res.plan.edits if e.kind == "keep_float"]
+    # at most 20 % of the ops left float (the issue's bar): the chain alone reaches 29-31 dB on
+    # this twin depending on its training run, so one float layer may top it up to the 30 dB target
+    float_ops = {op for e in res.plan.edits if e.kind == "keep_float" for op in e.ops}
+    assert len(float_ops) <= 0.2 * len(load_model(q).main.ops), res.plan.edits
     assert any("changes the float function" in n for n in res.notes)
     chain = SurgicalPlan(tuple(Edit("relu6_equalize", f"op:{p}", None, (p, p + 1)) for p in PRODUCERS), settings)
     edited = apply_plan(f, q, chain).model_bytes
