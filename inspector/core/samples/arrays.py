@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -176,9 +177,9 @@ def array_source(float_model: Model, path: Path, count: int | None) -> SampleSou
     n = n_avail if count is None else min(count, n_avail)
     names = tuple(s.name for s in specs)
 
-    def make():
+    def make() -> Iterator[Sample]:
         for i in range(n):
-            values = []
+            values: list[np.ndarray] = []
             for _spec, key, st in zip(specs, keys, stacked, strict=True):
                 a = arrays[key]
                 v = np.asarray(a[i : i + 1] if st else a[None])
