@@ -58,13 +58,14 @@ def _per_sample(specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict[s
     data = {k: v for k, v in arrays.items() if k != LABELS_KEY}
     if len(data) < 2 or any(c is not None and c in data for c in (spec.name, spec.key)):
         return None
-    numbered = {k: re.search(r"(\d+)$", k) for k in data}
-    if not all(numbered.values()):
+    found = {k: re.search(r"(\d+)$", k) for k in data}
+    numbered = {k: m for k, m in found.items() if m is not None}
+    if len(numbered) != len(data):
         return None
     one = spec.shape[1:] if spec.shape else ()
     sig = spec.shape_signature[1:] if spec.shape_signature else ()
     rows = []
-    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):  # type: ignore[union-attr]  # every key sorted here matched the pattern
+    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):
         a = np.asarray(data[k])
         if a.ndim == len(one) + 1 and a.shape[0] == 1:
             a = a[0]
