@@ -81,7 +81,7 @@ def _finite(v: float) -> float | None:
     return json_float(v)
 
 
-def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> Any:
+def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> ComparisonResult:
     """Compared on the samples from `samples_from` on: the held-out ones when calibration used the others."""
     from inspector.core.compare.comparison import CompareOptions, compare_models
 
