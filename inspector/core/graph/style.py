@@ -109,6 +109,7 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
             styles.append(NodeStyle(INPUT_FILL if node.kind == "input" else OUTPUT_FILL, f"model {node.kind}\n{tline}"))
             continue
         op = node.op_index
+        assert op is not None  # every op node names its op (`structure.model_graph`)
         lines = [f"op {op} {node.label}", tline]
         if node.constants:
             lines.append(f"{len(node.constants)} constant input(s): " + ", ".join(
@@ -122,13 +123,13 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
             if metric == "cause":
                 fill = cause_fill(cause)
                 if cause not in (None, "none", "inherited"):
-                    ranked_ops.append(op)  # type: ignore[arg-type]
+                    ranked_ops.append(op)
                     ranked_values.append(cause_rank_value(layer))
             else:
                 value = metric_value(layer, metric)
                 pos = SCALES[metric].position(value)
                 fill = NO_DATA if pos is None else ramp_colour(pos)
-                ranked_ops.append(op)  # type: ignore[arg-type]
+                ranked_ops.append(op)
                 ranked_values.append(value)
             acc = layer.metrics.sqnr_db
             lines.append(f"{METRIC_LABELS[metric] if metric != 'cause' else METRIC_LABELS['sqnr']}: "
@@ -137,7 +138,7 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
                 lines.append(f"cause: {d.cause} — {d.evidence}" + (f" (fix: {d.fix.edit} on op {', '.join(map(str, d.fix.ops))})" if d.fix else ""))
         elif result is not None:
             lines.append("not compared")
-        b = badges.get(op, ())  # type: ignore[arg-type]  # no badge: the empty tuple
+        b = badges.get(op, ())  # no badge: the empty tuple
         lines += [BADGES[k][2] for k in b]
         styles.append(NodeStyle(fill, "\n".join(x for x in lines if x), value, cause, b))
     higher = True if metric == "cause" else SCALES[metric].good > SCALES[metric].bad

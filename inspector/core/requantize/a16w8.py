@@ -14,6 +14,7 @@ that are not int8 data (MEAN's axis) stay as they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
@@ -23,6 +24,7 @@ from inspector.core.requantize import measure
 from inspector.core.requantize.surgery import Surgery, quant_t
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite import edit as fe
+from inspector.core.tflite.model import Tensor
 from inspector.core.tflite.op_facts import (
     A16W8_OPS,
     SAME_SCALE_OPS,
@@ -36,6 +38,14 @@ INT8 = schema.TensorType.INT8
 
 def _max_abs_scale(lo: float, hi: float) -> float:
     return max(abs(lo), abs(hi), 1e-12) / 32767.0
+
+
+def _int8_params(s: Surgery, i: int, tt: Tensor) -> tuple[float, int]:
+    """Scale and zero point of an int8 tensor op `i` reads (InputError when it has none)."""
+    q = tt.quantization
+    if q is None or not q.scales:
+        raise InputError(f"{s.describe(i)}: tensor '{tt.name}' has no scale and zero point", s.qm.path)
+    return q.scales[0], q.zero_points[0]
 
 
 def to_a16w8(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample], runtime: str) -> None:
@@ -59,8 +69,8 @@ def to_a16w8(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample], runtim
     for i in sorted(ops):
         op = sg.ops[i]
         b_op = s.bsg.operators[i]
-        pre: list = []
-        post: list = []
+        pre: list[Any] = []  # schema.OperatorT before and after the op
+        post: list[Any] = []
         inputs = [int(v) for v in b_op.inputs]
         data_positions = [0] if op.type in SURGICAL_WEIGHT_OPS else [
             p for p, t in enumerate(op.inputs) if t >= 0 and (not sg.tensors[t].is_constant or sg.tensors[t].dtype == "int8")]
@@ -73,13 +83,16 @@ def to_a16w8(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample], runtim
                 continue
             bt = s.bsg.tensors[t]
             tt = sg.tensors[t]
+            sc_in, zp_in = _int8_params(s, i, tt)
             if tt.is_constant:
-                vals = (s.qm.tensor_data(tt).astype(np.float64) - tt.quantization.zero_points[0]) * tt.quantization.scales[0]
+                data = s.qm.tensor_data(tt)
+                if data is None:
+                    raise InputError(f"{s.describe(i)}: tensor '{tt.name}' has no readable values", s.qm.path)
+                vals = (data.astype(np.float64) - zp_in) * sc_in
                 sc = _max_abs_scale(float(vals.min()), float(vals.max()))
                 q16 = np.clip(np.round(vals / sc), -32767, 32767).astype(np.int16).reshape(tt.shape)
                 inputs[pos] = s.add_constant(bt, tt.name + "/int16", INT16, q16, quant_t(np.array([sc]), np.array([0])))
                 continue
-            sc_in, zp_in = tt.quantization.scales[0], tt.quantization.zero_points[0]
             sc = _max_abs_scale(sc_in * (-128 - zp_in), sc_in * (127 - zp_in))
             new = s.add_tensor(bt, tt.name + "/int16", INT16, quant_t(np.array([sc]), np.array([0])))
             pre.append(s.new_op(qz, [t], [new]))
@@ -119,7 +132,7 @@ def _int64_bias(s: Surgery, i: int, inputs: list[int], in_scale: float) -> None:
     if b is None:
         if len(inputs) > 2 and inputs[2] >= 0:  # B has a bias A lacks: keep its float value
             bt = s.bsg.tensors[inputs[2]]
-            b = fe.constant_data(s.bm, bt).astype(np.float64) * np.asarray(bt.quantization.scale, np.float64)
+            b = s.b_constant(i, bt).astype(np.float64) * np.asarray(bt.quantization.scale, np.float64)
         else:
             return
     bs = in_scale * sw

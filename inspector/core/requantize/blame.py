@@ -48,12 +48,15 @@ measured layer with a negligible blame reads `none`: on healthy models blame gat
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.compare.diagnosis import holds_input_range
 from inspector.core.compare.diagnosis_types import Blame, Diagnosis, Fix, RootCause
 from inspector.core.compare.options import CompareOptions
+from inspector.core.compare.pair_check import PairCheck
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
@@ -66,11 +69,18 @@ from inspector.core.requantize.suggest_surgical import applicable
 from inspector.core.requantize.surgical import PreparedPair, apply_plan
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.holdout import split_samples
+from inspector.core.samples.settings import SampleSettings
 from inspector.core.samples.sources import open_source
 from inspector.core.samples.spec import Sample
 from inspector.core.tflite.litertlm import section_extent
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import SUGGEST_SKIP_OPS
+
+if TYPE_CHECKING:
+    from inspector.core.runtime.worker import WorkerProcess
+
+# A plan as the measurements key it: (kind, ops, calibration) of each edit.
+PlanKey = tuple[tuple[str, tuple[int, ...], str | None], ...]
 
 MAX_CANDIDATES = 6  # interventions per comparison (each is one edited model run over the held-out samples)
 BLAME_SAMPLES = 192  # blame calibrates on the first 128 and measures on the next 64 of the comparison's samples
@@ -99,7 +109,7 @@ class Measured:
     plan: SurgicalPlan  # the intervention
 
 
-def candidates(result: ComparisonResult, qm: Model, has_float_op, first: Sequence[int] = (), skip: Sequence[int] = (),
+def candidates(result: ComparisonResult, qm: Model, has_float_op: Callable[[int], bool], first: Sequence[int] = (), skip: Sequence[int] = (),
                limit: int = MAX_CANDIDATES) -> list[int]:  # fmt: skip
     """B's ops to measure, in priority order (`first`: the ops reading a clipped integer model
     input; `skip`: ops measured otherwise, as an equalize chain), at most `limit`."""
@@ -137,7 +147,7 @@ def _own_db(lay: LayerResult) -> float:
     return lay.metrics.sqnr_db if math.isinf(own) else own
 
 
-def intervention(qm: Model, lay: LayerResult, samples, signature: str | None, clipped_input: bool = False) -> SurgicalPlan:
+def intervention(qm: Model, lay: LayerResult, samples: SampleSettings, signature: str | None, clipped_input: bool = False) -> SurgicalPlan:
     """The edit that removes op `lay`'s own error (see the module docstring); `clipped_input`:
     the op reads an integer model input whose range clips, widened (`input_range`)."""
     op = lay.op_index
@@ -200,8 +210,8 @@ class Measurer:
         self.float_top1 = [int(r.argmax()) for r in ref] if self.labels is not None else []
         self.base_top1 = list(self.objective.top1)
         self.task = as_task(task)
-        self.cache: dict[tuple, tuple[float, list[int]] | None] = {}
-        self.interface: dict[tuple, dict | None] = {}  # per plan: the model interface it changes (`input_range`)
+        self.cache: dict[PlanKey, tuple[float, list[int]] | None] = {}
+        self.interface: dict[PlanKey, dict[str, Any] | None] = {}  # per plan: the model interface it changes (`input_range`)
         self.clips = input_clips(self.qm, self.samples)
         healthy = self.base > 0 and -10 * math.log10(self.base) >= HEALTHY_DB
         self.root_gain = HEALTHY_GAIN_DB if healthy else MIN_GAIN_DB  # what a root cause must gain
@@ -239,11 +249,11 @@ class Measurer:
         got = self.cache.get(self._key(plan))
         if got is None or self.labels is None:
             return None
-        acc = (self.accuracy(self.float_top1), self.accuracy(self.base_top1), self.accuracy(got[1]))
-        return None if None in acc else acc  # type: ignore[return-value]
+        f, b, e = self.accuracy(self.float_top1), self.accuracy(self.base_top1), self.accuracy(got[1])
+        return None if f is None or b is None or e is None else (f, b, e)
 
     @staticmethod
-    def _key(plan: SurgicalPlan) -> tuple:
+    def _key(plan: SurgicalPlan) -> PlanKey:
         return tuple((e.kind, e.ops, e.calibration) for e in plan.edits)
 
     def error(self, plan: SurgicalPlan) -> float | None:
@@ -445,7 +455,7 @@ def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, 
     rows = []
     # one root cause per intervention: ops measured by the same edit (a concatenation and its
     # inputs' readers) are one cause, named at the op the others point at
-    owner: dict[tuple, int] = {}
+    owner: dict[PlanKey, int] = {}
     for op in sorted(measured, key=lambda o: (getattr(first[o].diagnosis, 'source_op', None) is not None, o)):
         owner.setdefault(m._key(measured[op].plan), op)
     for op, x in measured.items():
@@ -502,7 +512,7 @@ def best_fix(m: Measurer, op: int, diagnosed: Fix | None, x: Measured) -> tuple[
 
 
 def compare_and_blame(float_path: str, quant_path: str, options: CompareOptions | None = None, blame: bool = True,
-                      task: TaskState | None = None, **kwargs) -> ComparisonResult:  # fmt: skip
+                      task: TaskState | None = None, **kwargs: Any) -> ComparisonResult:  # fmt: skip
     """`compare_models`, then (unless `blame` is False) `measure_blame`: the job the command line
     and the GUI run in the worker process."""
     from inspector.core.compare.comparison import compare_models
@@ -514,8 +524,10 @@ def compare_and_blame(float_path: str, quant_path: str, options: CompareOptions 
     return measure_blame(float_path, quant_path, result, options, task.span(0.75, 1.0, ""))
 
 
-def compare_blame_in_worker(float_path, quant_path, options=None, *, blame: bool = True, task=None, timeout=None,
-                            worker=None, pair_check=None, check: bool = True) -> ComparisonResult:  # fmt: skip
+def compare_blame_in_worker(float_path: str | Path, quant_path: str | Path, options: CompareOptions | None = None, *,
+                            blame: bool = True, task: TaskState | None = None, timeout: float | None = None,
+                            worker: WorkerProcess | None = None, pair_check: PairCheck | None = None,
+                            check: bool = True) -> ComparisonResult:  # fmt: skip
     """`compare_and_blame` in the worker process (like `compare.in_worker.compare_in_worker`)."""
     from inspector.core.runtime.worker import run_isolated
 

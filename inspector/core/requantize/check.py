@@ -251,7 +251,7 @@ def _matches(requested: str, observed: str) -> bool:
     return requested.split(" ")[0] == observed
 
 
-def _granularity(tensor) -> str:
+def _granularity(tensor: Any) -> str:  # a schema TensorT
     """'per-channel' when an (object-API) tensor has more than one scale, else 'per-tensor'."""
     q = tensor.quantization
     return "per-channel" if q is not None and q.scale is not None and len(q.scale) > 1 else "per-tensor"

@@ -10,11 +10,15 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from inspector.core.requantize.plan import ALGORITHMS, Override, Plan, compile_selector
 from inspector.core.tflite.layer_names import layer_name, layer_short_name
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import BOUNDARY_OPS, PROBABILITY_OPS
+
+if TYPE_CHECKING:
+    from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,7 @@ EDIT_LABELS = {"keep_float": "keep float", "per_channel": "per-channel", "weight
                "relu6_equalize": "ReLU6 -> ReLU, equalized"}  # fmt: skip
 
 
-def edit_for(quant_op: int, choice_key: str):
+def edit_for(quant_op: int, choice_key: str) -> Edit:
     """The surgical edit giving op `quant_op` of model B the chosen edit (addressed `op:INDEX`)."""
     from inspector.core.requantize.surgical_plan import Edit
 
@@ -206,7 +210,7 @@ def edit_label(kind: str, calibration: str | None = None) -> str:
     return f"{base} ({calibration})" if kind == "recalibrate" and calibration not in (None, "minmax") else base
 
 
-def describe_surgical(plan, quant_model: Model | None) -> str:
+def describe_surgical(plan: SurgicalPlan, quant_model: Model | None) -> str:
     """'keep-float logits; per-channel conv2' for a `SurgicalPlan` (op names from model B)."""
     groups: dict[str, list[str]] = {}
     for e in plan.edits:
@@ -220,7 +224,7 @@ def describe_surgical(plan, quant_model: Model | None) -> str:
     return "; ".join(f"{k} {', '.join(v)}" for k, v in groups.items()) or "no edits"
 
 
-def edit_marks(plan) -> dict[int, str]:
+def edit_marks(plan: SurgicalPlan) -> dict[int, str]:
     """B op index -> the edit label, for `delta.version_delta(edits=...)`. An equalized producer's
     output is scaled per channel against A's by design, which its label says (the comparison takes
     A's output ÷ s as its reference: `compare/equalized.py`)."""

@@ -8,6 +8,7 @@ scales); the surgical plan calls that edit `weight_mse`. Every other name is the
 from __future__ import annotations
 
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
+from inspector.core.compare.inside import SliceStats
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.settings import SampleSettings
@@ -38,7 +39,7 @@ def diagnosed_first(kinds: list[str] | tuple[str, ...], diagnosis: Diagnosis | N
     return [first, *(k for k in kinds if k != first)] if first in kinds else list(kinds)
 
 
-def has_own_cause(layer) -> bool:
+def has_own_cause(layer: object) -> bool:
     """Does the diagnosis give the layer a cause of its own (not none, not inherited)?"""
     d = getattr(layer, "diagnosis", None)
     return d is not None and d.cause not in ("none", "inherited")
@@ -82,7 +83,9 @@ def fix_headline(before: ComparisonResult, after: ComparisonResult) -> str:
     return "; ".join(parts)
 
 
-def _worst_part(before, after):
+def _worst_part(
+    before: tuple[SliceStats, ...] | None, after: tuple[SliceStats, ...] | None
+) -> tuple[SliceStats, SliceStats] | None:
     """(before, after) of the slice worst before, when both results have the same slices."""
     if not before or not after or len(before) != len(after):
         return None
@@ -90,7 +93,7 @@ def _worst_part(before, after):
     return before[k], after[k]
 
 
-def _part_lines(where: str, before, after) -> list[str]:
+def _part_lines(where: str, before: tuple[SliceStats, ...] | None, after: tuple[SliceStats, ...] | None) -> list[str]:
     """The worst slice of a concatenation before -> after (issue 25: the whole tensor hides it)."""
     worst = _worst_part(before, after)
     if worst is None:

@@ -264,7 +264,7 @@ class PlanDraft:
         rows = [r for r in self._rows if r.a_op is not None]
         if len(rows) < len(self._rows):
             msgs.append("ops of model B without a counterpart in model A are left out of a regenerated model's plan")
-        overrides = tuple(override_for(r.a_op, closest_choice(route, r.choice), r.algorithm) for r in rows)  # type: ignore[arg-type]  # rows without A's op are filtered out above
+        overrides = tuple(override_for(a, closest_choice(route, r.choice), r.algorithm) for r in rows if (a := r.a_op) is not None)
         return Plan(base=self.base, overrides=overrides, per_channel=self.per_channel, algorithm=self.algorithm), msgs
 
     def from_plan(self, plan: Plan | SurgicalPlan) -> list[str]:

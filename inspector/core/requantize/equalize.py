@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
@@ -42,6 +43,7 @@ from inspector.core.requantize.surgery import Surgery, quant_t
 from inspector.core.requantize.weight_requant import (
     channel_scales,
     input_scale,
+    output_dim,
     own_tensor,
     quantize_weights,
 )
@@ -59,14 +61,16 @@ def _rows(w: np.ndarray, dim: int) -> np.ndarray:
 
 def producer_ranges(w: np.ndarray, p_type: str) -> np.ndarray:
     """r1: max|w| of P's float weights per output channel."""
-    return np.abs(_rows(w, WEIGHTED_OPS[p_type].channel_dim)).max(axis=1)
+    r: np.ndarray = np.abs(_rows(w, output_dim(p_type))).max(axis=1)
+    return r
 
 
 def consumer_ranges(w: np.ndarray, c_type: str, channels: int) -> np.ndarray:
     """r2: max|w| of C's float weights per input channel (a depthwise C: over its multiplier's columns)."""
     dim = _input_dim(c_type)
     per = w.shape[dim] // channels  # depthwise: column k reads input channel k // per; else 1
-    return np.abs(_rows(w, dim)).max(axis=1).reshape(channels, per).max(axis=1)
+    r: np.ndarray = np.abs(_rows(w, dim)).max(axis=1).reshape(channels, per).max(axis=1)
+    return r
 
 
 def _input_dim(c_type: str) -> int:
@@ -86,7 +90,7 @@ def equalization_scales(r1: np.ndarray, r2: np.ndarray) -> np.ndarray:
 
 def scale_producer(w: np.ndarray, b: np.ndarray | None, p_type: str, s: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
     """P's weights and bias with output channel i divided by s_i."""
-    dim = WEIGHTED_OPS[p_type].channel_dim
+    dim = output_dim(p_type)
     shape = [1] * w.ndim
     shape[dim] = len(s)
     w2 = (np.asarray(w, np.float64) / s.reshape(shape)).astype(np.float32)
@@ -100,7 +104,8 @@ def scale_consumer(w: np.ndarray, c_type: str, s: np.ndarray) -> np.ndarray:
     shape = [1] * w.ndim
     shape[dim] = -1
     per = w.shape[dim] // len(s)  # depthwise: column k reads input channel k // per; else 1
-    return (w * np.repeat(s, per).reshape(shape)).astype(np.float32)
+    out: np.ndarray = (w * np.repeat(s, per).reshape(shape)).astype(np.float32)
+    return out
 
 
 @dataclass
@@ -190,10 +195,10 @@ def _record(s: Surgery, done: Sequence[tuple[int, int, int, np.ndarray]], relu6:
     earlier equalization of B recorded for other producers."""
     qm = s.qm
     earlier = equalization_of(qm)
-    relu6 = {*relu6, *(e.producer for e in (earlier.pairs if earlier is not None else ()) if e.relu6)}  # stays marked
-    rows = [{"producer": p, "consumer": c, "producer_type": qm.main.ops[p].type, "consumer_type": qm.main.ops[c].type,
+    marked = {*relu6, *(e.producer for e in (earlier.pairs if earlier is not None else ()) if e.relu6)}  # stays marked
+    rows: list[dict[str, Any]] = [{"producer": p, "consumer": c, "producer_type": qm.main.ops[p].type, "consumer_type": qm.main.ops[c].type,
              "tensor": t, "tensor_name": qm.main.tensors[t].name, "scales": sc,
-             **({"activation": "RELU"} if p in relu6 else {})} for p, c, t, sc in done]  # fmt: skip
+             **({"activation": "RELU"} if p in marked else {})} for p, c, t, sc in done]  # fmt: skip
     redone = {p for p, *_ in done}
     before = {e.producer: e.scales for e in (earlier.pairs if earlier is not None else ())}
     for r in rows:  # B equalized before: this edit started from its weights, so the factors compose
@@ -210,14 +215,14 @@ def _float_bias(s: Surgery, i: int) -> np.ndarray | None:
     op = s.bsg.operators[i]
     if b is None and len(op.inputs) > 2 and op.inputs[2] >= 0:
         bt = s.bsg.tensors[op.inputs[2]]
-        b = fe.constant_data(s.bm, bt).astype(np.float64) * np.asarray(bt.quantization.scale, np.float64)
+        b = s.b_constant(i, bt).astype(np.float64) * np.asarray(bt.quantization.scale, np.float64)
     return None if b is None else np.asarray(b, np.float32).reshape(-1)
 
 
 def _write_op(s: Surgery, i: int, f: _FloatOp) -> None:
     """B's op `i`: per-channel int8 weights from `f.weights`, int32 bias from `f.bias` at S_in·S_w."""
     kind = s.qm.main.ops[i].type
-    dim = WEIGHTED_OPS[kind].channel_dim
+    dim = output_dim(kind)
     op = s.bsg.operators[i]
     sw = channel_scales(f.weights, dim, "maxabs")
     w_idx = own_tensor(s, i, 1)

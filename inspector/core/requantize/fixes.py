@@ -126,7 +126,9 @@ def symmetrize_weights(model: Any, targets: list[tuple[int, int]]) -> list[str]:
         w = sg.tensors[op.inputs[r.weights]]
         q = w.quantization
         shape = [int(d) for d in w.shape]
-        values = fe.constant_data(model, w).astype(np.float64).reshape(shape)
+        data = fe.constant_data(model, w)
+        assert data is not None  # `asymmetric_weight_ops` found only weights with data
+        values = data.astype(np.float64).reshape(shape)
         axis = int(q.quantizedDimension) if len(q.scale) > 1 else None
         scale, zp = _per_axis(q.scale, shape, axis), _per_axis(q.zeroPoint, shape, axis)
         real = (values - zp) * scale
@@ -209,7 +211,7 @@ def remap_metadata_buffer(before: Any, after: Any) -> list[str]:
     names_after = {fe.tensor_name(m): int(m.buffer) for m in (after.metadata or [])}
     bufs_before, bufs_after = before.buffers or [], after.buffers or []
 
-    def data(bufs: list, i: int) -> bytes:
+    def data(bufs: list[Any], i: int) -> bytes:
         d = bufs[i].data if 0 <= i < len(bufs) else None
         return b"" if d is None else np.asarray(d, np.uint8).tobytes()
 

@@ -78,7 +78,8 @@ def _channel_ranges(model: Model, op: int, position: int, axis: int) -> np.ndarr
         return None
     w = np.abs(np.asarray(data, np.float64))
     w = np.moveaxis(w, axis % w.ndim, -1)
-    return w.reshape(-1, w.shape[-1]).max(axis=0)
+    ranges: np.ndarray = w.reshape(-1, w.shape[-1]).max(axis=0)
+    return ranges
 
 
 def pair_cost(fm: Model, qm: Model, pairing: Pairing, producer: int, relu6: bool = False) -> PairCost | None:

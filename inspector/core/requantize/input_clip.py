@@ -45,7 +45,7 @@ def input_clips(qm: Model, samples: Sequence[Sample]) -> dict[int, InputClip]:
     out: dict[int, InputClip] = {}
     for t in sg.inputs:
         readers = [c.index for c in consumers.get(t, [])]
-        if not readers or not integer_inputs(qm, readers[0]) or not samples:
+        if not readers or t not in integer_inputs(qm, readers[0]) or not samples:  # t itself, not another input of its reader
             continue
         lo, hi = input_grid(sg.tensors[t])
         values = input_values(qm, samples, t)

@@ -16,7 +16,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.result import ComparisonResult
@@ -31,9 +31,12 @@ from inspector.core.requantize.suggest_surgical import (
     SurgicalSuggestResult,
     suggest_surgical,
 )
+from inspector.core.requantize.surgical import SurgicalResult
+from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.runtime.worker import PairJob
 from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.settings import SampleSettings
+from inspector.core.samples.spec import Sample
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
 
@@ -48,7 +51,7 @@ class VersionRun:
     baseline: ComparisonResult | None = None
 
 
-def calibration_samples(float_path: str, quant_path: str | None, options: CompareOptions) -> list[Any]:
+def calibration_samples(float_path: str, quant_path: str | None, options: CompareOptions) -> list[Sample]:
     """The comparison's samples (same source, count, seed, normalization, input ranges and signature)."""
     from inspector.core.samples.sources import open_source
 
@@ -101,13 +104,17 @@ class EditRun:
     """A surgically edited model: written to `path` (`result.model_bytes` emptied), or, without a
     path, in `result.model_bytes`; and the comparison of the model it replaces when asked for."""
 
-    result: Any  # SurgicalResult (its `gain`: the output SQNR gain on held-out samples, when an edit calibrated)
+    result: SurgicalResult  # its `gain`: the output SQNR gain on held-out samples, when an edit calibrated
     path: str | None = None
     baseline: ComparisonResult | None = None
     unchanged: bool = False  # the written model equals the edited one (`tflite.same_content`): not a new version
 
 
-def _written(result: Any, float_path: str, out_path: str, protect: Sequence[str]) -> Any:
+# A result carrying a model's bytes (`model_bytes`): the quantizer route's or a surgical edit's.
+Written = TypeVar("Written", RequantizeResult, SurgicalResult)
+
+
+def _written(result: Written, float_path: str, out_path: str, protect: Sequence[str]) -> Written:
     """`result`'s model (its `model_bytes`) written to `out_path` atomically, never over an input
     (the quantizer route's `save_model` rules); `result` returned with its bytes dropped."""
     save_model(RequantizeResult(result.model_bytes, [], [], None, float_path), out_path, protect=protect)
@@ -122,7 +129,7 @@ def _baseline(float_path: str, quant_path: str, options: CompareOptions, task: T
 def surgical_job(
     float_path: str,
     quant_path: str,
-    plan: Any,  # SurgicalPlan
+    plan: SurgicalPlan,
     options: CompareOptions | None = None,
     out_path: str | None = None,
     protect: Sequence[str] = (),
@@ -166,7 +173,7 @@ class QuantizerRuns:
     unchanged: VersionRun
     unchanged_comparison: ComparisonResult
     planned: VersionRun
-    gain: Any = None  # held_out.HeldOutGain: the plan's output SQNR gain over the unchanged model, on held-out samples
+    gain: HeldOutGain | None = None  # the plan's output SQNR gain over the unchanged model, on held-out samples
 
 
 def quantizer_versions_job(

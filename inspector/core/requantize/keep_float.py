@@ -14,6 +14,8 @@ Every other consumer and tensor of B stays as it was.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ai_edge_litert import schema_py_generated as schema
 
 from inspector.core.errors import InputError
@@ -34,8 +36,8 @@ def keep_float(s: Surgery, ops: tuple[int, ...]) -> None:
         a_op = s.asg.operators[f]
         b_op = s.bsg.operators[i]
         fop = s.fm.main.ops[f]
-        pre: list = []
-        post: list = []
+        pre: list[Any] = []  # schema.OperatorT before and after the op
+        post: list[Any] = []
         inputs: list[int] = []
         for pos, a_in in enumerate(fop.inputs):
             if a_in < 0:

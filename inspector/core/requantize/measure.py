@@ -14,7 +14,7 @@ Both take an equalized P's output as B's equalization left it: A's values ÷ s (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,7 +66,7 @@ def runner_reading(model: Model, runtime: str, tensors: Sequence[int]) -> ModelR
 
 
 def _float_runs(fm: Model, qm: Model, pairing: Pairing, samples: Sequence[Sample], runtime: str,
-                reading: Sequence[int] | None = None):  # fmt: skip
+                reading: Sequence[int] | None = None) -> Iterator[dict[int, np.ndarray]]:  # fmt: skip
     """A's values of each sample (an equalized B: A's values of P's output ÷ s), one run at a time;
     `reading`: only these A tensors are needed."""
     runner = ModelRunner(fm, runtime) if reading is None else runner_reading(fm, runtime, reading)

@@ -31,7 +31,7 @@ from inspector.core.runtime.runner import ModelRunner
 from inspector.core.samples.spec import Sample, feed, signature_feed
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.dtypes import numpy_dtype_name
-from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.model import Model, Tensor, load_model
 from inspector.core.tflite.rewrite import patch_outputs
 from inspector.core.tflite.signatures import select_signature
 
@@ -114,10 +114,10 @@ class Objective:
             for s, refs in zip(self.samples, self.ref, strict=True):
                 values = runner.run(feed(m, s))
                 self.top1.append(int(np.argmax(values[idx[0]])) if idx else -1)
-                for k, t in enumerate(idx):
-                    tt = m.main.tensors[t]
-                    quantized = tt.quantization is not None and tt.dtype.startswith("int")
-                    y = dequantize(values[t], tt.quantization) if quantized else np.asarray(values[t], np.float64)
+                for k, ti in enumerate(idx):
+                    tt = m.main.tensors[ti]
+                    q = tt.quantization if tt.dtype.startswith("int") else None
+                    y = dequantize(values[ti], q) if q is not None else np.asarray(values[ti], np.float64)
                     _add(sums[k], refs[k], y, self.layouts[k])
                 del values
         return sums
@@ -176,7 +176,7 @@ def _db(signal: float, error: float) -> float:
     return -math.inf if signal == 0 else 10 * math.log10(signal / error)
 
 
-def objective_tensor(m: Model, name: str):
+def objective_tensor(m: Model, name: str) -> Tensor | None:
     """B's objective tensor `name` in an edited model: itself, else its float twin when keep-float
     made the op and all its readers float (`keep_float` names it NAME/float and drops the int8
     tensor nobody reads any more; the float value is the one the model carries on)."""

@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.errors import Cancelled, InputError, InspectorError, RuntimeFailure
 from inspector.core.progress import TaskState, as_task
@@ -65,6 +65,9 @@ from inspector.core.tflite.litertlm import read_model_bytes
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
 from inspector.core.writing import atomic_write_bytes, atomic_write_text, to_json_text
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class QuantizerFailure(InspectorError):
@@ -167,7 +170,7 @@ def requantize(
     )
     sig_key = (prep_model.signatureDefs[sig_index].signatureKey or b"").decode()
 
-    runtimes = BOTH_RUNTIMES
+    runtimes: tuple[str, ...] = BOTH_RUNTIMES
     problem = run_check(prep.data, feeds[0], sig_key)
     delegate_ops = (
         delegate_only_custom_ops(prep.data, feeds[0], sig_key, problem) if problem else None
@@ -324,7 +327,7 @@ def _algorithm_notes(selections: dict[tuple[int, int], Selection]) -> list[str]:
     return out
 
 
-def _random_feeds(original: Any, specs: list[InputSpec], settings: SampleSettings) -> list[dict]:
+def _random_feeds(original: Any, specs: list[InputSpec], settings: SampleSettings) -> list[dict[str, np.ndarray]]:
     """The app's random samples, the same the comparison uses."""
     return to_feeds(list(random_source(original, None, settings.random_count, settings.seed)), specs)
 
@@ -336,10 +339,10 @@ def _op_refs(original: Any, prep: PreparedModel) -> list[OpRef]:
     if model is not None:
         for si, sg in enumerate(model.subgraphs):
             for op in sg.operators:
-                outs = [fe.tensor_name(sg.tensors[i]) for i in op.outputs if i >= 0]
-                ins = [fe.tensor_name(sg.tensors[i]) for i in op.inputs if i >= 0]
-                key = tuple(prep.renamed.get(n, n) for n in outs)
-                scopes[(si, key)] = op_scope(outs, ins)
+                b_outs = [fe.tensor_name(sg.tensors[i]) for i in op.outputs if i >= 0]
+                b_ins = [fe.tensor_name(sg.tensors[i]) for i in op.inputs if i >= 0]
+                key = tuple(prep.renamed.get(n, n) for n in b_outs)
+                scopes[(si, key)] = op_scope(b_outs, b_ins)
     refs = []
     for sg in original.subgraphs:
         for op in sg.ops:
@@ -416,7 +419,7 @@ MAX_KEPT_FLOAT = 3  # ops the runtime refuses that may be kept float before givi
 def _quantize(
     prep: PreparedModel,
     recipe: list[dict[str, Any]],
-    feeds: dict[str, list],
+    feeds: dict[str, list[dict[str, np.ndarray]]],
     path: str,
     task: TaskState,
     stats: _Stats,
@@ -463,7 +466,7 @@ def _quantize(
 def _repair_and_check(
     data: bytes,
     prep_model: Any,
-    feed: dict,
+    feed: dict[str, np.ndarray],
     sig_key: str,
     notes: list[str],
     runtimes: tuple[str, ...] = BOTH_RUNTIMES,

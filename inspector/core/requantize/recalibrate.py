@@ -14,6 +14,9 @@ bias value at the new S_in.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
 
@@ -23,7 +26,11 @@ from inspector.core.requantize.measure import Observed
 from inspector.core.requantize.surgery import Surgery, quant_t
 from inspector.core.requantize.weight_requant import own_tensor
 from inspector.core.tflite import edit as fe
+from inspector.core.tflite.model import Model, Tensor
 from inspector.core.tflite.op_facts import OP_CLAMPS, SURGICAL_WEIGHT_OPS
+
+if TYPE_CHECKING:
+    from inspector.core.samples.spec import Sample  # imported where used: samples load late
 
 MSE_GRID = np.linspace(0.3, 1.0, 36)
 BIAS_TYPES = {schema.TensorType.INT32: (np.int32, 2**31), schema.TensorType.INT64: (np.int64, 2**63)}
@@ -133,7 +140,7 @@ def _rederive_consumer_biases(s: Surgery, tensor: int, new_scale: float) -> None
         if bt.type not in BIAS_TYPES:
             raise InputError(f"{s.describe(c)} reads the re-calibrated tensor but its bias is not int32/int64", s.qm.path)
         dtype, lim = BIAS_TYPES[bt.type]
-        b = fe.constant_data(s.bm, bt).astype(np.float64)
+        b = s.b_constant(c, bt).astype(np.float64)
         bq = np.asarray(bt.quantization.scale, np.float64)
         new_bs = bq * (new_scale / old_scale)
         new = np.clip(np.round(b * bq / new_bs), -lim, lim - 1).astype(dtype)
@@ -141,7 +148,7 @@ def _rederive_consumer_biases(s: Surgery, tensor: int, new_scale: float) -> None
         bt.quantization = quant_t(new_bs, np.zeros(len(new_bs), np.int64), 0)
 
 
-def integer_inputs(qm, op_index: int) -> list[int]:
+def integer_inputs(qm: Model, op_index: int) -> list[int]:
     """The graph inputs op `op_index` reads that are per-tensor int8/uint8 with a scale and zero
     point (an integer-input model: the caller quantizes with them; no QUANTIZE op)."""
     sg = qm.main
@@ -154,7 +161,7 @@ def integer_inputs(qm, op_index: int) -> list[int]:
     return out
 
 
-def input_values(qm, samples, tensor: int) -> list[np.ndarray]:
+def input_values(qm: Model, samples: Sequence[Sample], tensor: int) -> list[np.ndarray]:
     """The float values the samples give graph input `tensor` (before the caller quantizes them)."""
     from inspector.core.samples.spec import feed_order
 
@@ -162,20 +169,28 @@ def input_values(qm, samples, tensor: int) -> list[np.ndarray]:
     return [np.asarray(s.inputs[feed_order(qm, s)[pos]], np.float64) for s in samples]
 
 
-def input_grid(tt) -> tuple[float, float]:
+def input_params(tt: Tensor) -> tuple[float, int]:
+    """Scale and zero point of an integer model input (`integer_inputs` keeps those that have them)."""
+    q = tt.quantization
+    if q is None or not q.scales:
+        raise InputError(f"model input '{tt.name}' has no scale and zero point")
+    return float(q.scales[0]), int(q.zero_points[0])
+
+
+def input_grid(tt: Tensor) -> tuple[float, float]:
     """The float range an integer input's scale and zero point can represent."""
     info = np.iinfo(tt.dtype)
-    s, z = float(tt.quantization.scales[0]), int(tt.quantization.zero_points[0])
+    s, z = input_params(tt)
     return (info.min - z) * s, (info.max - z) * s
 
 
-def widen_input(s: Surgery, ops: tuple[int, ...], samples) -> list[dict]:
+def widen_input(s: Surgery, ops: tuple[int, ...], samples: Sequence[Sample]) -> list[dict[str, Any]]:
     """Widen each integer graph input that `ops` read to the range of its real (float) values on
     `samples` (never narrower than today's): its new scale and zero point, the biases of the ops
     reading it re-derived. The model's interface changes: the caller must quantize its inputs with
     the new parameters; one record per input (`interface_change`)."""
     sg = s.qm.main
-    changes: list[dict] = []
+    changes: list[dict[str, Any]] = []
     for i in ops:
         inputs = integer_inputs(s.qm, i)
         if not inputs:
@@ -191,7 +206,7 @@ def widen_input(s: Surgery, ops: tuple[int, ...], samples) -> list[dict]:
             info = np.iinfo(tt.dtype)
             scale = (hi - lo) / float(info.max - info.min)
             zp = int(np.clip(np.round(info.min - lo / scale), info.min, info.max))
-            old_scale, old_zp = float(tt.quantization.scales[0]), int(tt.quantization.zero_points[0])
+            old_scale, old_zp = input_params(tt)
             group = same_scale_group(s, t)
             for g in group:
                 for c in sg.consumers().get(g, []):
@@ -207,7 +222,7 @@ def widen_input(s: Surgery, ops: tuple[int, ...], samples) -> list[dict]:
     return changes
 
 
-def interface_statement(change: dict) -> str:
+def interface_statement(change: dict[str, Any]) -> str:
     """The plain statement that the model's interface changed (CLI output, JSON, report)."""
     return (f"INTERFACE CHANGE: model input '{change['input']}' ({change['dtype']}) now has scale {change['scale']:.6g} "
             f"and zero point {change['zero_point']} (was {change['old_scale']:.6g} and {change['old_zero_point']}; range "

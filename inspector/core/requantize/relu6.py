@@ -26,6 +26,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
@@ -39,6 +40,10 @@ from inspector.core.tflite import edit as fe
 from inspector.core.tflite.equalize_pair import RELU6, activation
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.writing import json_float
+
+if TYPE_CHECKING:
+    from inspector.core.requantize.surgery import Surgery
+    from inspector.core.runtime.runner import ModelRunner
 
 # Measured on ReLU6-trained digits depthwise-separable CNNs (30-60 epochs, spread planted): 0.5 % of the depthwise
 # values above 6 -> the float model with ReLU reads 25 dB against it, 3 of 300 decisions change, held-out accuracy
@@ -63,7 +68,7 @@ class FloatChange:
     def sqnr_db(self) -> float:
         return math.inf if self.relative_error <= 0 else -10 * math.log10(self.relative_error)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """The surgical result's JSON `float_change` (ReLU6 -> ReLU: the float function changed)."""
         return {"producers": list(self.producers), "saturation": {str(p): v for p, v in sorted(self.saturation.items())},
                 "float_sqnr_db": json_float(self.sqnr_db), "top1_same": sum(int(a == b) for a, b in zip(self.top1_a, self.top1_relu, strict=False)),
@@ -132,7 +137,7 @@ def relu_float_model(fm: Model, ops: Sequence[int]) -> Iterator[Model]:
         yield m if fm.signature_key is None else m.for_signature(fm.signature_key)
 
 
-def _outputs(runner, model: Model, sample: Sample, tensors: Sequence[int]) -> list[np.ndarray]:
+def _outputs(runner: ModelRunner, model: Model, sample: Sample, tensors: Sequence[int]) -> list[np.ndarray]:
     values = runner.run(feed(model, sample))
     return [np.array(values[t], np.float64) for t in tensors]
 
@@ -177,7 +182,7 @@ def float_change(fm: Model, qm: Model, pairing: Pairing, producers: Sequence[int
         return measure_change(fm, relu, qm, pairing, ps, samples, runtime)
 
 
-def set_relu(s, producers: Sequence[int]) -> None:
+def set_relu(s: Surgery, producers: Sequence[int]) -> None:
     """B's `producers` (a `Surgery`): fused activation RELU instead of RELU6."""
     for p in producers:
         s.bsg.operators[p].builtinOptions.fusedActivationFunction = schema.ActivationFunctionType.RELU

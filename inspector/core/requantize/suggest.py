@@ -23,7 +23,9 @@ from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.requantize.plan import Override, Plan, infer_base
 from inspector.core.requantize.quantizer_route import RequantizeResult, requantize, save_model
-from inspector.core.requantize.suggest_options import SuggestOptions
+from inspector.core.requantize.suggest_options import (
+    SuggestOptions as SuggestOptions,  # re-exported: callers import it with suggest
+)
 from inspector.core.requantize.tradeoff import TradeoffPoint
 from inspector.core.samples.holdout import SampleSplit, split_samples
 from inspector.core.tflite.model import load_model
@@ -79,7 +81,7 @@ def _finite(v: float) -> float | None:
     return json_float(v)
 
 
-def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> Any:
+def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> ComparisonResult:
     """Compared on the samples from `samples_from` on: the held-out ones when calibration used the others."""
     from inspector.core.compare.comparison import CompareOptions, compare_models
 

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.core.compare.comparison import CompareOptions, compare_models
-from inspector.core.compare.pairing import pair_models
+from inspector.core.compare.pairing import Pairing, pair_models
+from inspector.core.compare.result import LayerResult
 from inspector.core.errors import InputError, InspectorError
 from inspector.core.progress import TaskState, as_task
 from inspector.core.quantmath.opmath import fixed_output_params
@@ -46,7 +47,9 @@ from inspector.core.requantize.diagnosis_fix import (
 )
 from inspector.core.requantize.objective import Objective, latency_ms
 from inspector.core.requantize.recalibrate import integer_inputs
-from inspector.core.requantize.suggest_options import SurgicalSuggestOptions
+from inspector.core.requantize.suggest_options import (
+    SurgicalSuggestOptions as SurgicalSuggestOptions,  # re-exported: callers import it with suggest_surgical
+)
 from inspector.core.requantize.surgical import (
     PreparedPair,
     SurgicalResult,
@@ -208,7 +211,7 @@ def suggest_surgical(
                                    **({"accumulated_sqnr_db": _finite(lay.metrics.sqnr_db),
                                        "isolated": "not measured" if lay.isolated is None else "exact"}
                                       if _by_accumulated(lay) else {}),
-                                   "cause": lay.diagnosis.cause if has_own_cause(lay) else None}  # fmt: skip
+                                   "cause": lay.diagnosis.cause if lay.diagnosis is not None and has_own_cause(lay) else None}  # fmt: skip
     result = SurgicalSuggestResult(
         target_sqnr_db, objective.names, False, baseline, baseline, len(q_bytes), latency_ms(q_bytes, qm, samples[0], signature=sig), [], None,
         output_sqnr_db_before=outputs.sqnr(q_bytes) if qm.main.outputs else None, notes=notes,
@@ -328,7 +331,7 @@ def suggest_surgical(
     return result
 
 
-def _model_edits(fm: Model, qm: Model, pairing, samples: Sequence[Sample], kinds: Sequence[str],
+def _model_edits(fm: Model, qm: Model, pairing: Pairing, samples: Sequence[Sample], kinds: Sequence[str],
                  notes: list[str] | None = None) -> list[tuple[str, tuple[Edit, ...]]]:  # fmt: skip
     """(label, edits) of the whole-model edits that apply: the DFQ equalize chain (with its ReLU6
     producers, `relu6_equalize`, when allowed), the widening of each integer model input whose real
@@ -385,7 +388,7 @@ def _offer_best(qm: Model, chosen: list[Edit], tried: tuple[float, SurgicalResul
     return v
 
 
-def _by_accumulated(layer) -> bool:
+def _by_accumulated(layer: LayerResult) -> bool:
     """Is the layer ranked by its accumulated SQNR? Where there is no isolated figure, or where the
     isolated one is exact and the diagnosis still finds a cause of its own: the op that reads the
     model input is exact on B's quantized input, and its error (the input's range) is all its own,
@@ -394,17 +397,18 @@ def _by_accumulated(layer) -> bool:
     return iso is None or (math.isinf(iso) and has_own_cause(layer))
 
 
-def _own_db(layer) -> float:
+def _own_db(layer: LayerResult) -> float:
     """What a candidate is ranked by: its own (isolated) SQNR, or its accumulated one (`_by_accumulated`)."""
-    return layer.metrics.sqnr_db if _by_accumulated(layer) else layer.isolated.sqnr_db
+    iso = layer.isolated
+    return layer.metrics.sqnr_db if iso is None or _by_accumulated(layer) else iso.sqnr_db
 
 
-def _ordinary_candidate(layer) -> bool:
+def _ordinary_candidate(layer: LayerResult) -> bool:
     """A candidate without a diagnosed edit: measured on its own, and not a boundary or shape op."""
     return layer.isolated is not None and layer.op_type not in SUGGEST_SKIP_OPS
 
 
-def diagnosed_edits(qm: Model, layer, edits: Sequence[str]) -> tuple[Edit, ...]:
+def diagnosed_edits(qm: Model, layer: LayerResult | None, edits: Sequence[str]) -> tuple[Edit, ...]:
     """The diagnosis' fix as a plan step (`diagnosis_fix.fix_plan`: every op it names, an equalize
     fix its producer and consumer as one edit), offered at the first op it names, when the layer
     has a cause of its own and the edit is allowed and applies to each of the ops."""
@@ -418,7 +422,7 @@ def diagnosed_edits(qm: Model, layer, edits: Sequence[str]) -> tuple[Edit, ...]:
     return fix_plan(d.fix).edits
 
 
-def _step_tries(qm: Model, layer, edits: Sequence[str]) -> list[tuple[Edit, ...]]:
+def _step_tries(qm: Model, layer: LayerResult | None, edits: Sequence[str]) -> list[tuple[Edit, ...]]:
     """What one greedy step tries on a candidate: the diagnosis' edit, and keep float (or the first
     edit that applies) on an ordinary candidate or one without a diagnosed edit."""
     if layer is None:

@@ -74,6 +74,14 @@ class Surgery:
             raise InputError(f"{self.describe(op_index)}: the float model's input {position} is {t.dtype}, not float32", self.fm.path)
         return self._as_equalized(op_index, position, np.asarray(data, np.float32).reshape(t.shape))
 
+    def b_constant(self, op_index: int, tensor: Any) -> np.ndarray:
+        """The stored values of B's `tensor`, a constant its op `op_index` reads (InputError when
+        it holds none)."""
+        data = fe.constant_data(self.bm, tensor)
+        if data is None:
+            raise InputError(f"{self.describe(op_index)}: tensor '{fe.tensor_name(tensor)}' holds no constant values", self.qm.path)
+        return data
+
     def _as_equalized(self, op_index: int, position: int, values: np.ndarray) -> np.ndarray:
         """A's constant as an earlier equalization of B left it (`compare/equalized.py`): an edit
         of an equalized P or C starts from the weights B's function is built on."""

@@ -16,7 +16,7 @@ import pickle
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from inspector.core.requantize.keep_float import keep_float
 from inspector.core.requantize.objective import TempModel
 from inspector.core.requantize.recalibrate import interface_statement, recalibrate, widen_input
 from inspector.core.requantize.relu6 import (
+    FloatChange,
     float_ops,
     measure_change,
     relu6_producers,
@@ -48,6 +49,9 @@ from inspector.core.tflite import edit as fe
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.signatures import select_signature
 
+if TYPE_CHECKING:
+    from inspector.core.requantize.held_out import HeldOutGain
+
 # Bias correction measures every selected op at once; a second pass removes what remains once
 # the corrections upstream have changed the inputs the op sees.
 BIAS_PASSES = 2
@@ -62,10 +66,10 @@ class SurgicalResult:
     edited_ops: tuple[int, ...]  # B op indices that changed
     notes: list[str] = field(default_factory=list)
     split: SampleSplit | None = None  # calibration vs held-out samples, when an edit measured samples
-    gain: Any = None  # held_out.HeldOutGain: the output SQNR gain on the evaluation samples, when measured
+    gain: HeldOutGain | None = None  # the output SQNR gain on the evaluation samples, when measured
     equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
     interface_changes: list[dict[str, Any]] = field(default_factory=list)  # per widened model input (`input_range`)
-    float_changes: list[Any] = field(default_factory=list)  # relu6.FloatChange per relu6_equalize: the float function changed
+    float_changes: list[FloatChange] = field(default_factory=list)  # per relu6_equalize: the float function changed
 
     @property
     def interface_change(self) -> dict[str, Any] | None:

@@ -21,6 +21,14 @@ from inspector.core.tflite.op_facts import SURGICAL_WEIGHT_OPS, WEIGHTED_OPS
 CLIP_GRID = np.linspace(0.3, 1.0, 71)
 
 
+def output_dim(kind: str) -> int:
+    """The output-channel dimension of a conv/FC op's weights (`OpRoles.channel_dim`)."""
+    dim = WEIGHTED_OPS[kind].channel_dim
+    if dim is None:
+        raise ValueError(f"{kind} has no output-channel dimension")
+    return dim
+
+
 def channel_scales(w: np.ndarray, dim: int, rounding: str) -> np.ndarray:
     """Per-channel scales along `dim` ("maxabs" or "mse")."""
     x = np.moveaxis(np.asarray(w, np.float64), dim, 0).reshape(w.shape[dim], -1)
@@ -44,7 +52,8 @@ def channel_scales(w: np.ndarray, dim: int, rounding: str) -> np.ndarray:
 def quantize_weights(w: np.ndarray, scales: np.ndarray, dim: int) -> np.ndarray:
     shape = [1] * w.ndim
     shape[dim] = len(scales)
-    return np.clip(np.round(w / scales.reshape(shape)), -127, 127).astype(np.int8)
+    q: np.ndarray = np.clip(np.round(w / scales.reshape(shape)), -127, 127).astype(np.int8)
+    return q
 
 
 def input_scale(s: Surgery, op_index: int) -> float:
@@ -75,7 +84,7 @@ def requantize_weights(s: Surgery, ops: tuple[int, ...], rounding: str) -> None:
         kind = s.qm.main.ops[i].type
         if kind not in SURGICAL_WEIGHT_OPS:
             raise InputError(f"{s.describe(i)} has no conv/FC weights to requantize", s.qm.path)
-        dim = WEIGHTED_OPS[kind].channel_dim
+        dim = output_dim(kind)
         op = s.bsg.operators[i]
         wt = s.bsg.tensors[op.inputs[1]]
         if wt.type != schema.TensorType.INT8 or not s.qm.main.tensors[op.inputs[1]].is_constant:

@@ -49,7 +49,7 @@ def content_digest(path: str) -> str:
 
 
 @functools.lru_cache(maxsize=16)
-def _digest(path: str, _version: tuple) -> str:
+def _digest(path: str, _version: tuple[str | int, ...]) -> str:
     return hashlib.sha256(read_model_bytes(path)).hexdigest()
 
 
@@ -57,12 +57,12 @@ def _files(folder: str) -> list[Path]:
     return sorted(p for p in Path(folder).rglob("*") if p.is_file())
 
 
-def _folder_version(folder: str) -> tuple:
+def _folder_version(folder: str) -> tuple[tuple[str, int, int], ...]:
     return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in _files(folder))
 
 
 @functools.lru_cache(maxsize=16)
-def _folder_digest(folder: str, _version: tuple) -> str:
+def _folder_digest(folder: str, _version: tuple[tuple[str, int, int], ...]) -> str:
     h = hashlib.sha256()
     for p in _files(folder):
         h.update(str(p.relative_to(folder)).encode() + b"\0" + p.read_bytes() + b"\0")
@@ -90,7 +90,7 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
-def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T], valid: Callable[[T], bool] | None = None) -> T:
+def kept(kind: str, paths: Sequence[str], extra: tuple[object, ...], build: Callable[[], T], valid: Callable[[T], bool] | None = None) -> T:
     """`build()`'s value for these files (models, or a folder: `content_digest`), from the disk
     cache when it holds it (see the module doc); `kind` names what is built (part of the entry's
     name); `extra` is everything else the value depends on (its repr is part of the key); `valid`:
@@ -104,7 +104,7 @@ def kept(kind: str, paths: Sequence[str], extra: tuple, build: Callable[[], T], 
     entry = folder() / f"{kind}-{key[:40]}.pickle"
     try:
         with open(entry, "rb") as f:
-            value = pickle.load(f)
+            value: T = pickle.load(f)  # what `build` made, pickled by this function
         if valid is None or valid(value):
             os.utime(entry)  # recently used: kept longer
             return value

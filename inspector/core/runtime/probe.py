@@ -8,6 +8,7 @@ cause ("the model uses the custom op 'X' that this runtime does not provide").
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +44,7 @@ def probe_model(
     path: str,
     *,
     task: TaskState | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Validate `path`, load it in LiteRT, allocate, run once on zeros; describe inputs and outputs."""
     from ai_edge_litert.interpreter import Interpreter
 
@@ -63,7 +64,7 @@ def probe_model(
         raise RuntimeFailure(explain_runtime_error(e), str(path)) from None
     task.report(1.0, "done")
 
-    def desc(ds) -> list[dict]:
+    def desc(ds: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{"name": d["name"], "shape": [int(x) for x in d["shape"]], "dtype": np.dtype(d["dtype"]).name} for d in ds]
 
     return {"inputs": desc(interp.get_input_details()), "outputs": desc(interp.get_output_details())}

@@ -26,19 +26,24 @@ import re
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from inspector.core.errors import RuntimeFailure
 from inspector.core.progress import TaskState, as_task
 from inspector.core.runtime.model_state import model_state
-from inspector.core.runtime.runtimes import RUNTIMES
+from inspector.core.runtime.runtimes import RUNTIMES as RUNTIMES
 from inspector.core.tflite.expose_file import expose_to_file
 from inspector.core.tflite.litertlm import read_model_bytes
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.rewrite import CACHE_MAX_BYTES, expose_intermediates, exposed_outputs
 
+if TYPE_CHECKING:
+    from ai_edge_litert.interpreter import Interpreter
+
+# RUNTIMES is re-exported (imported `as` itself): callers import it beside the runner.
 _stderr_lock = threading.Lock()
 
 def check_runtime(runtime: str) -> None:
@@ -54,7 +59,7 @@ def make_interpreter(
     preserve_all_tensors: bool = False,
     input_shapes: Mapping[int, tuple[int, ...]] | None = None,
     label: str | None = None,
-):
+) -> Interpreter:
     """An allocated LiteRT interpreter; refusals become RuntimeFailure naming model and op.
 
     `content`: the model's bytes, or (a str) the path of a model file the interpreter maps.
@@ -97,7 +102,7 @@ def _failure(model: Model, text: str, label: str | None) -> RuntimeFailure:
 
 
 @contextlib.contextmanager
-def _captured_stderr():
+def _captured_stderr() -> Iterator[Callable[[], str]]:
     """Capture what the C++ runtime writes to fd 2 ("Created XNNPACK delegate", kernel errors).
 
     Yields a function returning the captured text. Falls back to no capture when fd 2 cannot
@@ -162,16 +167,19 @@ class ModelRunner:
         self.runtime = runtime
         self.subgraph = model.main.index
         temp = None
+        source: bytes | str  # the bytes, or the path of the file the interpreter maps
         if content is None and model.size_bytes > CACHE_MAX_BYTES:
             # Big: the copy goes to a temporary file the interpreter maps (weights are not held
             # twice in memory; over 2 GB the weights after the flatbuffer are moved, not patched).
             exposed = exposed_outputs(model.path, self.subgraph)
-            content = temp = expose_to_file(model.path, self.subgraph, exposed)
+            source = temp = expose_to_file(model.path, self.subgraph, exposed)
         elif content is None:
-            content, exposed = expose_intermediates(model.path, self.subgraph)
+            source, exposed = expose_intermediates(model.path, self.subgraph)
+        else:
+            source = content
         self.exposed: tuple[int, ...] = tuple(exposed or ())
         try:
-            self.interpreter = make_interpreter(content, model, runtime, num_threads, input_shapes=input_shapes, label=label)
+            self.interpreter = make_interpreter(source, model, runtime, num_threads, input_shapes=input_shapes, label=label)
         finally:
             if temp is not None:
                 os.unlink(temp)  # the interpreter's map keeps the data readable
@@ -201,8 +209,8 @@ class ModelRunner:
     def _reset(self) -> None:
         w = self.interpreter._interpreter
         w.ResetVariableTensors()  # every subgraph's
-        if self._invoked:  # before the first invoke, CALL_ONCE has not run yet (and will)
-            for sg in self.state.init_subgraphs:  # type: ignore[union-attr]
+        if self._invoked and self.state is not None:  # before the first invoke, CALL_ONCE has not run yet (and will)
+            for sg in self.state.init_subgraphs:
                 w.AllocateTensors(sg)  # CALL_ONCE leaves it unallocated after its run
                 w.Invoke(sg)
 

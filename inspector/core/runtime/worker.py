@@ -104,7 +104,7 @@ class WorkerProcess:
             ctx = mp.get_context("fork")  # no other thread can hold a lock the child would inherit
         parent, child = ctx.Pipe(duplex=True)
         self._cancel_event = ctx.Event()
-        self._proc = ctx.Process(
+        self._proc = ctx.Process(  # type: ignore[attr-defined]  # typeshed's BaseContext (get_context(str)) lacks Process; every real context has it
             target=worker_main, args=(child, self._cancel_event, self.memory_limit), daemon=True, name="inspector-worker"
         )
         self._proc.start()
@@ -149,16 +149,26 @@ class WorkerProcess:
         self,
         fn: Callable[..., R],
         *args: Any,
-        kwargs: dict | None = None,
+        kwargs: dict[str, Any] | None = None,
         task: TaskState | None = None,
         timeout: float | None = None,
         step: str = "working",
         models: Sequence[str | Path] = (),
     ) -> R:
         with self._lock:
-            return self._run(fn, args, kwargs or {}, as_task(task), timeout, step, models)
+            result: R = self._run(fn, args, kwargs or {}, as_task(task), timeout, step, models)  # what `fn` returned, unpickled
+            return result
 
-    def _run(self, fn, args, kwargs, task: TaskState, timeout, step, models) -> Any:
+    def _run(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        task: TaskState,
+        timeout: float | None,
+        step: str,
+        models: Sequence[str | Path],
+    ) -> Any:
         self.start()
         self._cancel_event.clear()
         try:
@@ -203,7 +213,7 @@ class WorkerProcess:
                 _annotate(err, step, models, "timeout")
                 raise err
 
-    def _reply(self, msg: tuple, step: str, models: Sequence[str | Path]) -> Any:
+    def _reply(self, msg: tuple[Any, ...], step: str, models: Sequence[str | Path]) -> Any:
         kind = msg[0]
         if kind == "result":
             return msg[1]
@@ -217,7 +227,7 @@ class WorkerProcess:
             _annotate(err, step, models, "memory")
             raise err
         err = RuntimeFailure(f"{msg[1]} (step '{step}'{describe_models(models)})")
-        err.details = msg[2]  # type: ignore[attr-defined]
+        err.details = msg[2]  # type: ignore[attr-defined]  # an extra field of this failure only: the worker's traceback
         _annotate(err, step, models, "exception")
         raise err
 
@@ -240,9 +250,9 @@ class WorkerProcess:
 
 
 def _annotate(err: RuntimeFailure, step: str, models: Sequence[str | Path], reason: str) -> None:
-    err.step = step  # type: ignore[attr-defined]
-    err.models = tuple(str(m) for m in models)  # type: ignore[attr-defined]
-    err.reason = reason  # type: ignore[attr-defined]
+    err.step = step  # type: ignore[attr-defined]  # a worker failure's extra field, not declared by RuntimeFailure
+    err.models = tuple(str(m) for m in models)  # type: ignore[attr-defined]  # a worker failure's extra field
+    err.reason = reason  # type: ignore[attr-defined]  # a worker failure's extra field
 
 
 def _rebuild_inspector_error(module: str, qualname: str, message: str, path: str | None) -> InspectorError:
@@ -293,7 +303,7 @@ def close_default_worker() -> None:
 def run_isolated(
     fn: Callable[..., R],
     *args: Any,
-    kwargs: dict | None = None,
+    kwargs: dict[str, Any] | None = None,
     task: TaskState | None = None,
     timeout: float | None = None,
     step: str = "working",

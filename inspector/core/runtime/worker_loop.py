@@ -14,10 +14,14 @@ import os
 import threading
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inspector.core.errors import Cancelled, InspectorError
 from inspector.core.progress import TaskState
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.synchronize import Event
 
 
 def _watch_parent(ppid: int) -> None:
@@ -28,7 +32,7 @@ def _watch_parent(ppid: int) -> None:
             os._exit(3)
 
 
-def worker_main(conn, cancel_event, memory_limit: int | None = None) -> None:
+def worker_main(conn: Connection, cancel_event: Event, memory_limit: int | None = None) -> None:
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     from inspector.core.runtime.delegate_notice import swallow
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import zipfile
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -57,13 +58,14 @@ def _per_sample(specs: list[InputSpec], arrays: dict[str, np.ndarray]) -> dict[s
     data = {k: v for k, v in arrays.items() if k != LABELS_KEY}
     if len(data) < 2 or any(c is not None and c in data for c in (spec.name, spec.key)):
         return None
-    numbered = {k: re.search(r"(\d+)$", k) for k in data}
-    if not all(numbered.values()):
+    found = {k: re.search(r"(\d+)$", k) for k in data}
+    numbered = {k: m for k, m in found.items() if m is not None}
+    if len(numbered) != len(data):
         return None
     one = spec.shape[1:] if spec.shape else ()
     sig = spec.shape_signature[1:] if spec.shape_signature else ()
     rows = []
-    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):  # type: ignore[union-attr]  # every key sorted here matched the pattern
+    for k in sorted(data, key=lambda k: (int(numbered[k].group(1)), k)):
         a = np.asarray(data[k])
         if a.ndim == len(one) + 1 and a.shape[0] == 1:
             a = a[0]
@@ -176,9 +178,9 @@ def array_source(float_model: Model, path: Path, count: int | None) -> SampleSou
     n = n_avail if count is None else min(count, n_avail)
     names = tuple(s.name for s in specs)
 
-    def make():
+    def make() -> Iterator[Sample]:
         for i in range(n):
-            values = []
+            values: list[np.ndarray] = []
             for _spec, key, st in zip(specs, keys, stacked, strict=True):
                 a = arrays[key]
                 v = np.asarray(a[i : i + 1] if st else a[None])

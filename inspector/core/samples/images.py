@@ -12,6 +12,7 @@ Normalization (float value from pixel value v in 0..255), first that applies:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -77,20 +78,20 @@ def image_source(model: Model, folder: Path, count: int | None, seed: int = 0, n
         how = normalization
     else:
         meta = input_normalization(model)
-        mean, std = meta if meta is not None else (np.float32([127.5]), np.float32([127.5]))
+        mean, std = meta if meta is not None else (np.array([127.5], np.float32), np.array([127.5], np.float32))
         how = "model metadata" if meta is not None else "[-1, 1] default"
     _, h, w, c = spec.shape
     names = (spec.name,)
 
-    def make():
+    def make() -> Iterator[Sample]:
         from PIL import Image, UnidentifiedImageError
 
         for i, (p, label) in enumerate(items):
             try:
-                with Image.open(p) as im:
-                    im = im.convert("L" if c == 1 else "RGBA" if c == 4 else "RGB")
+                with Image.open(p) as f:
+                    im = f.convert("L" if c == 1 else "RGBA" if c == 4 else "RGB")
                     if im.size != (w, h):
-                        im = im.resize((w, h), Image.BILINEAR)
+                        im = im.resize((w, h), Image.Resampling.BILINEAR)
                     v = np.asarray(im, np.float32).reshape(h, w, c)
             except (OSError, UnidentifiedImageError) as e:
                 raise InputError(f"cannot read the image ({e})", str(p)) from e

@@ -56,7 +56,7 @@ def random_source(float_model: Model, quant_model: Model | None, count: int, see
     def make() -> Iterator[Sample]:
         for i in range(count):
             rng = np.random.default_rng([seed, i])
-            values = []
+            values: list[np.ndarray] = []
             for spec, rg in zip(specs, ranges, strict=True):
                 shape = tuple(max(d, 1) for d in spec.shape)
                 if spec.dtype.startswith("float") or spec.dtype in QUANTIZED_DTYPES:

@@ -285,7 +285,7 @@ def _migrate_v2(d: dict[str, Any], where: str) -> dict[str, Any]:
 def session_from_state(state: AppState) -> dict[str, Any]:
     """What a session file holds for `state` (model entries as paths; `save_session` fingerprints them)."""
     roles = {"A": "float", "B": "quant"}
-    models = {role: (state.models[s].path if state.models[s] is not None else None) for s, role in roles.items()}  # type: ignore[union-attr]  # checked not None in the same expression
+    models = {role: (m.path if (m := state.models[s]) is not None else None) for s, role in roles.items()}
     sel = state.selection
     selection: dict[str, Any] = {"origin": sel.origin, "op_a": sel.op_a, "op_b": sel.op_b,
                                  "tensor_a": sel.tensor_a, "tensor_b": sel.tensor_b, "channel": state.channel}  # fmt: skip

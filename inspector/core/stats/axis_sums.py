@@ -15,42 +15,57 @@ import math
 
 import numpy as np
 
+# What a sum array holds before the first update (read-only: sums are replaced, never added in place).
+EMPTY = np.empty(0)
+EMPTY.flags.writeable = False
+
 
 class AxisSums:
-    """Per-index sums along `axis` (arrays of the axis length; created on the first update)."""
+    """Per-index sums along `axis` (arrays of the axis length; created on the first update:
+    until then `n` is None and the other arrays are empty)."""
 
     __slots__ = ("axis", "n", "x2", "e2", "xmin", "xmax", "clip")
 
     def __init__(self, axis: int) -> None:
         self.axis = axis
         self.n: np.ndarray | None = None  # elements per index
-        self.x2: np.ndarray | None = None
-        self.e2: np.ndarray | None = None
-        self.xmin: np.ndarray | None = None
-        self.xmax: np.ndarray | None = None
-        self.clip: np.ndarray | None = None
+        self.x2: np.ndarray = EMPTY
+        self.e2: np.ndarray = EMPTY
+        self.xmin: np.ndarray = EMPTY
+        self.xmax: np.ndarray = EMPTY
+        self.clip: np.ndarray = EMPTY
 
     @property
     def length(self) -> int:
         return 0 if self.n is None else int(self.n.size)
 
-    def add(self, n, x2, e2, xmin, xmax, clip) -> None:
+    def add(
+        self,
+        n: np.ndarray | float,
+        x2: np.ndarray,
+        e2: np.ndarray,
+        xmin: np.ndarray,
+        xmax: np.ndarray,
+        clip: np.ndarray,
+    ) -> None:
         """Add one sample's sums (arrays of the axis length; `n` may be a scalar per index)."""
         x2 = np.asarray(x2, np.float64)
-        n = np.broadcast_to(np.asarray(n, np.float64), x2.shape)
+        per = np.broadcast_to(np.asarray(n, np.float64), x2.shape)
         if self.n is None or self.n.shape != x2.shape:
-            self.n, self.x2, self.e2 = n.copy(), x2.copy(), np.asarray(e2, np.float64).copy()
+            self.n, self.x2, self.e2 = per.copy(), x2.copy(), np.asarray(e2, np.float64).copy()
             self.xmin, self.xmax = np.asarray(xmin, np.float64).copy(), np.asarray(xmax, np.float64).copy()
             self.clip = np.asarray(clip, np.float64).copy()
             return
-        self.n = self.n + n
+        self.n = self.n + per
         self.x2 = self.x2 + x2
         self.e2 = self.e2 + np.asarray(e2, np.float64)
         self.xmin = np.minimum(self.xmin, xmin)
         self.xmax = np.maximum(self.xmax, xmax)
         self.clip = self.clip + np.asarray(clip, np.float64)
 
-    def update(self, x: np.ndarray, y: np.ndarray, lo=None, hi=None) -> None:
+    def update(
+        self, x: np.ndarray, y: np.ndarray, lo: float | np.ndarray | None = None, hi: float | np.ndarray | None = None
+    ) -> None:
         """The definition, in float64: x and y of one sample (y dequantized); lo/hi saturation
         bounds broadcastable to x (None: nothing clips)."""
         x = np.asarray(x, np.float64)

@@ -33,9 +33,10 @@ from inspector.core.stats.native import (
     Sums,
 )
 from inspector.core.stats.tensor_sums import Workspace, accumulate, add_slices, add_sums
+from inspector.core.tflite.model import Quantization
 
 KNOWN_VIEW_SETS = 4  # sets of views whose addresses are kept (two interpreter sets, and spare)
-Job = tuple  # (TensorStats, float tensor index, quant tensor index, Quantization | None)
+Job = tuple[TensorStats, int, int, Quantization | None]  # (stats, float tensor index, quant tensor index, quantization)
 
 
 def _eligible(job: Job, x_dtype: str, q_dtype: str) -> bool:
@@ -46,11 +47,11 @@ def _eligible(job: Job, x_dtype: str, q_dtype: str) -> bool:
         return False
     if quant is not None and quant.per_channel or st.quant_axis is not None:
         return False
-    return st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1)
+    return st.lo is None or (np.size(st.lo) == 1 and (st.hi is None or np.size(st.hi) == 1))  # np.size(None) is 1
 
 
 class BatchStats:
-    def __init__(self, jobs: list[Job], x_dtypes: list[str], q_dtypes: list[str], sizes: list[int], shapes: list[tuple]):
+    def __init__(self, jobs: list[Job], x_dtypes: list[str], q_dtypes: list[str], sizes: list[int], shapes: list[tuple[int, ...]]) -> None:
         lib = native_stats.library()
         self.native: list[int] = []
         self.other: list[Job] = []
@@ -100,14 +101,15 @@ class BatchStats:
         # Per sample, Python work stays small beside the kernel: the arrays' addresses once, the
         # pairs as plain tuples, and the mean error per channel (`TensorStats.add_channel_means`,
         # same float64 operations in the same order) accumulated for all pairs in one array.
-        args = [self.xs, self.qs, self.qtype, self.n, self.s, self.z, self.lo, self.hi, self.width,
+        args: list[np.ndarray] = [self.xs, self.qs, self.qtype, self.n, self.s, self.z, self.lo, self.hi, self.width,
                 self.choff, self.chx2, self.che2, self.che1, self.out, self.s32, self.z32, self.lo32, self.hi32,
                 self.scratch, self.chmn, self.chmx, self.chcl]
         self._ptrs = [a.ctypes.data for a in args]
         self._fts = [jobs[i][1] for i in self.native]
         self._qts = [jobs[i][2] for i in self.native]
         self._sizes = [int(v) for v in self.n]
-        self._known: list[tuple[list, list, np.ndarray, np.ndarray]] = []  # (weak views x, q, their addresses), newest first
+        # (weak views x, q, their addresses), newest first
+        self._known: list[tuple[list[weakref.ref[np.ndarray]], list[weakref.ref[np.ndarray]], np.ndarray, np.ndarray]] = []
         # the mean error per channel: only for the pairs whose Metrics carry it (`channel_axis`)
         means = np.array([self.width[k] > 0 and nat[k][0].channel_axis is not None for k in range(J)], bool)
         self._chan = np.flatnonzero(means)
@@ -120,7 +122,7 @@ class BatchStats:
         self._slices = [k for k in range(J) if nat[k][0].slices is not None]
         self._mk = np.zeros(J, np.int64)
 
-    def add(self, xv: dict, qv: dict) -> None:
+    def add(self, xv: dict[int, np.ndarray], qv: dict[int, np.ndarray]) -> None:
         for job in self.other:
             accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws)
         if not self.native:
@@ -131,11 +133,11 @@ class BatchStats:
         # alternates two). A 1,500-op model: 1,300 pairs, 30 ms of Python each sample before;
         # checking identity is a C loop. Views are held weakly: no view may outlive a runner's
         # resize, and a view that is gone is never taken for a new one.
-        for k, (wx, wq, xa, qa) in enumerate(self._known):
+        for pos, (wx, wq, xa, qa) in enumerate(self._known):
             if all(map(operator.is_, xs, map(operator.call, wx))) and all(map(operator.is_, qs, map(operator.call, wq))):
                 self.xs[:], self.qs[:] = xa, qa
-                if k:
-                    self._known.insert(0, self._known.pop(k))
+                if pos:
+                    self._known.insert(0, self._known.pop(pos))
                 break
         else:
             xl, ql = [], []
@@ -153,12 +155,13 @@ class BatchStats:
             self.qs[:] = ql
             self._known.insert(0, (list(map(weakref.ref, xs)), list(map(weakref.ref, qs)), self.xs.copy(), self.qs.copy()))
             del self._known[KNOWN_VIEW_SETS:]
+        assert self._fn is not None  # pairs go native only when the kernel loaded
         self._fn(len(self.native), *self._ptrs)
         o = self.out
         ok = np.isfinite(o[:, X2] + o[:, E2] + o[:, XMIN] + o[:, XMAX])
         if not ok.all():  # NaN/inf: those pairs take the numpy path for this sample
-            for k in np.flatnonzero(~ok):
-                job = self.jobs[self.native[k]]
+            for bad in np.flatnonzero(~ok):
+                job = self.jobs[self.native[bad]]
                 accumulate(job[0], xv[job[1]], qv[job[2]], job[3], self.ws, use_native=False)
             o = np.where(ok[:, None], o, [NO_SUMS])
         for k in self._slices:
@@ -172,15 +175,15 @@ class BatchStats:
                 self._m2 += m * m
                 self._mk[self._chan] += 1
             else:  # per pair: the pairs that took the numpy path added their own means
-                for i, k in enumerate(self._chan):
-                    if not ok[k]:
+                for i, c in enumerate(self._chan):
+                    if not ok[c]:
                         continue
-                    w, a = int(self.width[k]), int(self._moff[i])
+                    w, a = int(self.width[c]), int(self._moff[i])
                     mk = m[a : a + w]
                     if np.isfinite(mk).all():
                         self._m1[a : a + w] += mk
                         self._m2[a : a + w] += mk * mk
-                        self._mk[k] += 1
+                        self._mk[c] += 1
         self.che1[:] = 0
         t = self.tot  # each field combined over samples as `Sums` says
         t[:, ADD_AT] += o[:, ADD_AT]
@@ -200,8 +203,10 @@ class BatchStats:
             if w:
                 a, b = int(self.choff[k]), int(self.choff[k]) + w
                 cx, ce = self.chx2[a:b].copy(), self.che2[a:b].copy()
-                st.ch_sx2 = cx if st.ch_sx2 is None else st.ch_sx2 + cx
-                st.ch_se2 = ce if st.ch_se2 is None else st.ch_se2 + ce
+                if st.ch_sx2 is None:
+                    st.ch_sx2, st.ch_se2 = cx, ce
+                else:
+                    st.ch_sx2, st.ch_se2 = st.ch_sx2 + cx, st.ch_se2 + ce
                 st.add_channel_ranges(self.chmn[a:b], self.chmx[a:b], self.chcl[a:b] if st.lo is not None else None)
                 if self._mk[k]:
                     i = int(np.flatnonzero(self._chan == k)[0])

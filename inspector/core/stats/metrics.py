@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
-from inspector.core.stats.axis_sums import AxisSums
+from inspector.core.stats.axis_sums import EMPTY, AxisSums
 
 METRIC_KEYS = ("mse", "sqnr_db", "max_abs", "mean_error", "cosine", "rmse_over_scale", "clip_rate", "range_use")
 
@@ -39,9 +40,9 @@ class Metrics:
     def rmse(self) -> float:
         return math.sqrt(self.mse)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON-ready dict with the contract keys; infinities become None."""
-        out = {k: _finite(getattr(self, k)) for k in METRIC_KEYS}
+        out: dict[str, Any] = {k: _finite(getattr(self, k)) for k in METRIC_KEYS}
         out["count"] = self.count
         if self.per_channel_sqnr_db is not None:
             out["per_channel_sqnr_db"] = [_finite(v) for v in self.per_channel_sqnr_db]
@@ -51,8 +52,8 @@ class Metrics:
         return out
 
     @classmethod
-    def from_json(cls, d: dict) -> Metrics:
-        kw = {}
+    def from_json(cls, d: dict[str, Any]) -> Metrics:
+        kw: dict[str, Any] = {}
         for f in fields(cls):
             v = d.get(f.name)
             if f.name == "sqnr_db" and v is None:
@@ -65,7 +66,7 @@ class Metrics:
         return cls(**kw)
 
 
-def _finite(v):
+def _finite(v: float | None) -> float | None:
     if isinstance(v, float) and not math.isfinite(v):
         return None
     return v
@@ -87,7 +88,9 @@ def _sqnr_db_array(signal: np.ndarray, noise: np.ndarray) -> tuple[float, ...]:
     return tuple(v.tolist())
 
 
-def _saturation_bounds(lo, hi, scale):
+def _saturation_bounds(
+    lo: float | np.ndarray | None, hi: float | np.ndarray | None, scale: float | np.ndarray | None
+) -> tuple[float | np.ndarray | None, float | np.ndarray | None]:
     """[lo - S/2, hi + S/2]: values outside saturate at qmin/qmax when quantized."""
     if lo is None or hi is None or scale is None:
         return lo, hi
@@ -131,17 +134,19 @@ class TensorStats:
         self.max_abs = 0.0
         self.clipped = 0
         self.xmin, self.xmax = math.inf, -math.inf
+        # Arrays kept together: each group's first is None until the group is set (the others
+        # are empty until then).
         self.ch_sx2: np.ndarray | None = None
-        self.ch_se2: np.ndarray | None = None
+        self.ch_se2: np.ndarray = EMPTY
         # per channel (`chan_axis`): minimum and maximum of x, count of x that saturates
         self.ch_min: np.ndarray | None = None
-        self.ch_max: np.ndarray | None = None
-        self.ch_clip: np.ndarray | None = None
+        self.ch_max: np.ndarray = EMPTY
+        self.ch_clip: np.ndarray = EMPTY
         self.slices: AxisSums | None = AxisSums(slice_axis) if slice_axis is not None else None
         # per-sample channel means of e, summed and squared-summed (mean error per channel and
         # its standard error over samples: `add_channel_means`)
         self.ch_m1: np.ndarray | None = None
-        self.ch_m2: np.ndarray | None = None
+        self.ch_m2: np.ndarray = EMPTY
         self.ch_mk = 0
 
     @property
@@ -149,16 +154,16 @@ class TensorStats:
         """The axis of the per-channel sums (`channel_axis`, else `range_axis`)."""
         return self.channel_axis if self.channel_axis is not None else self.range_axis
 
-    def add_channel_ranges(self, xmin: np.ndarray, xmax: np.ndarray, clip: np.ndarray | None) -> None:
+    def add_channel_ranges(self, xmin: np.ndarray, xmax: np.ndarray, clip: np.ndarray | float | None) -> None:
         """Add one sample's per-channel minimum and maximum of x and clip counts."""
-        clip = np.zeros(np.shape(xmin)) if clip is None else np.asarray(clip, np.float64)
+        counts = np.zeros(np.shape(xmin)) if clip is None else np.asarray(clip, np.float64)
         if self.ch_min is None or self.ch_min.shape != np.shape(xmin):
             self.ch_min, self.ch_max = np.asarray(xmin, np.float64).copy(), np.asarray(xmax, np.float64).copy()
-            self.ch_clip = clip.copy()
+            self.ch_clip = counts.copy()
             return
         self.ch_min = np.minimum(self.ch_min, xmin)
         self.ch_max = np.maximum(self.ch_max, xmax)
-        self.ch_clip = self.ch_clip + clip
+        self.ch_clip = self.ch_clip + counts
 
     def channel_sums(self) -> AxisSums | None:
         """The per-channel sums along `chan_axis` (None when not kept or nothing accumulated)."""
@@ -179,7 +184,7 @@ class TensorStats:
         self.ch_m2 = self.ch_m2 + m * m
         self.ch_mk += 1
 
-    def _bcast(self, v, ndim: int):
+    def _bcast(self, v: float | np.ndarray, ndim: int) -> np.ndarray:
         a = np.asarray(v, np.float64)
         if a.ndim == 0 or self.quant_axis is None:
             return a.reshape(()) if a.size == 1 else a
@@ -235,8 +240,10 @@ class TensorStats:
         self.max_abs = max(self.max_abs, other.max_abs)
         self.xmin, self.xmax = min(self.xmin, other.xmin), max(self.xmax, other.xmax)
         if other.ch_sx2 is not None:
-            self.ch_sx2 = other.ch_sx2 if self.ch_sx2 is None else self.ch_sx2 + other.ch_sx2
-            self.ch_se2 = other.ch_se2 if self.ch_se2 is None else self.ch_se2 + other.ch_se2
+            if self.ch_sx2 is None:
+                self.ch_sx2, self.ch_se2 = other.ch_sx2, other.ch_se2
+            else:
+                self.ch_sx2, self.ch_se2 = self.ch_sx2 + other.ch_sx2, self.ch_se2 + other.ch_se2
         if other.ch_min is not None:
             self.add_channel_ranges(other.ch_min, other.ch_max, other.ch_clip)
         if other.slices is not None:
@@ -253,7 +260,7 @@ class TensorStats:
         n = max(self.n, 1)
         denom = math.sqrt(self.sx2 * self.sy2)
         rng_use = None
-        if self.lo is not None and self.hi is not None and self.n:
+        if self.range_lo is not None and self.range_hi is not None and self.n:  # set exactly when lo and hi are
             width = float(np.max(self.range_hi) - np.min(self.range_lo))
             rng_use = (self.xmax - self.xmin) / width if width > 0 else None
         per_ch = None
@@ -285,7 +292,7 @@ class TensorStats:
         )
 
 
-def compute_metrics(x: np.ndarray, y: np.ndarray, **kwargs) -> Metrics:
+def compute_metrics(x: np.ndarray, y: np.ndarray, **kwargs: Any) -> Metrics:
     """One-shot Metrics of a single pair (same arguments as TensorStats)."""
     st = TensorStats(**kwargs)
     st.update(x, y)

@@ -184,9 +184,16 @@ def _probe(lib: ctypes.CDLL) -> str | None:
     rows["flat_i8"] = out
     # batch: int8 without and with channel sums (4 channels), int16
     jobs, w = 3, np.array([0, 4, 0], np.int64)
-    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
-    f64 = lambda *v: np.array(v, np.float64)  # noqa: E731
-    f32 = lambda *v: np.array(v, np.float32)  # noqa: E731
+
+    def i64(*v: float) -> np.ndarray:
+        return np.array(v, np.int64)
+
+    def f64(*v: float) -> np.ndarray:
+        return np.array(v, np.float64)
+
+    def f32(*v: float) -> np.ndarray:
+        return np.array(v, np.float32)
+
     xs = np.array([x.ctypes.data] * jobs, np.uint64)
     qs = np.array([q8.ctypes.data, q8.ctypes.data, q16.ctypes.data], np.uint64)
     ch = [np.zeros(8) for _ in range(3)] + [np.full(8, np.inf), np.full(8, -np.inf), np.zeros(8)]

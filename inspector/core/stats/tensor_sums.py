@@ -17,11 +17,13 @@ on the last axis, integer float-model tensors) falls back to `TensorStats.update
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from inspector.core.quantmath.quant import dequantize
 from inspector.core.stats import native as native_stats
+from inspector.core.stats.axis_sums import AxisSums
 from inspector.core.stats.metrics import TensorStats
 from inspector.core.tflite.model import Quantization
 
@@ -67,15 +69,16 @@ def accumulate(
         raise ValueError(f"shape mismatch: float {x.shape} vs quantized {q.shape}")
     if x.size == 0:
         return
-    integer_q = quant is not None and np.issubdtype(q.dtype, np.integer)
-    per_channel_last = integer_q and quant.per_channel and x.ndim > 0 and (
-        quant.quantized_dimension % x.ndim == x.ndim - 1
+    qq = quant if quant is not None and np.issubdtype(q.dtype, np.integer) else None  # q holds quantized integers
+    integer_q = qq is not None
+    per_channel_last = qq is not None and qq.per_channel and x.ndim > 0 and (
+        qq.quantized_dimension % x.ndim == x.ndim - 1
     )
     chan_last = st.chan_axis is None or (x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1)
     fast = (
         x.dtype == np.float32
         and (q.dtype in (np.float32, np.float16) or integer_q)
-        and (not integer_q or not quant.per_channel or per_channel_last)
+        and (qq is None or not qq.per_channel or per_channel_last)
         and (st.quant_axis is None or per_channel_last)
         and chan_last
     )
@@ -83,9 +86,8 @@ def accumulate(
         st.update(x, dequantized(q, quant))
         return
     add_slices(st, x, q, quant)
-    qq = quant if integer_q else None
     per_tensor = (qq is None or not qq.per_channel) and st.quant_axis is None
-    per_tensor = per_tensor and (st.lo is None or (np.size(st.lo) == 1 and np.size(st.hi) == 1))
+    per_tensor = per_tensor and (st.lo is None or (np.size(st.lo) == 1 and (st.hi is None or np.size(st.hi) == 1)))  # np.size(None) is 1
     if use_native and per_tensor and native_stats.supports(x, q) and native_stats.available():
         if _accumulate_native(st, x, q, qq):
             return
@@ -112,7 +114,9 @@ def add_slices(st: TensorStats, x: np.ndarray, q: np.ndarray, quant: Quantizatio
     st.slices.update(x, dequantized(q, quant), lo, hi)
 
 
-def _slices_native(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo, hi) -> bool:
+def _slices_native(
+    a: AxisSums, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo: np.ndarray | None, hi: np.ndarray | None
+) -> bool:
     """The C kernel's sums per index (False when it does not take these dtypes, or the data are
     not finite: the numpy path then)."""
     s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
@@ -127,7 +131,9 @@ def _slices_native(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, 
     return True
 
 
-def _slices_f32(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo, hi) -> None:
+def _slices_f32(
+    a: AxisSums, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo: np.ndarray | None, hi: np.ndarray | None
+) -> None:
     ax = a.axis % x.ndim
     n = x.shape[ax]
     outer = int(np.prod(x.shape[:ax], dtype=np.int64))
@@ -149,7 +155,7 @@ def _slices_f32(a, x: np.ndarray, q: np.ndarray, quant: Quantization | None, lo,
     a.add(x.size // n, x2, e2, mn, mx, clip)
 
 
-def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant) -> bool:
+def _accumulate_native(st: TensorStats, x: np.ndarray, q: np.ndarray, quant: Quantization | None) -> bool:
     ch = st.chan_axis is not None and x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1
     s, z = (1.0, 0.0) if quant is None else (float(quant.scales[0]), float(quant.zero_points[0]))
     lo = -np.inf if st.lo is None else float(np.asarray(st.lo).reshape(-1)[0])
@@ -186,7 +192,15 @@ def add_sums(st: TensorStats, n: int, t: native_stats.Sums) -> None:
         st.se2_over_s2 += t.e2 / float(np.asarray(st.scale, np.float64).reshape(-1)[0]) ** 2
 
 
-def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) -> None:
+def _accumulate_chunks(
+    st: TensorStats,
+    x: np.ndarray,
+    q: np.ndarray,
+    quant: Quantization | None,
+    per_channel: bool,
+    work: type[np.floating[Any]],
+    ws: Workspace,
+) -> None:
     n = x.size
     last = x.shape[-1] if x.ndim else 1
     ch = st.chan_axis is not None and x.ndim > 0 and st.chan_axis % x.ndim == x.ndim - 1
@@ -194,6 +208,8 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
     step = max(width, (CHUNK // width) * width)
     xf = x.reshape(-1)
     qf = q.reshape(-1)
+    s: np.ndarray | np.floating[Any]
+    z: np.ndarray | np.floating[Any]
     if quant is not None:
         if per_channel:
             s = np.asarray(quant.scales, work)
@@ -257,7 +273,7 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
                 clipped += int(np.count_nonzero(out))
                 if ccl is not None:
                     ccl += np.count_nonzero(out, axis=0)
-        if cmn is not None:
+        if cmn is not None and cmx is not None:  # both made when ch
             x2d = xr.reshape(-1, width)
             np.minimum(cmn, x2d.min(axis=0), out=cmn)
             np.maximum(cmx, x2d.max(axis=0), out=cmx)
@@ -294,6 +310,7 @@ def _accumulate_chunks(st, x, q, quant, per_channel: bool, work, ws: Workspace) 
     st.clipped += clipped
     st.xmin, st.xmax = xmin, xmax
     if ch:
+        assert cx2 is not None and ce2 is not None and ce1 is not None and cmn is not None and cmx is not None  # all made when ch
         if st.ch_sx2 is None:
             st.ch_sx2, st.ch_se2 = cx2, ce2
         else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+from typing import BinaryIO
 
 import flatbuffers
 import tflite
@@ -78,10 +79,10 @@ def expose_to_file(path: str, subgraph: int, outputs: tuple[int, ...], folder: s
     with open(file, "rb") as src:
         src.seek(base)
         head = bytearray(src.read(d0))
-        patched = patch_outputs(head, subgraph, outputs, size=d0)
-        if patched is None:
+        found = patch_outputs(head, subgraph, outputs, size=d0)
+        if found is None:
             raise ModelFormatError("cannot expose the intermediate tensors of this model (unusual layout)", path)
-        patched = bytearray(patched)
+        patched = bytearray(found)
         delta = 0
         if d0 < n:  # data follows: move it past the new vector, keeping its alignment
             delta = -(-(len(patched) - d0) // ALIGN) * ALIGN
@@ -100,7 +101,7 @@ def expose_to_file(path: str, subgraph: int, outputs: tuple[int, ...], folder: s
     return tmp
 
 
-def _copy_range(src, dst, offset: int, count: int) -> None:
+def _copy_range(src: BinaryIO, dst: BinaryIO, offset: int, count: int) -> None:
     """Copy `count` bytes of `src` from `offset` to the end of `dst`, in the kernel where it can."""
     done = 0
     try:

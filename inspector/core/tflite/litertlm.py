@@ -18,6 +18,7 @@ import os
 import re
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 from flatbuffers.table import Table
 
@@ -57,7 +58,7 @@ class Section:
     def is_tflite(self) -> bool:
         return self.kind == "tflite_model"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "kind": self.kind, "offset": self.offset, "size": self.size,
                 "metadata": {k: v for k, v in self.items}}  # fmt: skip
 
@@ -69,7 +70,7 @@ class Bundle:
     system: tuple[tuple[str, object], ...]
     sections: tuple[Section, ...]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "version": ".".join(map(str, self.version)),
                 "system_metadata": {k: v for k, v in self.system},
                 "sections": [s.to_json() for s in self.sections]}  # fmt: skip
@@ -93,7 +94,7 @@ def split_address(path: str | os.PathLike[str]) -> tuple[str, int | None]:
     return m.group("file"), int(m.group("index"))
 
 
-def read_bundle(path: str | os.PathLike[str], buf=None) -> Bundle:
+def read_bundle(path: str | os.PathLike[str], buf: bytes | bytearray | memoryview | mmap.mmap | None = None) -> Bundle:
     """Parse the header of a .litertlm file (or of `buf`, its mapped bytes)."""
     p = str(path)
     if buf is None:
@@ -142,7 +143,8 @@ def _parse(path: str, data: bytes, file_size: int) -> Bundle:
 
 
 def _field(t: Table, slot: int) -> int:
-    return t.Offset(4 + 2 * slot)
+    off: int = t.Offset(4 + 2 * slot)  # flatbuffers' Table is untyped
+    return off
 
 
 def _table(t: Table | None, slot: int) -> Table | None:
@@ -160,7 +162,7 @@ def _tables(t: Table, slot: int) -> list[Table]:
     return [Table(t.Bytes, t.Indirect(start + 4 * j)) for j in range(n)]
 
 
-def _scalar(t: Table, slot: int, fmt: str):
+def _scalar(t: Table, slot: int, fmt: str) -> Any:  # int, float or bool, by fmt
     o = _field(t, slot)
     return struct.unpack_from("<" + fmt, t.Bytes, t.Pos + o)[0] if o else 0
 
@@ -251,7 +253,7 @@ def read_model_bytes(path: str | os.PathLike[str], extra: int = 0) -> bytearray:
     return buf
 
 
-def model_file_key(path: str | os.PathLike[str]) -> tuple:
+def model_file_key(path: str | os.PathLike[str]) -> tuple[str, int, int] | tuple[str, int, int, int, int]:
     """Identity of a model's bytes for caches: real file, size, mtime (and the section)."""
     ext = section_extent(path)
     file = str(path) if ext is None else ext[0]

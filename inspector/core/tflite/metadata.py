@@ -23,7 +23,8 @@ def _table(buf: bytes, pos: int) -> Table:
 
 
 def _field(tab: Table, index: int) -> int:
-    return tab.Offset(4 + 2 * index)
+    off: int = tab.Offset(4 + 2 * index)  # flatbuffers' Table is untyped
+    return off
 
 
 def _vector_tables(tab: Table, index: int) -> list[Table]:
@@ -38,7 +39,8 @@ def _float_vector(tab: Table, index: int) -> np.ndarray:
     o = _field(tab, index)
     if not o:
         return np.empty(0, np.float32)
-    return tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o).astype(np.float32)
+    values: np.ndarray = tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o).astype(np.float32)
+    return values
 
 
 def parse_normalization(buf: bytes) -> tuple[np.ndarray, np.ndarray] | None:

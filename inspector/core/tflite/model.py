@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import flatbuffers
 import numpy as np
@@ -39,7 +41,7 @@ class Blockwise:
     scale_tensor: int
     zero_point_tensor: int = -1
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "block_size": self.block_size,
             "scale_tensor": self.scale_tensor,
@@ -72,8 +74,8 @@ class Quantization:
     def num_channels(self) -> int:
         return len(self.scales)
 
-    def to_json(self) -> dict:
-        out = {
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
             "scales": list(self.scales),
             "zero_points": list(self.zero_points),
             "quantized_dimension": self.quantized_dimension,
@@ -135,7 +137,7 @@ class Op:
     inputs: tuple[int, ...]  # -1 marks an omitted optional input
     outputs: tuple[int, ...]
     intermediates: tuple[int, ...]
-    options: dict = field(hash=False, compare=False)
+    options: dict[str, Any] = field(hash=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +318,7 @@ class Model:
         )
 
     def _parse_signature(self, s: tflite.SignatureDef) -> Signature:
-        def tmap(n: int, get) -> dict[str, int]:
+        def tmap(n: int, get: Callable[[int], Any]) -> dict[str, int]:
             return {(get(i).Name() or b"").decode("utf-8", "replace"): int(get(i).TensorIndex()) for i in range(n)}
 
         return Signature(
@@ -441,11 +443,11 @@ def _builtin_code_field(oc: tflite.OperatorCode) -> int:
     return oc._tab.Get(flatbuffers.number_types.Int32Flags, o + oc._tab.Pos) if o else 0
 
 
-def _ints(a) -> list[int] | np.ndarray:
+def _ints(a: int | np.ndarray) -> list[int] | np.ndarray:  # the accessors give 0 for an absent vector
     return [] if isinstance(a, int) else a
 
 
-def _floats(a) -> list[float]:
+def _floats(a: int | np.ndarray) -> list[float]:
     return [] if isinstance(a, int) else [float(x) for x in a]
 
 

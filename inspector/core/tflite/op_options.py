@@ -9,6 +9,7 @@ from __future__ import annotations
 import inspect
 import re
 from functools import cache
+from typing import Any
 
 import tflite
 
@@ -44,7 +45,7 @@ def _accessors(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def op_options(op: tflite.Operator) -> dict:
+def op_options(op: tflite.Operator) -> dict[str, Any]:
     kind = op.BuiltinOptionsType()
     cls_name = _OPTION_CLASS_NAMES.get(kind)
     if not kind or cls_name is None:
@@ -55,7 +56,7 @@ def op_options(op: tflite.Operator) -> dict:
         return {}
     obj = cls()
     obj.Init(table.Bytes, table.Pos)
-    out: dict = {}
+    out: dict[str, Any] = {}
     for meth, key in _accessors(cls):
         try:
             v = getattr(obj, meth)()

@@ -14,6 +14,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Any
 
 from inspector.core.errors import ModelFormatError
 from inspector.core.tflite.litertlm import model_file_key, read_model_bytes, section_extent
@@ -21,18 +22,18 @@ from inspector.core.tflite.litertlm import model_file_key, read_model_bytes, sec
 # Tensor types that cannot be read back as numpy arrays.
 _OPAQUE_TYPES = frozenset({"STRING", "RESOURCE", "VARIANT"})
 
-_cache: OrderedDict[tuple, object] = OrderedDict()
+_cache: OrderedDict[tuple[object, ...], object] = OrderedDict()
 _lock = threading.Lock()
 _CACHE_SIZE = 8  # one pair: 2 models, 2 rewritten copies, the isolated build, the pair check
 CACHE_MAX_BYTES = 64 * 2**20  # bigger rewritten models are rebuilt per run, not kept in memory
 
 
-def file_key(path: str) -> tuple:
+def file_key(path: str) -> tuple[str, int, int] | tuple[str, int, int, int, int]:
     """(real path, size, mtime[, section offset, size]): a model file or a bundle section."""
     return model_file_key(path)
 
 
-def cached(key: tuple, build: Callable[[], object]) -> object:
+def cached(key: tuple[object, ...], build: Callable[[], object]) -> object:
     """Small process-wide LRU cache of rewritten models."""
     with _lock:
         if key in _cache:
@@ -46,7 +47,7 @@ def cached(key: tuple, build: Callable[[], object]) -> object:
     return value
 
 
-def read_object(path: str):
+def read_object(path: str) -> Any:  # a schema ModelT: the generated classes carry no types
     """The model as a mutable `ModelT` object."""
     from ai_edge_litert.tools import flatbuffer_utils as fu
 
@@ -63,7 +64,7 @@ def read_object(path: str):
     return model
 
 
-def to_bytes(model_obj) -> bytes:
+def to_bytes(model_obj: Any) -> bytes:  # a schema ModelT
     """Serialized through `edit.write`: dangling metadata references are dropped first."""
     from inspector.core.tflite.edit import write
 
@@ -86,11 +87,11 @@ def exposed_outputs(path: str, subgraph: int) -> tuple[int, ...]:
     return tuple(outs)
 
 
-def _u32(buf, pos: int) -> int:
+def _u32(buf: bytes | bytearray | memoryview, pos: int) -> int:
     return int.from_bytes(buf[pos : pos + 4], "little")
 
 
-def _table_field(buf, table: int, slot: int) -> int:
+def _table_field(buf: bytes | bytearray | memoryview, table: int, slot: int) -> int:
     """Absolute position of field `slot` of the table at `table`, or 0 when the field is absent."""
     vtable = table - int.from_bytes(buf[table : table + 4], "little", signed=True)
     vt_len = int.from_bytes(buf[vtable : vtable + 2], "little")

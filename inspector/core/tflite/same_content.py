@@ -16,7 +16,7 @@ from inspector.core.tflite.model import Model, Subgraph
 SCALE_RTOL = 1e-6  # a scale recomputed in float32 (bias = input x weight) may move by one rounding
 
 
-class _Scales(tuple):
+class _Scales(tuple[float, ...]):
     """Scales equal within float32 rounding of a recomputation (same integers: same outputs)."""
 
     def __eq__(self, other: object) -> bool:
@@ -25,7 +25,7 @@ class _Scales(tuple):
     __hash__ = tuple.__hash__
 
 
-def _tensor_key(model: Model, sg: Subgraph, i: int, memo: dict[int, tuple]) -> tuple:
+def _tensor_key(model: Model, sg: Subgraph, i: int, memo: dict[int, tuple[object, ...]]) -> tuple[object, ...]:
     if i < 0:
         return ("omitted",)
     if i not in memo:
@@ -38,9 +38,9 @@ def _tensor_key(model: Model, sg: Subgraph, i: int, memo: dict[int, tuple]) -> t
     return memo[i]
 
 
-def _subgraph_key(model: Model, sg: Subgraph) -> list:
-    memo: dict[int, tuple] = {}
-    key: list = [tuple(_tensor_key(model, sg, i, memo) for i in sg.inputs + sg.outputs)]
+def _subgraph_key(model: Model, sg: Subgraph) -> list[tuple[object, ...]]:
+    memo: dict[int, tuple[object, ...]] = {}
+    key: list[tuple[object, ...]] = [tuple(_tensor_key(model, sg, i, memo) for i in sg.inputs + sg.outputs)]
     for op in sg.ops:
         key.append((op.type, op.is_custom, op.version, repr(sorted(op.options.items())),
                     tuple(_tensor_key(model, sg, i, memo) for i in op.inputs + op.outputs + op.intermediates)))  # fmt: skip

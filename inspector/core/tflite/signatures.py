@@ -8,9 +8,13 @@ it; tensor indices are that subgraph's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from inspector.core.errors import InputError
-from inspector.core.tflite.model import Model
+from inspector.core.tflite.model import Model, Subgraph
+
+# One input or output as a chooser lists it: (name, shape signature, dtype).
+Port = tuple[str, tuple[int, ...], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,11 +23,11 @@ class SignatureInfo:
 
     key: str
     subgraph: int
-    inputs: tuple[tuple[str, tuple[int, ...], str], ...]  # (name, shape signature, dtype)
-    outputs: tuple[tuple[str, tuple[int, ...], str], ...]
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
 
-    def to_json(self) -> dict:
-        def side(items):
+    def to_json(self) -> dict[str, Any]:
+        def side(items: tuple[Port, ...]) -> list[dict[str, Any]]:
             return [{"name": n, "shape": list(s), "dtype": d} for n, s, d in items]
 
         return {"key": self.key, "subgraph": self.subgraph, "inputs": side(self.inputs), "outputs": side(self.outputs)}
@@ -37,7 +41,7 @@ def list_signatures(model: Model) -> tuple[SignatureInfo, ...]:
             continue
         sg = model.subgraphs[sig.subgraph]
 
-        def side(m: dict[str, int], sg=sg):
+        def side(m: dict[str, int], sg: Subgraph = sg) -> tuple[Port, ...]:
             return tuple(
                 (name, sg.tensors[t].shape_signature, sg.tensors[t].dtype)
                 for name, t in m.items()
@@ -57,7 +61,7 @@ def entry_info(model: Model) -> SignatureInfo:
             return info
     sg = model.main
 
-    def side(ids: tuple[int, ...]):
+    def side(ids: tuple[int, ...]) -> tuple[Port, ...]:
         return tuple((sg.tensors[t].name, sg.tensors[t].shape_signature, sg.tensors[t].dtype) for t in ids if 0 <= t < len(sg.tensors))
 
     return SignatureInfo("", sg.index, side(sg.inputs), side(sg.outputs))

@@ -19,7 +19,7 @@ import tflite
 from inspector.core.errors import ModelFormatError
 from inspector.core.tflite.dtypes import TYPE_NAMES
 from inspector.core.tflite.validate_sparse import DimMeta, sparse_value_count
-from inspector.core.tflite.verifier import Reader, Table, Trace
+from inspector.core.tflite.verifier import Buffer, Reader, Table, Trace
 
 MAGIC = b"TFL3"
 
@@ -48,7 +48,7 @@ _CUSTOM_QUANTIZATION, _BLOCKWISE_QUANTIZATION, _MULTI_AXIS_QUANTIZATION = 1, 2, 
 _CF_NAMES = {tflite.BuiltinOperator.WHILE: "WHILE", tflite.BuiltinOperator.IF: "IF", tflite.BuiltinOperator.CALL_ONCE: "CALL_ONCE"}
 
 
-def check_header(buf, path: str) -> None:
+def check_header(buf: Buffer, path: str) -> None:
     n = len(buf)
     if n < 8:
         raise ModelFormatError(f"the file is {n} bytes long, too short to be a TFLite model", path)
@@ -61,7 +61,7 @@ def check_header(buf, path: str) -> None:
         raise ModelFormatError(f"the root table offset ({root}) points past the end of the file ({n} bytes): truncated?", path)
 
 
-def validate_flatbuffer(buf, path: str, trace: Trace | None = None) -> list[str]:
+def validate_flatbuffer(buf: Buffer, path: str, trace: Trace | None = None) -> list[str]:
     """Raise ModelFormatError unless `buf` is a structurally sound TFLite model; return the
     inconsistencies the runtime accepts (dangling metadata references), one sentence each.
 

@@ -9,6 +9,7 @@ element size fits in what remains, a string ends with its NUL. Every failure is 
 
 from __future__ import annotations
 
+import mmap
 import struct
 from collections.abc import Callable
 
@@ -26,6 +27,9 @@ _SCALARS = {"b": _I8, "B": _U8, "H": _U16, "i": _I32, "I": _U32, "Q": _U64}
 _NP = {"i": "<i4", "I": "<u4", "f": "<f4", "q": "<i8", "B": "u1", "H": "<u2"}
 _SIZES = {"b": 1, "B": 1, "H": 2, "i": 4, "I": 4, "f": 4, "q": 8, "Q": 8}
 
+# The bytes a model is read from: a file's bytes, a copy, or a mapped file or section.
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
 # Trace hook: called with (kind, byte position) for every offset and vector length read.
 Trace = Callable[[str, int], None]
 
@@ -33,7 +37,7 @@ Trace = Callable[[str, int], None]
 class Reader:
     """Checked access to a flatbuffer held in `buf` (bytes, bytearray or mmap)."""
 
-    def __init__(self, buf, path: str, trace: Trace | None = None) -> None:
+    def __init__(self, buf: Buffer, path: str, trace: Trace | None = None) -> None:
         self.buf = buf
         self.n = len(buf)
         self.path = path
@@ -46,7 +50,8 @@ class Reader:
         st = _SCALARS[fmt]
         if pos < 0 or pos + st.size > self.n:
             raise self.fail(f"{what}: byte {pos} is outside the file ({self.n} bytes)")
-        return st.unpack_from(self.buf, pos)[0]
+        value: int = st.unpack_from(self.buf, pos)[0]
+        return value
 
     def deref(self, pos: int, what: str) -> int:
         """Follow the unsigned 32-bit offset stored at `pos`; return the absolute target."""
@@ -89,7 +94,7 @@ class Table:
         vo = 4 + 2 * slot
         if vo + 2 > self.vt_size:
             return 0
-        off = _U16.unpack_from(self.r.buf, self.vt + vo)[0]
+        off: int = _U16.unpack_from(self.r.buf, self.vt + vo)[0]
         if off == 0:
             return 0
         if off + size > self.t_size:
