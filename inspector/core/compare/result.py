@@ -11,6 +11,7 @@ Infinite SQNR (equal tensors) is written as null. `from_json` reloads what `to_j
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -126,15 +127,15 @@ class OutputResult:
                    **_inside_from_json(d))
 
 
-def _inside_json(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> dict:
+def _inside_json(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> dict[str, Any]:
     """ "channels" (null when not measured) and, for a concatenation, "slices"."""
-    out: dict = {"channels": None if channels is None else channels.to_json()}
+    out: dict[str, Any] = {"channels": None if channels is None else channels.to_json()}
     if slices is not None:
         out["slices"] = [s.to_json() for s in slices]
     return out
 
 
-def _inside_from_json(d: dict) -> dict:
+def _inside_from_json(d: dict[str, Any]) -> dict[str, Any]:
     ch, sl = d.get("channels"), d.get("slices")
     return {"channels": None if ch is None else ChannelStats.from_json(ch),
             "slices": None if sl is None else tuple(SliceStats.from_json(s) for s in sl)}
@@ -186,7 +187,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
     kernels: str  # what ran, in words
     samples: int
     layers: tuple[LayerResult, ...]
-    unmatched: tuple[dict, ...]
+    unmatched: tuple[dict[str, Any], ...]
     outputs: tuple[OutputResult, ...]
     isolated: bool = False
     seed: int = 0
@@ -198,7 +199,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
     kept: dict[int, KeptValues] = field(default_factory=dict)  # quant tensor -> values
     elapsed_s: float = 0.0
     task_kind: str | None = None  # the user's choice: "classification" | "regression" | None = per output, below
-    task_json: dict | None = None  # task metrics of a result loaded from JSON without per-sample outputs
+    task_json: dict[str, Any] | None = None  # task metrics of a result loaded from JSON without per-sample outputs
     samples_are_random: bool = False  # random inputs: task numbers and clipping say little (banner)
     pair_check: PairCheck | None = None  # is the pair a float model and its quantized twin?
     swapped: bool = False  # the caller swapped the models it was given (A was the quantized one)
@@ -236,7 +237,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
             t = replace(t, slices=slice_regression(pso.float_outputs(output), pso.quant_outputs(output), sl, whole))
         return t
 
-    def task_outputs(self) -> list[dict]:
+    def task_outputs(self) -> list[dict[str, Any]]:
         """Each model output's task kind and headline figures (regression metrics or agreement)."""
         pso = self.per_sample_outputs
         if pso is None or not pso.float:
@@ -245,7 +246,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
         for k, name in enumerate(pso.names):
             t = self.task(k)
             assert t is not None
-            row = {"name": name, "kind": t.kind, "reason": t.reason, "warnings": t.warnings}
+            row: dict[str, Any] = {"name": name, "kind": t.kind, "reason": t.reason, "warnings": t.warnings}
             if t.regression is not None:
                 row.update({key: v for key, v in t.regression.to_json().items() if key != "name"})
             else:
@@ -263,7 +264,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
         return None
 
     def to_json(self, include_per_sample: bool = False) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "float": self.float_path,
             "quant": self.quant_path,
             "runtime": self.runtime,

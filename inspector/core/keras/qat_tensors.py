@@ -143,7 +143,8 @@ def qat_math_findings(by_tensor: dict[int, QatTensor], tensors: list[tuple[str, 
     return out
 
 
-def qat_math_section(by_tensor: dict[int, QatTensor], tensors: list[tuple[str, int]]):
+def qat_math_section(by_tensor: dict[int, QatTensor], tensors: list[tuple[str, int]],
+                     ) -> tuple[str, list[str], list[list[str]], list[str], str, str] | None:
     """(caption HTML, headers, rows, header tips, plain text, note HTML) of the op math's QAT
     section for the op's (role, B tensor) pairs, or None when none of them has a QAT range. The
     note (the findings, or that there are none) goes above the op's parameters, where there is room."""
@@ -170,7 +171,8 @@ def _tup(v: Any) -> Any:
 
 
 def _low(v: Any) -> float:
-    return min(v) if isinstance(v, tuple) else v
+    low: float = min(v) if isinstance(v, tuple) else v
+    return low
 
 
 def _g(v: Any, digits: int = 6) -> str:

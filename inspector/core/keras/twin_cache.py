@@ -36,12 +36,12 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _stat_key(path: Path) -> tuple:
+def _stat_key(path: Path) -> tuple[Any, ...]:
     return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in _files(path))
 
 
 @lru_cache(maxsize=32)
-def _digest(resolved: str, stat_key: tuple) -> str:
+def _digest(resolved: str, stat_key: tuple[Any, ...]) -> str:
     root = Path(resolved)
     h = hashlib.sha256()
     for p in _files(root):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from inspector.core.quantmath.fixed_point import multiply_by_quantized_multiplier
-from inspector.core.quantmath.kernel_path import input_at, roles
+from inspector.core.quantmath.kernel_path import input_at, quant_of, roles
 from inspector.core.quantmath.opmath import activation_clamp, conv_math, rescale_math
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Op, Subgraph
@@ -83,7 +83,8 @@ def _rescale(acc: np.ndarray, m0: np.ndarray, shift: np.ndarray, single_rounding
 def _finish(op: Op, sg: Subgraph, scaled: np.ndarray, zp_out: int) -> np.ndarray:
     out = sg.tensors[op.outputs[0]]
     lo, hi = activation_clamp(op, out)
-    return np.clip(scaled + zp_out, lo, hi).astype(out.dtype)
+    q: np.ndarray = np.clip(scaled + zp_out, lo, hi).astype(out.dtype)
+    return q
 
 
 def _same_padding(size: int, k: int, stride: int, dilation: int, padding: str) -> tuple[int, int, int]:
@@ -147,8 +148,8 @@ def _add(sg: Subgraph, op: Op, inputs: dict[int, np.ndarray], single_rounding: b
     if rm is None or rm.kind != "add_sub":
         raise ValueError(f"op {op.index} ADD does not use the general 8-bit path")
     t1, t2, out = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]], sg.tensors[op.outputs[0]]
-    x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(t1.quantization.zero_points[0])  # type: ignore[union-attr]  # the spec kernels run on quantized tensors only
-    x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(t2.quantization.zero_points[0])  # type: ignore[union-attr]  # as above
+    x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(quant_of(t1).zero_points[0])  # the spec kernels run on quantized tensors only
+    x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(quant_of(t2).zero_points[0])
     m_in1, m_in2, m_out = rm.multipliers
     left = int(rm.left_shift)  # type: ignore[arg-type]  # ADD/SUB rescales always have a left shift
     s1 = multiply_by_quantized_multiplier(x1 * (1 << left), m_in1.m0, m_in1.shift, single_rounding)
@@ -156,4 +157,6 @@ def _add(sg: Subgraph, op: Op, inputs: dict[int, np.ndarray], single_rounding: b
     raw = multiply_by_quantized_multiplier(s1 + s2, m_out.m0, m_out.shift, single_rounding)
     lo, hi = activation_clamp(op, out)
     qmin, qmax = INT_LIMITS[out.dtype]
-    return np.clip(raw + int(out.quantization.zero_points[0]), max(lo, qmin), min(hi, qmax)).astype(out.dtype)  # type: ignore[union-attr]  # the spec kernels run on quantized tensors only
+    zp_out = int(quant_of(out).zero_points[0])
+    q: np.ndarray = np.clip(raw + zp_out, max(lo, qmin), min(hi, qmax)).astype(out.dtype)
+    return q
