@@ -42,10 +42,10 @@ def supports(sg: Subgraph, op: Op) -> bool:
         rm = rescale_math(sg, op)
         ins = [sg.tensors[i] for i in op.inputs if i >= 0]
         return rm is not None and rm.kind == "add_sub" and len(ins) == 2 and all(t.dtype == out.dtype for t in ins)
-    cm = conv_math(sg, op)
-    if cm is None:
+    cm, r = conv_math(sg, op), roles(op)
+    if cm is None or r is None:  # conv math: a weighted op
         return False
-    w = input_at(sg, op, roles(op).weights)  # type: ignore[union-attr]  # called for weighted ops only
+    w = input_at(sg, op, r.weights)
     return w is not None and w.is_constant and w.dtype in ("int8", "uint8")
 
 
