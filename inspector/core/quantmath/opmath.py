@@ -56,6 +56,14 @@ from inspector.core.tflite.op_facts import (
     fixed_output,
 )
 
+# The result types live in `opmath_types` and are re-exported here, with the op fact the
+# re-quantization reads from here too (mypy checks this module with no implicit re-export).
+__all__ = [
+    "SAME_SCALE_OPS", "BlockwiseMath", "ConvMath", "HybridMath", "Multiplier", "ObservedLayers", "OpMath",
+    "RescaleMath", "TensorQuant", "activation_clamp", "blockwise_math", "compared_subgraph", "conv_math",
+    "fixed_output_params", "hybrid_math", "observed_lookup", "op_math", "rescale_math", "tensor_quant",
+]
+
 
 def tensor_quant(t: Tensor, role: str, observed: dict[str, Any] | None = None, model: Model | None = None) -> TensorQuant:
     q = t.quantization
