@@ -151,7 +151,8 @@ def _add(sg: Subgraph, op: Op, inputs: dict[int, np.ndarray], single_rounding: b
     x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(quant_of(t1).zero_points[0])  # the spec kernels run on quantized tensors only
     x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(quant_of(t2).zero_points[0])
     m_in1, m_in2, m_out = rm.multipliers
-    left = int(rm.left_shift)  # type: ignore[arg-type]  # ADD/SUB rescales always have a left shift
+    assert rm.left_shift is not None  # ADD/SUB rescales always have a left shift
+    left = int(rm.left_shift)
     s1 = multiply_by_quantized_multiplier(x1 * (1 << left), m_in1.m0, m_in1.shift, single_rounding)
     s2 = multiply_by_quantized_multiplier(x2 * (1 << left), m_in2.m0, m_in2.shift, single_rounding)
     raw = multiply_by_quantized_multiplier(s1 + s2, m_out.m0, m_out.shift, single_rounding)
