@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class RootCause:
     intervention: str = ""
     note: str = ""  # e.g. the input-range fix changes the model's interface
     accuracy: tuple[float, float, float] | None = None  # held-out top-1 accuracy: float, B, B with the fix
-    interface_change: dict[str, Any] | None = None  # the fix changes the model's interface (`input_range`): new input params
+    interface_change: dict | None = None  # the fix changes the model's interface (`input_range`): new input params
 
     def to_json(self) -> dict:
         acc: dict[str, object] = {} if self.accuracy is None else dict(zip(("accuracy_float", "accuracy_before", "accuracy_after"), self.accuracy, strict=True))
@@ -77,7 +76,7 @@ def _finite(v: float) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _num(v: Any) -> float:
+def _num(v) -> float:
     return math.inf if v is None else float(v)
 
 

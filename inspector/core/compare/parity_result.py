@@ -11,7 +11,6 @@ Added for sessions (read back by `from_json`): "labels", "samples_are_random", "
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from inspector.core.compare.layer_lookup import LayersByOp
 from inspector.core.samples.settings import SampleSettings
@@ -155,7 +154,7 @@ class RuntimeParityResult(LayersByOp[LayerParity]):
         )
 
 
-def _opt_float(v: Any) -> float | None:
+def _opt_float(v) -> float | None:
     return None if v is None else float(v)
 
 

@@ -127,15 +127,15 @@ class OutputResult:
                    **_inside_from_json(d))
 
 
-def _inside_json(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> dict[str, Any]:
+def _inside_json(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> dict:
     """ "channels" (null when not measured) and, for a concatenation, "slices"."""
-    out: dict[str, Any] = {"channels": None if channels is None else channels.to_json()}
+    out: dict = {"channels": None if channels is None else channels.to_json()}
     if slices is not None:
         out["slices"] = [s.to_json() for s in slices]
     return out
 
 
-def _inside_from_json(d: dict[str, Any]) -> dict[str, Any]:
+def _inside_from_json(d: dict) -> dict:
     ch, sl = d.get("channels"), d.get("slices")
     return {"channels": None if ch is None else ChannelStats.from_json(ch),
             "slices": None if sl is None else tuple(SliceStats.from_json(s) for s in sl)}
@@ -187,7 +187,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
     kernels: str  # what ran, in words
     samples: int
     layers: tuple[LayerResult, ...]
-    unmatched: tuple[dict[str, Any], ...]
+    unmatched: tuple[dict, ...]
     outputs: tuple[OutputResult, ...]
     isolated: bool = False
     seed: int = 0
@@ -199,7 +199,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
     kept: dict[int, KeptValues] = field(default_factory=dict)  # quant tensor -> values
     elapsed_s: float = 0.0
     task_kind: str | None = None  # the user's choice: "classification" | "regression" | None = per output, below
-    task_json: dict[str, Any] | None = None  # task metrics of a result loaded from JSON without per-sample outputs
+    task_json: dict | None = None  # task metrics of a result loaded from JSON without per-sample outputs
     samples_are_random: bool = False  # random inputs: task numbers and clipping say little (banner)
     pair_check: PairCheck | None = None  # is the pair a float model and its quantized twin?
     swapped: bool = False  # the caller swapped the models it was given (A was the quantized one)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class _Metrics(Protocol):  # read-only members: a frozen dataclass provides them
@@ -45,7 +45,7 @@ class TensorQuant:
     quantized_dimension: int | None
     range_lo: tuple[float, ...] | None  # representable float range per channel
     range_hi: tuple[float, ...] | None
-    observed: dict[str, Any] | None = None  # range_use / clip_rate / sqnr_db from a comparison run
+    observed: dict | None = None  # range_use / clip_rate / sqnr_db from a comparison run
     # Blockwise weights (scales is then empty): block size, block count and the scales' range.
     block_size: int | None = None
     num_blocks: int | None = None
@@ -140,7 +140,7 @@ class OpMath:
         return _jsonable(asdict(self))
 
 
-def _jsonable(o: Any) -> Any:
+def _jsonable(o):
     if isinstance(o, dict):
         return {k: _jsonable(v) for k, v in o.items()}
     if isinstance(o, list | tuple):
