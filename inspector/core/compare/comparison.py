@@ -26,7 +26,9 @@ import itertools
 import math
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any
 
 import numpy as np
 
@@ -34,10 +36,13 @@ from inspector.core.compare import isolated_work
 from inspector.core.compare.diagnosis import with_diagnoses
 from inspector.core.compare.equalized import divided, float_divisors
 from inspector.core.compare.inside import channel_stats, slice_stats
+from inspector.core.compare.isolated import IsolatedRunner
 from inspector.core.compare.isolated_work import IsolatedWork
-from inspector.core.compare.options import CompareOptions
+from inspector.core.compare.options import (
+    CompareOptions as CompareOptions,  # re-exported: callers import it from here
+)
 from inspector.core.compare.pair_check import PairCheck, check_pair
-from inspector.core.compare.pairing import check_correspondence, pair_models
+from inspector.core.compare.pairing import Pairing, check_correspondence, pair_models
 from inspector.core.compare.plan import LayerJob, plan_layers
 from inspector.core.compare.reference import twin_reference
 from inspector.core.compare.result import (
@@ -53,7 +58,7 @@ from inspector.core.progress import TaskState, as_task
 from inspector.core.runtime.model_state import state_note
 from inspector.core.runtime.runner import RUNTIMES, ModelRunner, check_runtime
 from inspector.core.samples.sources import open_source
-from inspector.core.samples.spec import feed
+from inspector.core.samples.spec import Sample, feed
 from inspector.core.stats.batch_sums import BatchStats
 from inspector.core.stats.tensor_sums import dequantized
 from inspector.core.tflite.model import Model, load_model
@@ -64,8 +69,9 @@ KEEP_POINTS = 4096  # per kept tensor, over all samples
 PER_SAMPLE_OUTPUT_LIMIT = 1 << 16  # output elements per sample above which outputs are not kept
 DOUBLE_BUFFER_MAX_BYTES = 128 * 2**20  # both files above this: one interpreter set (memory over overlap)
 KEEP_INTERPRETERS_MAX_BYTES = 64 * 2**20  # both files up to this: a repeated comparison reuses the interpreters
-_idle_slots: dict[tuple, list] = {}  # the last compared pair's idle interpreter sets
+_idle_slots: dict[tuple[Any, ...], list[_Slot]] = {}  # the last compared pair's idle interpreter sets
 _idle_lock = threading.Lock()
+Running = dict[int, np.ndarray] | Future[dict[int, np.ndarray]]  # one model's values, or their future
 
 
 def compare_models(
@@ -104,8 +110,8 @@ def compare_models(
     carry = opts.samples.carry_state
     double = pool is not None and not carry and fm.size_bytes + qm.size_bytes <= DOUBLE_BUFFER_MAX_BYTES
     slot_key = _slot_key(fm, qm, opts)
-    slots: list[_Slot | None] = [_take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso)), None]
-    slots[0].carry_state(carry)  # type: ignore[union-attr]
+    slots: list[_Slot] = [_take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso))]  # the second: when needed
+    slots[0].carry_state(carry)
     keep = {j.quant_tensor: _Keeper(j, count, opts.samples.seed) for j in plan.layers if j.quant_tensor in opts.keep_values}
     store_outputs = sum(fm.main.tensors[o.float_tensor].num_elements for o in plan.outputs) <= PER_SAMPLE_OUTPUT_LIMIT
     per_f: list[tuple[np.ndarray, ...]] = []
@@ -123,8 +129,8 @@ def compare_models(
         if sample is not None and double:
             running = slots[0].start(None, sample)  # timed: which model is the slower
             slow = _slower(slots[0].seconds)
-        else:
-            running = slots[0].start(pool, sample) if sample is not None else None
+        elif sample is not None:
+            running = slots[0].start(pool, sample)
         k = 0
         while sample is not None:
             task.check()
@@ -137,11 +143,11 @@ def compare_models(
             nxt = next(samples, None)
             shared = 0  # isolated parts of this sample the worker thread runs
             if nxt is not None and double:
-                if slots[(k + 1) % 2] is None:  # the second set, made only when needed
-                    slots[(k + 1) % 2] = _take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso))
-                    slots[(k + 1) % 2].carry_state(False)  # type: ignore[union-attr]
+                if len(slots) == 1:  # the second set, made only when needed (k is even)
+                    slots.append(_take_slot(slot_key, lambda: _Slot(fm, qm, opts.runtime, iso)))
+                    slots[1].carry_state(False)
                 shared = iso.share if iso is not None else 0
-                after = (lambda s=slot, v=qv, n=shared: iso.run(s.iso, v, 0, n)) if shared else None
+                after = (lambda s=slot, v=qv, n=shared: iso.run(s.iso, v, 0, n)) if iso is not None and shared else None
                 running = slots[(k + 1) % 2].start(pool, nxt, slow, after)  # the faster model runs here, now
             batch.add(fv, qv)
             if iso is not None:
@@ -165,7 +171,7 @@ def compare_models(
         if pool:
             pool.shutdown(cancel_futures=True)
     # Completed (no views of the interpreters left): keep them for the next run of this pair.
-    _keep_slots(slot_key, [s for s in slots if s is not None], fm.size_bytes + qm.size_bytes)
+    _keep_slots(slot_key, slots, fm.size_bytes + qm.size_bytes)
     batch.finish()
     if iso is not None:
         iso.finish()
@@ -213,17 +219,17 @@ def _load(path: str) -> Model:
         key = ("model", *file_key(str(path)))
     except OSError:
         return load_model(path)  # let the reader report the problem
-    return cached(key, lambda: load_model(path))  # type: ignore[return-value]
+    return cached(key, lambda: load_model(path))  # type: ignore[return-value]  # the cache returns what the builder made
 
 
 class _Slot:
     """One float and one quantized interpreter (and the isolated model's parts), run together."""
 
-    def __init__(self, fm, qm, runtime: str, iso: IsolatedWork | None) -> None:
+    def __init__(self, fm: Model, qm: Model, runtime: str, iso: IsolatedWork | None) -> None:
         self.fm, self.qm = fm, qm
         self.f = ModelRunner(fm, runtime)
         self.q = ModelRunner(qm, runtime)
-        self.iso = None
+        self.iso: list[IsolatedRunner] = []  # used only with `iso`
         self.seconds = (0.0, 0.0)  # the last unpooled run of each model
         self.worker_end = 0.0  # when the pool's part of the last `start` with `slow` ended
         if iso is not None:
@@ -236,7 +242,8 @@ class _Slot:
             if carry:
                 runner.reset_state()
 
-    def start(self, pool, sample, slow: str | None = None, after=None):
+    def start(self, pool: Executor | None, sample: Sample, slow: str | None = None,
+              after: Callable[[], None] | None = None) -> tuple[Running, Running]:
         """Feed and invoke both models: here (no pool; timed into `seconds`), both in the pool's
         threads, or (`slow` "f" or "q") that model in the pool, then `after()` there (the
         isolated parts of the sample before), and the other model here."""
@@ -256,7 +263,8 @@ class _Slot:
             return self.f.run(ffeed), later
         return pool.submit(self.f.run, ffeed), pool.submit(self.q.run, qfeed)
 
-    def _run_then(self, runner: ModelRunner, values: dict, after) -> dict:
+    def _run_then(self, runner: ModelRunner, values: Mapping[int, np.ndarray],
+                  after: Callable[[], None] | None) -> dict[int, np.ndarray]:
         out = runner.run(values)
         if after is not None:
             after()
@@ -264,12 +272,12 @@ class _Slot:
         return out
 
     @staticmethod
-    def values(running) -> tuple[dict, dict]:
+    def values(running: tuple[Running, Running]) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
         a, b = running
         return (a if isinstance(a, dict) else a.result()), (b if isinstance(b, dict) else b.result())
 
 
-def _slot_key(fm: Model, qm: Model, opts: CompareOptions) -> tuple | None:
+def _slot_key(fm: Model, qm: Model, opts: CompareOptions) -> tuple[Any, ...] | None:
     parts = (isolated_work.PARTS if opts.threads > 1 else 1) if opts.isolated else 0  # the isolated runners a set holds
     try:
         return (*file_key(fm.path), fm.main.index, *file_key(qm.path), qm.main.index, opts.runtime, parts)
@@ -277,11 +285,11 @@ def _slot_key(fm: Model, qm: Model, opts: CompareOptions) -> tuple | None:
         return None
 
 
-def _take_slot(key: tuple | None, build) -> _Slot:
+def _take_slot(key: tuple[Any, ...] | None, build: Callable[[], _Slot]) -> _Slot:
     """An idle interpreter set of the last pair compared in this process, else a new one."""
     with _idle_lock:
         idle = _idle_slots.get(key) if key is not None else None
-        if idle:
+        if idle and key is not None:
             slot = idle.pop()
             if not idle:
                 del _idle_slots[key]
@@ -289,7 +297,7 @@ def _take_slot(key: tuple | None, build) -> _Slot:
     return build()
 
 
-def _keep_slots(key: tuple | None, slots: list[_Slot], size_bytes: int) -> None:
+def _keep_slots(key: tuple[Any, ...] | None, slots: list[_Slot], size_bytes: int) -> None:
     """Keep the interpreter sets of this pair (only: the last pair) for a repeated comparison,
     for small models (each set holds every weight packed once more)."""
     with _idle_lock:
@@ -303,7 +311,7 @@ def _slower(seconds: tuple[float, float]) -> str:
     return "f" if seconds[0] >= seconds[1] else "q"
 
 
-def _batch(jobs: list[tuple], fm, qm) -> BatchStats:
+def _batch(jobs: list[tuple[Any, ...]], fm: Model, qm: Model) -> BatchStats:
     ft = [fm.main.tensors[j[1]] for j in jobs]
     qt = [qm.main.tensors[j[2]] for j in jobs]
     # Dynamic dimensions (a Keras batch of None) are fine: BatchStats checks every sample's sizes
@@ -355,7 +363,7 @@ class _Keeper:
         self.ys: list[np.ndarray] = []
         self.total = 0
 
-    def add(self, fv: dict, qv: dict) -> None:
+    def add(self, fv: Mapping[int, np.ndarray], qv: Mapping[int, np.ndarray]) -> None:
         x = fv[self.job.float_tensor].reshape(-1)
         q = qv[self.job.quant_tensor]
         quant = self.job.quant
@@ -375,9 +383,9 @@ class _Keeper:
         return KeptValues(x[:KEEP_POINTS], y[:KEEP_POINTS], self.total)
 
 
-def _pair_check(fm: Model, qm: Model, pairing) -> PairCheck:
+def _pair_check(fm: Model, qm: Model, pairing: Pairing) -> PairCheck:
     """`check_pair`, once per pair of files (and signature) in this process: it reads every
     paired weight (0.2 s on MobileNetV2), which a repeated comparison need not pay again."""
     key = ("pair_check", *file_key(fm.path), *file_key(qm.path), fm.main.index, qm.main.index)
-    return cached(key, lambda: check_pair(fm, qm, pairing))  # type: ignore[return-value]
+    return cached(key, lambda: check_pair(fm, qm, pairing))  # type: ignore[return-value]  # as above
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any, overload
 
 from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.diagnosis_figures import (  # noqa: F401  (re-exported: one import for users)
@@ -60,7 +61,7 @@ from inspector.core.compare.diagnosis_inside import (
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.equalized import annotated
 from inspector.core.compare.parity_result import RuntimeParityResult
-from inspector.core.compare.result import LayerResult
+from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
@@ -155,7 +156,8 @@ def _kernel(layer: LayerResult, parity: RuntimeParityResult | None, t: Threshold
     return None
 
 
-def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity=None, t: Thresholds = THRESHOLDS) -> Diagnosis:
+def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity: RuntimeParityResult | None = None,
+                   t: Thresholds = THRESHOLDS) -> Diagnosis:
     """The cause of one layer's error (without `inherited`, which needs the other layers)."""
     k = _kernel(layer, parity, t)
     if k is not None:
@@ -237,13 +239,14 @@ def _ancestors(qm: Model, op: int, parents: list[list[int]] | None = None) -> se
     return seen
 
 
-def diagnose(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity=None, t: Thresholds = THRESHOLDS) -> dict[int, Diagnosis]:
+def diagnose(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity: RuntimeParityResult | None = None,
+             t: Thresholds = THRESHOLDS) -> dict[int, Diagnosis]:
     """{B op index: Diagnosis} for every layer (the first output of each op decides)."""
-    own = {}
+    own: dict[int, Diagnosis] = {}
     for layer in layers:
         own.setdefault(layer.op_index, diagnose_layer(fm, qm, layer, parity, t))
     out: dict[int, Diagnosis] = {}
-    by_op = {}
+    by_op: dict[int, LayerResult] = {}
     for layer in layers:
         by_op.setdefault(layer.op_index, layer)
     own = point_at_inside_causes(qm, by_op, own, t)
@@ -272,13 +275,14 @@ def diagnose(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity=None,
     return out
 
 
-def with_diagnoses(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity=None) -> tuple[LayerResult, ...]:
+def with_diagnoses(fm: Model, qm: Model, layers: tuple[LayerResult, ...],
+                   parity: RuntimeParityResult | None = None) -> tuple[LayerResult, ...]:
     """The layers with their `diagnosis` filled in."""
     found = diagnose(fm, qm, layers, parity)
     return annotated(qm, tuple(replace(lay, diagnosis=found.get(lay.op_index)) for lay in layers))  # equalized: the reference named
 
 
-def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict]:
+def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict[str, Any]]:
     """Layers with a cause of their own (not none, not inherited), worst own SQNR first, as
     report rows: {op_index, op_type, tensor_name, cause, evidence, fix, inheriting}: `inheriting`
     lists the layers whose accumulated error the diagnosis traces back to this one."""
@@ -300,7 +304,12 @@ def cause_rows(layers: tuple[LayerResult, ...]) -> list[dict]:
     return rows
 
 
-def with_parity(result, fm: Model, qm: Model, parity):
+@overload
+def with_parity(result: ComparisonResult, fm: Model, qm: Model, parity: RuntimeParityResult | None) -> ComparisonResult: ...
+@overload
+def with_parity(result: None, fm: Model, qm: Model, parity: RuntimeParityResult | None) -> None: ...
+def with_parity(result: ComparisonResult | None, fm: Model, qm: Model,
+                parity: RuntimeParityResult | None) -> ComparisonResult | None:
     """The comparison with its layers re-diagnosed using a runtime-parity result of the same
     model B (the `kernel` cause needs it; the caller checks that it is the same file). Parity
     of another signature's subgraph is not used: its op indices name other ops."""

@@ -21,6 +21,7 @@ concatenation (they read as a resolution problem of their own).
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 import numpy as np
 
@@ -30,6 +31,21 @@ from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.tflite.equalize_pair import HOMOGENEOUS
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import A16W8_OPS, CONCAT_OPS, EQUALIZE_OPS, SLICE_PATH_OPS
+
+
+class Thresholds(Protocol):
+    """The thresholds these causes read (`diagnosis.Thresholds` has them all; it imports this module)."""
+
+    @property
+    def good_db(self) -> float: ...
+    @property
+    def mixed_ratio(self) -> float: ...
+    @property
+    def imbalance_ratio(self) -> float: ...
+    @property
+    def imbalance_steps(self) -> float: ...
+    @property
+    def imbalance_share(self) -> float: ...
 
 
 def _db(v: float) -> str:
@@ -62,7 +78,7 @@ def slice_path_ops(qm: Model, layer: LayerResult, below_db: float = math.inf) ->
     return sorted(set(out))
 
 
-def mixed_ranges(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
+def mixed_ranges(qm: Model, layer: LayerResult, t: Thresholds) -> Diagnosis | None:
     if layer.op_type not in CONCAT_OPS or not layer.slices or layer.scale is None or len(layer.scale) != 1:
         return None
     parts = [s for s in layer.slices if s.steps_used is not None and math.isfinite(s.float_max - s.float_min)]
@@ -92,7 +108,7 @@ def mixed_ranges(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
     return Diagnosis("mixed_ranges", ev, fix)
 
 
-def _imbalanced(layer: LayerResult, t) -> tuple[float, float] | None:
+def _imbalanced(layer: LayerResult, t: Thresholds) -> tuple[float, float] | None:
     """(range ratio, share of channels under imbalance_steps) when the layer's channels are imbalanced."""
     c = layer.channels
     if c is None or c.count < 2 or c.scales is None or layer.scale is None or len(layer.scale) != 1:
@@ -122,7 +138,7 @@ def equalize_pair(qm: Model, op: int) -> tuple[int, int] | None:
     return p.index, c.index
 
 
-def channel_imbalance(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
+def channel_imbalance(qm: Model, layer: LayerResult, t: Thresholds) -> Diagnosis | None:
     if fixed_output_params(qm.main.ops[layer.op_index], qm.main) is not None:
         return None  # SOFTMAX, LOGISTIC, TANH: the kernel fixes the output grid, nothing to calibrate or equalize
     found = _imbalanced(layer, t)
@@ -132,7 +148,7 @@ def channel_imbalance(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
     c = layer.channels
     assert c is not None
     steps = c.steps_used()
-    assert steps is not None
+    assert steps is not None and layer.scale is not None  # steps: B's tensor has scales
     big = int(c.ranges().argmax())
     ev = (f"channel {big} spans {c.float_min[big]:.3g}..{c.float_max[big]:.3g} and sets the one scale "
           f"{layer.scale[0]:.3g}: channel ranges differ {ratio:.0f}x (largest / median), {100 * share:.0f}% of the "
@@ -148,7 +164,7 @@ def channel_imbalance(qm: Model, layer: LayerResult, t) -> Diagnosis | None:
     return Diagnosis("channel_imbalance", ev, fix)
 
 
-def point_at_inside_causes(qm: Model, by_op: dict[int, LayerResult], found: dict[int, Diagnosis], t) -> dict[int, Diagnosis]:
+def point_at_inside_causes(qm: Model, by_op: dict[int, LayerResult], found: dict[int, Diagnosis], t: Thresholds) -> dict[int, Diagnosis]:
     """Layers damaged by a channel imbalance upstream or on a slice's way into a mixed
     concatenation point at that cause (its fix, `source_op`)."""
     sg = qm.main

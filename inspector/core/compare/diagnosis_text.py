@@ -9,8 +9,12 @@ Read from `ComparisonResult.root_causes` (measured by `requantize.blame`); nothi
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from inspector.core.compare.diagnosis_types import Fix, RootCause
+
+if TYPE_CHECKING:
+    from inspector.core.compare.result import ComparisonResult
 
 FIX_LABELS = {
     "recalibrate": "re-calibrate", "a16w8": "16-bit activations", "per_channel": "per-channel weights",
@@ -52,7 +56,7 @@ def root_cause_text(rc: RootCause) -> str:
     return line
 
 
-def root_cause_lines(result) -> list[str]:
+def root_cause_lines(result: ComparisonResult) -> list[str]:
     """The root-cause block that leads the CLI table and the report ([] when blame was not asked)."""
     if not result.blame_note:
         return []

@@ -33,7 +33,7 @@ import json
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -173,7 +173,8 @@ def _consumer(v: np.ndarray, c_type: str, s: np.ndarray) -> np.ndarray:
     dim = roles.input_dim if roles is not None else None
     if dim is None or v.ndim <= dim or v.shape[dim] % len(s):
         return v
-    return v * _along(v, dim, np.repeat(s, v.shape[dim] // len(s)))  # depthwise: column k reads channel k // multiplier
+    scaled: np.ndarray = v * _along(v, dim, np.repeat(s, v.shape[dim] // len(s)))  # depthwise: column k reads channel k // multiplier
+    return scaled
 
 
 # ---- the hooks: one call each in comparison, isolated, pair_check, weights, the diagnosis ----------
@@ -244,13 +245,13 @@ def _owner(qm: Model, eq: Equalization, tensor: int) -> tuple[int, int] | None:
     return None
 
 
-def reference_constant(qm: Model | None, tensor: Tensor | int | None, values: np.ndarray) -> tuple[np.ndarray, str] | None:
+def reference_constant(qm: Model | None, tensor: Tensor | int | None, values: np.ndarray | None) -> tuple[np.ndarray, str] | None:
     """A's values of the constant paired with B's `tensor` as the equalization left them, and a
     note saying so; None when B records no equalization of that tensor's op."""
     eq = equalization_of(qm)
-    if eq is None or tensor is None or values is None:
+    if eq is None or qm is None or tensor is None or values is None:  # an equalization is read from qm
         return None
-    owner = _owner(qm, eq, tensor if isinstance(tensor, int) else tensor.index)  # type: ignore[arg-type]  # tensor is not None (returned above)
+    owner = _owner(qm, eq, tensor if isinstance(tensor, int) else tensor.index)
     if owner is None:
         return None
     new = eq.constant(owner[0], owner[1], values)
@@ -262,7 +263,11 @@ def reference_constant(qm: Model | None, tensor: Tensor | int | None, values: np
     return new, f"A's {what} of op {owner[0]} {how} (equalized, {p.span}): compared like for like"
 
 
-def reference_weights(qm: Model | None, tensor: Tensor | int | None, values: np.ndarray) -> np.ndarray:
+@overload
+def reference_weights(qm: Model | None, tensor: Tensor | int | None, values: np.ndarray) -> np.ndarray: ...
+@overload
+def reference_weights(qm: Model | None, tensor: Tensor | int | None, values: None) -> None: ...
+def reference_weights(qm: Model | None, tensor: Tensor | int | None, values: np.ndarray | None) -> np.ndarray | None:
     """`reference_constant`'s values, or `values` as they are."""
     got = reference_constant(qm, tensor, values)
     return values if got is None else got[0]

@@ -15,6 +15,7 @@ import csv
 import io
 import math
 import numbers
+from typing import Any
 
 from inspector.core.compare.diagnosis_text import root_cause_lines
 from inspector.core.compare.inside import BELOW_DB, part_verdict, worst_part_db
@@ -36,7 +37,7 @@ CSV_COLUMNS = (
 )
 
 
-def _cell(v) -> str:
+def _cell(v: object) -> str:
     if v is None:
         return ""
     if isinstance(v, numbers.Real) and not isinstance(v, (bool, numbers.Integral)):
@@ -47,11 +48,10 @@ def _cell(v) -> str:
     return str(v)
 
 
-def _qd(layer: LayerResult) -> tuple[dict, str]:
+def _qd(layer: LayerResult) -> tuple[dict[str, Any], str]:
     m: Metrics = layer.isolated if layer.isolated is not None else layer.metrics
     source = "isolated" if layer.isolated is not None else "accumulated"
     var = max(m.mse - m.mean_error**2, 0.0)
-    one = lambda v: None if v is None else (v[0] if len(v) == 1 else " ".join(map(str, v)))  # noqa: E731
     return {
         "op_name": layer.op_type,
         "tensor_idx": layer.quant_tensor,
@@ -60,13 +60,18 @@ def _qd(layer: LayerResult) -> tuple[dict, str]:
         "mean_error": -m.mean_error,  # QuantizationDebugger: quantized - float
         "max_abs_error": m.max_abs,
         "mean_squared_error": m.mse,
-        "scale": one(layer.scale),
-        "zero_point": one(layer.zero_point),
+        "scale": _one(layer.scale),
+        "zero_point": _one(layer.zero_point),
         "tensor_name": layer.tensor_name,
     }, source
 
 
-def csv_rows(result: ComparisonResult) -> list[dict]:
+def _one(v: tuple[float, ...] | tuple[int, ...] | None) -> float | str | None:
+    """A per-tensor parameter as its value, per-channel ones space-separated."""
+    return None if v is None else (v[0] if len(v) == 1 else " ".join(map(str, v)))
+
+
+def csv_rows(result: ComparisonResult) -> list[dict[str, Any]]:
     rows = []
     for layer in result.layers:
         row = {
@@ -107,7 +112,7 @@ def _brief(m: Metrics, key: str) -> str:
     return f"{s.label} {s.brief_text(getattr(m, key))}{unit}"
 
 
-def _fmt(v, spec: str = ".2f", none: str = "-") -> str:
+def _fmt(v: object, spec: str = ".2f", none: str = "-") -> str:
     if v is None:
         return none
     if isinstance(v, float) and math.isinf(v):
@@ -131,7 +136,7 @@ def _cell_text(m: MetricSpec, v: float | None) -> str:
 def text_table(result: ComparisonResult) -> str:
     iso = result.isolated
     cols = _columns()
-    head = f"{'op':>4} {'type':<18} {'tensor':<34} {'match':<9} " + " ".join(f"{m.column.head:>{m.column.width}}" for m in cols)
+    head = f"{'op':>4} {'type':<18} {'tensor':<34} {'match':<9} " + " ".join(f"{c.head:>{c.width}}" for m in cols if (c := m.column) is not None)
     if iso:
         head += f" {'iso SQNR':>8}"
     head += "  cause"

@@ -18,6 +18,7 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from ai_edge_litert import schema_py_generated as schema
@@ -53,13 +54,13 @@ class Extraction:
     reference_bit_exact: bool = False
     xnnpack_max_lsb: dict[str, float] = field(default_factory=dict)
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         return {"op_index": self.op_index, "op_type": self.op_type, "signature": self.signature,
                 "samples": self.samples, "inputs": sorted(self.inputs), "outputs": sorted(k for k in self.expected if not k.startswith(FLOAT_PREFIX)),
                 "reference_bit_exact": self.reference_bit_exact, "xnnpack_max_lsb": self.xnnpack_max_lsb}  # fmt: skip
 
 
-def single_op_model(data: bytes, subgraph: int, op_index: int) -> tuple[bytes, list[int], list[int]]:
+def single_op_model(data: bytes | bytearray, subgraph: int, op_index: int) -> tuple[bytes, list[int], list[int]]:
     """(model bytes, B tensor indices of its inputs, of its outputs) for op `op_index`."""
     m = fe.read(data)
     sg = m.subgraphs[subgraph]
@@ -137,7 +138,7 @@ def extract_op(quant_path: str, op_index: int, samples: SampleSettings, float_pa
         raise InputError("no samples to run", samples.source)
     q_runner = ModelRunner(qm, "reference")
     f_runner = ModelRunner(fm, "reference") if fm is not None else None
-    f_outs = list(fm.main.ops[f_op].outputs) if fm is not None else []
+    f_outs = list(fm.main.ops[f_op].outputs) if fm is not None and f_op is not None else []
     cap: dict[int, list[np.ndarray]] = {t: [] for t in ins + outs}
     fcap: list[list[np.ndarray]] = [[] for _ in f_outs]
     done = 0
@@ -147,7 +148,7 @@ def extract_op(quant_path: str, op_index: int, samples: SampleSettings, float_pa
         for t in cap:
             cap[t].append(np.array(values[t]))
         del values
-        if f_runner is not None:
+        if f_runner is not None and fm is not None:
             fv = f_runner.run(feed(fm, sample))
             for k, t in enumerate(f_outs):
                 fcap[k].append(np.array(fv[t]))
@@ -157,8 +158,8 @@ def extract_op(quant_path: str, op_index: int, samples: SampleSettings, float_pa
     in_keys, out_keys = _keys(qm, ins), _keys(qm, outs)
     inputs = {k: np.stack(cap[t]) for k, t in zip(in_keys, ins, strict=True)}
     expected = {k: np.stack(cap[t]) for k, t in zip(out_keys, outs, strict=True)}
-    for k, t in zip(out_keys, f_outs, strict=False):
-        expected[FLOAT_PREFIX + k] = np.stack(fcap[f_outs.index(t)])
+    for key, t in zip(out_keys, f_outs, strict=False):
+        expected[FLOAT_PREFIX + key] = np.stack(fcap[f_outs.index(t)])
     ex = Extraction(op_index, op.type, signature, data, inputs, expected, done)
     _check(ex, qm, outs)
     return ex
@@ -201,7 +202,7 @@ def _check(ex: Extraction, qm: Model, outs: list[int]) -> None:
 
 def _npz(arrays: dict[str, np.ndarray]) -> bytes:
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds like its allow_pickle flag
     return buf.getvalue()
 
 
@@ -212,8 +213,9 @@ def write_extraction(ex: Extraction, out_dir: str) -> list[str]:
     if d.exists() and not d.is_dir():
         raise InputError("--out must be a folder, and this is an existing file", str(d))
     make_output_folder(d)
-    files = dict(zip(FILES, (ex.model_bytes, _npz(ex.inputs), _npz(ex.expected), RUN_PY,
-                             json.dumps(ex.summary(), indent=2) + "\n"), strict=True))  # fmt: skip
+    contents: tuple[bytes | str, ...] = (ex.model_bytes, _npz(ex.inputs), _npz(ex.expected), RUN_PY,
+                                         json.dumps(ex.summary(), indent=2) + "\n")  # fmt: skip
+    files = dict(zip(FILES, contents, strict=True))
     for name, data in files.items():
         write_output(d / name, data)
     return [str(d / n) for n in files]

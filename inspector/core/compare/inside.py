@@ -64,19 +64,22 @@ class ChannelStats:
         return len(self.sqnr_db)
 
     def ranges(self) -> np.ndarray:
-        return np.maximum(np.asarray(self.float_max) - np.asarray(self.float_min), 0.0)
+        widths: np.ndarray = np.maximum(np.asarray(self.float_max) - np.asarray(self.float_min), 0.0)
+        return widths
 
     def range_use(self) -> np.ndarray | None:
         if self.range_widths is None:
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
-            return self.ranges() / np.asarray(self.range_widths)
+            use: np.ndarray = self.ranges() / np.asarray(self.range_widths)
+        return use
 
     def steps_used(self) -> np.ndarray | None:
         if self.scales is None:
             return None
         with np.errstate(divide="ignore", invalid="ignore"):
-            return self.ranges() / np.asarray(self.scales)
+            steps: np.ndarray = self.ranges() / np.asarray(self.scales)
+        return steps
 
     @property
     def worst(self) -> int:
@@ -181,6 +184,7 @@ def channel_stats(st: TensorStats, ndim: int) -> ChannelStats | None:
     a = st.channel_sums()
     if a is None or a.length < 2 or ndim == 0:
         return None
+    assert a.n is not None and a.clip is not None and a.xmin is not None and a.xmax is not None  # length >= 2: filled
     s, w = _scale_width(st, a.length)
     clip = None if st.lo is None else tuple((a.clip / np.maximum(a.n, 1)).tolist())
     return ChannelStats(
@@ -202,6 +206,7 @@ def slice_stats(st: TensorStats, layout: ConcatLayout | None, ndim: int) -> tupl
     if sums is None or sums.n is None:
         return None
     g = sums.group([(s.start, s.stop) for s in layout.slices])
+    assert g.n is not None and g.e2 is not None and g.xmin is not None and g.xmax is not None  # grouped from filled sums
     scale, width = _scale_width(st, 1)
     out = []
     rng = np.maximum(g.xmax - g.xmin, 0.0)

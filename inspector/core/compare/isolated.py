@@ -34,6 +34,7 @@ import operator
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -95,6 +96,9 @@ class IsolatedPlan:
         return out
 
 
+_Direct = tuple[list[int], list["weakref.ref[np.ndarray]"], BlockCopy, list[IsoFeed]]
+
+
 class IsolatedRunner:
     """The isolated model's interpreter, made at the first run with its inputs sized as B's
     values are (and made again if a later sample's sizes differ: dynamic dimensions).
@@ -108,7 +112,7 @@ class IsolatedRunner:
         self.fm, self.plan, self.runtime = fm, plan, runtime
         self._runner: ModelRunner | None = None
         self._shapes: dict[int, tuple[int, ...]] = {}
-        self._direct: tuple[list[int], list, BlockCopy, list[IsoFeed]] | None = None  # (B tensors, weak views, copy, other feeds)
+        self._direct: _Direct | None = None  # (B tensors, weak views, copy, other feeds)
 
     def run(self, quant_values: Mapping[int, np.ndarray]) -> dict[int, np.ndarray]:
         direct = self._direct
@@ -131,10 +135,11 @@ class IsolatedRunner:
         self._direct = self._copies(quant_values, out)
         return out
 
-    def _copies(self, quant_values: Mapping[int, np.ndarray], out: Mapping[int, np.ndarray]):
+    def _copies(self, quant_values: Mapping[int, np.ndarray], out: Mapping[int, np.ndarray]) -> _Direct | None:
         """The native copy of the inputs fed as they are (B's value, contiguous, already in the
         input's dtype and size) from B's views into the input tensors, for the next samples."""
-        fed, others = [], []
+        fed: list[tuple[IsoFeed, np.ndarray, np.ndarray]] = []
+        others: list[IsoFeed] = []
         for f in self.plan.feeds:
             v, dst = quant_values[f.quant_tensor], out.get(f.iso_tensor)
             plain = f.quant is None and v.dtype == f.dtype and v.flags.c_contiguous
@@ -225,10 +230,10 @@ class _Builder:
     def start_part(self) -> None:
         """A new model (a part): its own inputs and DEQUANTIZE ops."""
         self.feeds: list[IsoFeed] = []
-        self.dequantize_ops: list = []
+        self.dequantize_ops: list[Any] = []
         self.fed: dict[tuple[int, str], int] = {}  # (B tensor, float dtype) -> tensor the float ops read
 
-    def serialize(self, ops: list, outputs: list[int]) -> bytes:
+    def serialize(self, ops: list[Any], outputs: list[int]) -> bytes:
         """The model of `ops`, reading this part's inputs, writing `outputs`; constant buffers
         no op of it reads are left out (emptied for the write, numbering kept)."""
         sg, m = self.sg, self.m

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,15 +34,20 @@ from inspector.core.compare.isolated import (
 from inspector.core.compare.pairing import Pairing
 from inspector.core.compare.plan import LayerJob
 from inspector.core.errors import RuntimeFailure
+from inspector.core.stats.batch_sums import BatchStats
 from inspector.core.stats.metrics import Metrics
 from inspector.core.tflite.model import Model
+
+if TYPE_CHECKING:
+    from inspector.core.compare.result import ComparisonResult
 
 PARTS = 4  # with two threads; one part with one
 SMOOTHING = 0.5  # weight of the newest sample in the measured imbalance
 
 
 class IsolatedWork:
-    def __init__(self, fm: Model, qm: Model, pairing: Pairing, layers: list[LayerJob], threaded: bool, batch) -> None:
+    def __init__(self, fm: Model, qm: Model, pairing: Pairing, layers: list[LayerJob], threaded: bool,
+                 batch: Callable[[list[tuple[Any, ...]]], BatchStats]) -> None:
         """`batch(jobs)`: the BatchStats of (stats, float tensor, quant tensor, quant) jobs."""
         self.fm = fm
         self.plans: list[IsolatedPlan] = build_isolated_parts(fm, qm, pairing, PARTS if threaded else 1)
@@ -63,7 +69,7 @@ class IsolatedWork:
         """One interpreter per part, for one set of interpreters (made at its first run)."""
         return [IsolatedRunner(self.fm, p, runtime) for p in self.plans]
 
-    def run(self, runners: list[IsolatedRunner], quant_values: Mapping[int, np.ndarray], lo: int, hi: int) -> None:
+    def run(self, runners: list[IsolatedRunner], quant_values: dict[int, np.ndarray], lo: int, hi: int) -> None:
         """Parts lo..hi-1 of one sample: run and accumulate (nothing once the runtime refused)."""
         for k in range(lo, hi):
             if self.failure is not None:
@@ -107,7 +113,7 @@ class IsolatedWork:
         return None, self.notes.get(job.op_index, "no float op to run in isolation")
 
 
-def isolated_refusal(result) -> str | None:
+def isolated_refusal(result: ComparisonResult) -> str | None:
     """The runtime's refusal of the isolated model, when a comparison (a ComparisonResult) went
     on without its own error because of one, else None."""
     if not result.isolated:

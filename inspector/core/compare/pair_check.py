@@ -42,7 +42,7 @@ from inspector.core.compare.weights import (
 )
 from inspector.core.quantmath.float16 import ulp_errors
 from inspector.core.tflite.dtypes import INT_LIMITS
-from inspector.core.tflite.model import Model, Subgraph, load_model
+from inspector.core.tflite.model import Model, Op, Subgraph, load_model
 
 DISAGREE_STEPS = 2.0  # a weight further than this from its twin (in B's steps) disagrees
 UNRELATED_SHARE = 0.5  # more than this share of weight tensors disagreeing: not twins
@@ -272,7 +272,7 @@ class _Measured:
 _NOT_WEIGHTS = frozenset({"int32", "int64", "bool", "string"})  # axes, shapes, indices: constants, not weights
 
 
-def _weight_of(sg: Subgraph, op) -> int | None:
+def _weight_of(sg: Subgraph, op: Op) -> int | None:
     """The op's weight tensor, or None when it has none (an axis or shape constant is not one)."""
     ti = weight_tensor_of(sg, op)
     return None if ti is None or sg.tensors[ti].dtype in _NOT_WEIGHTS else ti
@@ -355,7 +355,8 @@ def _block_step_errors(float_values: np.ndarray, b: WeightSource) -> np.ndarray 
     av = np.asarray(float_values).reshape(-1)[idx].astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         err = np.abs((qv - z) * s - av) / s
-    return err[np.isfinite(err) & (s > 0)]
+    kept: np.ndarray = err[np.isfinite(err) & (s > 0)]
+    return kept
 
 
 def _ulp_errors(float_values: np.ndarray, half: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -409,4 +410,5 @@ def _step_errors(float_values: np.ndarray, b: WeightSource) -> np.ndarray | None
         ch = (idx // inner) % b.values.shape[axis]  # C order: the index along `axis` (unravel_index without the others)
         s, z = scales[ch], (zps[ch] if len(zps) == len(scales) else 0.0)
     err = np.abs((qv - z) * s - av) / s
-    return err[np.isfinite(err)]
+    finite: np.ndarray = err[np.isfinite(err)]
+    return finite

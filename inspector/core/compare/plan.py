@@ -11,6 +11,7 @@ PACK output, and a model output read from one, also keeps sums per index of its 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -85,7 +86,7 @@ class OutputJob:
 class Plan:
     layers: list[LayerJob] = field(default_factory=list)
     outputs: list[OutputJob] = field(default_factory=list)
-    unmatched: list[dict] = field(default_factory=list)
+    unmatched: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _output_names(model: Model) -> dict[int, str]:
@@ -118,7 +119,7 @@ def plan_layers(fm: Model, qm: Model, pairing: Pairing) -> Plan:
                 reason = f"shape {list(qt.shape)} differs from the float tensor's {list(fsg.tensors[f].shape)}"
             elif fsg.tensors[f].dtype in _OPAQUE:
                 reason = f"the float tensor is a {fsg.tensors[f].dtype}"
-            if reason is not None:
+            if reason is not None or f is None:
                 plan.unmatched.append(
                     {"side": "quant", "op_index": op.index, "op_type": op.type, "tensor_name": qt.name,
                      "quant_tensor": o, "reason": reason}

@@ -11,6 +11,7 @@ Infinite SQNR (equal tensors) is written as null. `from_json` reloads what `to_j
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -236,7 +237,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
             t = replace(t, slices=slice_regression(pso.float_outputs(output), pso.quant_outputs(output), sl, whole))
         return t
 
-    def task_outputs(self) -> list[dict]:
+    def task_outputs(self) -> list[dict[str, Any]]:
         """Each model output's task kind and headline figures (regression metrics or agreement)."""
         pso = self.per_sample_outputs
         if pso is None or not pso.float:
@@ -245,7 +246,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
         for k, name in enumerate(pso.names):
             t = self.task(k)
             assert t is not None
-            row = {"name": name, "kind": t.kind, "reason": t.reason, "warnings": t.warnings}
+            row: dict[str, Any] = {"name": name, "kind": t.kind, "reason": t.reason, "warnings": t.warnings}
             if t.regression is not None:
                 row.update({key: v for key, v in t.regression.to_json().items() if key != "name"})
             else:
@@ -263,7 +264,7 @@ class ComparisonResult(LayersByOp[LayerResult]):
         return None
 
     def to_json(self, include_per_sample: bool = False) -> dict:
-        d = {
+        d: dict[str, Any] = {
             "float": self.float_path,
             "quant": self.quant_path,
             "runtime": self.runtime,

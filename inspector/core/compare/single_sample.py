@@ -46,7 +46,7 @@ def sample_npz_bytes(sample: Sample) -> bytes:
     if sample.label is not None:
         arrays[LABELS_KEY] = np.array([sample.label], np.int64)
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **arrays)  # type: ignore[arg-type]  # numpy's stub types **kwds like its allow_pickle flag
     return buf.getvalue()
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import numpy as np
 
@@ -94,14 +95,14 @@ class TaskResult:
     top1_agreement: float | None
     top5_agreement: float | None
     outcomes: tuple[SampleOutcome, ...]  # in sample order
-    per_class: dict[int, dict] = field(default_factory=dict)  # label -> {count, float_accuracy, quant_accuracy, drop}
+    per_class: dict[int, dict[str, Any]] = field(default_factory=dict)  # label -> {count, float_accuracy, quant_accuracy, drop}
     class_names: tuple[str, ...] | None = None
     reason: str = ""  # why this kind, in words
     regression: RegressionMetrics | None = None  # regression outputs
     float_constant: bool = False  # the float output is the same for every sample
     quant_constant: bool = False
     agreement_note: str | None = None  # why agreement is None, or what it leaves out
-    slices: tuple = ()  # regression output read from a concatenation: `task_slices.SliceRegression` per slice
+    slices: tuple[Any, ...] = ()  # regression output read from a concatenation: `task_slices.SliceRegression` per slice
 
     @property
     def accuracy_drop_pct(self) -> float | None:
@@ -191,7 +192,7 @@ def _name(names: Sequence[str] | None, k: int | None) -> str | None:
     return names[k]
 
 
-def _worst_key(o: SampleOutcome) -> tuple:
+def _worst_key(o: SampleOutcome) -> tuple[Any, ...]:
     s = o.output_sqnr_db
     return (not o.flipped, s if not math.isnan(s) else math.inf, o.index)
 
@@ -247,7 +248,7 @@ def task_metrics(
             SampleOutcome(
                 index=i,
                 source=sources[i] if sources else f"sample {i}",
-                label=None if labels is None or labels[i] is None else int(labels[i]),
+                label=None if labels is None or (lbl := labels[i]) is None else int(lbl),
                 float_pred=fp,
                 quant_pred=qp,
                 output_sqnr_db=sqnr_db(float(x @ x), float(e @ e)),
@@ -260,9 +261,9 @@ def task_metrics(
             )
         )
     fa = qa = None
-    per_class: dict[int, dict] = {}
+    per_class: dict[int, dict[str, Any]] = {}
     if has_labels:
-        lab = np.array([int(v) for v in labels], np.int64)  # type: ignore[union-attr]
+        lab = np.array([int(v) for v in cast(Sequence[int], labels)], np.int64)  # has_labels: every label set
         # a tied argmax is no decision: never the label's class (-1)
         fpred = np.array([-1 if o.float_tied else o.float_pred for o in outcomes])
         qpred = np.array([-1 if o.quant_tied else o.quant_pred for o in outcomes])
@@ -293,7 +294,8 @@ def task_metrics(
     )
 
 
-def _agreement(float_outputs, quant_outputs, outcomes: list[SampleOutcome]) -> tuple[float | None, float | None, str | None]:
+def _agreement(float_outputs: Sequence[np.ndarray], quant_outputs: Sequence[np.ndarray],
+               outcomes: list[SampleOutcome]) -> tuple[float | None, float | None, str | None]:
     """Top-1 and top-5 agreement over the samples the float model decides (B tied: a disagreement)."""
     counted = [o for o in outcomes if not o.float_tied]
     tied = len(outcomes) - len(counted)

@@ -13,6 +13,7 @@ Everything else is regression (MAE, RMSE, max error). `other` is the old name of
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import CLASS_SCORE_OPS, CLASS_SCORE_PATH_OPS
@@ -21,6 +22,10 @@ KINDS = ("classification", "regression")
 ALIASES = {"other": "regression"}
 
 
+@overload
+def normalized_kind(kind: str) -> str: ...
+@overload
+def normalized_kind(kind: None) -> None: ...
 def normalized_kind(kind: str | None) -> str | None:
     """The canonical kind name ("other" -> "regression"); ValueError for an unknown kind."""
     if kind is None:

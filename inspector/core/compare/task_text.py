@@ -9,7 +9,10 @@ from inspector.core.compare.task import TaskResult
 
 def task_summary(task: TaskResult, worst: int = 5) -> str:
     """A few readable lines for the CLI."""
-    pct = lambda v: "n/a" if v is None else f"{100 * v:.2f}%"  # noqa: E731
+
+    def pct(v: float | None) -> str:
+        return "n/a" if v is None else f"{100 * v:.2f}%"
+
     lines = [f"task ({task.kind}, {task.num_samples} samples): {task.reason}" if task.reason else f"task ({task.kind}, {task.num_samples} samples):"]
     if task.kind == "classification":
         if task.float_accuracy is not None:

@@ -15,6 +15,7 @@ only where analysed) keeps every channel and the result says how many were used.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -78,8 +79,8 @@ class WeightSource:
     def describe(self) -> str:
         if self.blockwise is not None:
             return f"{self.label} dequantized {self.dtype} per block of {self.blockwise.block_size}".strip()
-        if self.is_quantized:
-            kind = "per-channel " if self.quantization.per_channel else ""  # type: ignore[union-attr]
+        if self.quantization is not None and self.is_quantized:
+            kind = "per-channel " if self.quantization.per_channel else ""
             return f"{self.label} dequantized {kind}{self.dtype}".strip()
         return f"{self.label} {self.dtype}".strip()
 
@@ -123,7 +124,8 @@ class WeightAnalysis:
 
     @property
     def centers(self) -> np.ndarray:
-        return 0.5 * (self.edges[:-1] + self.edges[1:])
+        mid: np.ndarray = 0.5 * (self.edges[:-1] + self.edges[1:])
+        return mid
 
     @property
     def num_channels(self) -> int:
@@ -235,31 +237,33 @@ def analyze_weights(
     qsrc = b if b is not None and b.is_quantized else a if a is not None and a.is_quantized else None
     q = qsrc.quantization if qsrc else None
     compare = a is not None and b is not None
-    if compare and a.values.shape != b.values.shape:  # type: ignore[union-attr]
-        notes.append(f"shapes differ (A {list(a.values.shape)}, B {list(b.values.shape)}): no error metrics")  # type: ignore[union-attr]
+    if a is not None and b is not None and a.values.shape != b.values.shape:
+        notes.append(f"shapes differ (A {list(a.values.shape)}, B {list(b.values.shape)}): no error metrics")
         compare = False
     ref = qsrc or b or a
-    axis = _axis(q, ref.values.ndim)  # type: ignore[union-attr]
+    assert ref is not None  # one side at least (checked above)
+    axis = _axis(q, ref.values.ndim)
     if channel is not None and axis is None:
         channel = None
-    if channel is not None and not 0 <= channel < q.num_channels:  # type: ignore[union-attr]
-        raise ValueError(f"channel {channel} out of range (tensor has {q.num_channels} channels)")  # type: ignore[union-attr]
-    ref_shape = ref.values.shape  # type: ignore[union-attr]
+    if channel is not None and q is not None and not 0 <= channel < q.num_channels:  # a channel axis: q is set
+        raise ValueError(f"channel {channel} out of range (tensor has {q.num_channels} channels)")
+    ref_shape = ref.values.shape
     pa, pb = _processable(a, axis, ref_shape), _processable(b, axis, ref_shape)
     rows_a, rows_b = _rows(pa, axis, ref_shape, channel), _rows(pb, axis, ref_shape, channel)
-    total = (rows_b if rows_b is not None else rows_a).size
+    total = next(r for r in (rows_b, rows_a) if r is not None).size
     step = max(1, math.ceil(total / max_elements))
     if step > 1:
         notes.append(f"large tensor: about 1 value in {step} analysed, in contiguous blocks spread evenly over "
                      f"each channel ({total:,} values in all)")
     cq = _channel_quant(q, channel)
-    ranges = [_value_range(s, r, channel, step) for s, r in ((pa, rows_a), (pb, rows_b)) if s is not None]
+    ranges = [_value_range(s, r, channel, step) for s, r in ((pa, rows_a), (pb, rows_b)) if s is not None and r is not None]
     edges, grid, sub = _edges([r for r in ranges if r is not None], cq)
     a_counts = b_counts = metrics = per_sqnr = per_max = f16 = None
     used = 0
     if compare and _float16_pair(a, b):
         f16 = Float16Accumulator()
     if compare:
+        assert rows_a is not None and rows_b is not None  # both sides (rows are None only without a side)
         stats = _stats(cq, qsrc, b)
         ch_max = np.zeros(rows_a.shape[0])
         a_counts, b_counts = np.zeros(len(edges) - 1, np.int64), np.zeros(len(edges) - 1, np.int64)
@@ -295,9 +299,9 @@ def analyze_weights(
             per_sqnr = np.asarray(metrics.per_channel_sqnr_db, np.float64)
             per_max = ch_max
     else:
-        if pa is not None:
+        if pa is not None and rows_a is not None:
             a_counts, used = _hist_side(pa, rows_a, channel, edges, step)
-        if pb is not None:
+        if pb is not None and rows_b is not None:
             b_counts, used = _hist_side(pb, rows_b, channel, edges, step)
     lo_c = hi_c = None
     clip_lo = clip_hi = None
@@ -314,9 +318,10 @@ def analyze_weights(
     bw_src = next((s for s in (b, a) if s is not None and s.blockwise is not None), None)
     if bw_src is not None:
         p = bw_src.blockwise
-        lo_s, hi_s = p.scale_range  # type: ignore[union-attr]
-        notes.append(f"{bw_src.label} {bw_src.dtype} blockwise: {p.num_blocks:,} blocks of {p.block_size} "  # type: ignore[union-attr]
-                     f"({p.blocks_per_row} per output channel), block scales {lo_s:.4g} … {hi_s:.4g}; "  # type: ignore[union-attr]
+        assert p is not None  # picked for its blockwise parameters
+        lo_s, hi_s = p.scale_range
+        notes.append(f"{bw_src.label} {bw_src.dtype} blockwise: {p.num_blocks:,} blocks of {p.block_size} "
+                     f"({p.blocks_per_row} per output channel), block scales {lo_s:.4g} … {hi_s:.4g}; "
                      "dequantized per block, S[o, i // B]·(q − Z)")  # fmt: skip
     group = _coarse_group(len(edges) - 1, sub, used)
     coarse_edges = edges[0] + (edges[1] - edges[0]) * group * np.arange(math.ceil((len(edges) - 1) / group) + 1)
@@ -363,14 +368,16 @@ def _row_source(src: WeightSource | None, c: int) -> WeightSource | None:
 def _blockwise_channel(a: WeightSource | None, b: WeightSource | None, channel: int, max_elements: int) -> WeightAnalysis:
     """One output channel of blockwise weights: its row alone, dequantized with its own blocks."""
     n = _blockwise_rows(a, b)
-    if not 0 <= channel < n:  # type: ignore[operator]
+    assert n is not None  # called for blockwise weights only
+    if not 0 <= channel < n:
         raise ValueError(f"channel {channel} out of range (tensor has {n} output channels)")
     out = analyze_weights(_row_source(a, channel), _row_source(b, channel), None, max_elements)
     return replace(out, a=a, b=b, channel=channel, per_channel_sqnr_db=None, per_channel_max_abs=None,
                    notes=(f"output channel {channel} of {n}",) + out.notes)  # fmt: skip
 
 
-def _out_channels(pa, pb, rows: np.ndarray | None, channel: int | None):
+def _out_channels(pa: WeightSource | None, pb: WeightSource | None, rows: np.ndarray | None,
+                  channel: int | None) -> Callable[[slice | np.ndarray], np.ndarray] | None:
     """For a blockwise side laid out flat (one row): column indexes -> output channel (dimension 0)."""
     src = next((x for x in (pb, pa) if x is not None and x.blockwise is not None), None)
     if src is None or rows is None or rows.shape[0] != 1 or channel is not None or src.values.ndim < 2:
@@ -420,7 +427,7 @@ def _processable(src: WeightSource | None, axis: int | None, ref_shape: tuple[in
     return src
 
 
-def _rows(src: WeightSource | None, axis: int | None, ref_shape: tuple[int, ...], channel: int | None):
+def _rows(src: WeightSource | None, axis: int | None, ref_shape: tuple[int, ...], channel: int | None) -> np.ndarray | None:
     if src is None:
         return None
     lay = _layout(src, axis, ref_shape)
@@ -448,12 +455,14 @@ def _dequant_rows(src: WeightSource | None, rows: np.ndarray, channel: int | Non
         j = (flat if cols is None else flat[cols]) // p.block_size
         if p.zero_points is not None:
             x = x - p.zero_points.ravel()[j]
-        return x * p.scales.ravel()[j]
+        scaled: np.ndarray = x * p.scales.ravel()[j]
+        return scaled
     if not src.is_quantized:
         return x
     q = _channel_quant(src.quantization, channel)
-    s = np.asarray(q.scales, np.float64)[:, None]  # type: ignore[union-attr]
-    z = np.asarray(q.zero_points, np.float64)[:, None]  # type: ignore[union-attr]
+    assert q is not None  # is_quantized: the source has quantization parameters
+    s = np.asarray(q.scales, np.float64)[:, None]
+    z = np.asarray(q.zero_points, np.float64)[:, None]
     if s.shape[0] != x.shape[0]:  # per-tensor params over a 1-row layout
         s, z = s[:1], z[:1]
     return (x - z) * s
@@ -465,7 +474,7 @@ def _rep_range(q: Quantization, dtype: str) -> tuple[np.ndarray, np.ndarray]:
     return s * (qmin - z), s * (qmax - z)
 
 
-def _chunks(ncols: int, nrows: int, step: int):
+def _chunks(ncols: int, nrows: int, step: int) -> Iterator[slice | np.ndarray]:
     """Column slices to analyse: all of them in chunks, or (step > 1) about 1/step of them as
     contiguous blocks spread evenly over each row. A stride would read every page of a mapped
     multi-GB tensor; blocks read only what is analysed."""
@@ -483,7 +492,7 @@ def _chunks(ncols: int, nrows: int, step: int):
         yield (starts[k : k + group, None] + np.arange(width)).reshape(-1)  # column indices
 
 
-def _value_range(src: WeightSource, rows: np.ndarray, channel: int | None, step: int):
+def _value_range(src: WeightSource, rows: np.ndarray, channel: int | None, step: int) -> tuple[float, float] | None:
     """(min, max) of a side's float values, from the stored extremes per row (cheap for ints)."""
     if rows.size == 0:
         return None
@@ -501,9 +510,9 @@ def _value_range(src: WeightSource, rows: np.ndarray, channel: int | None, step:
     else:
         r = rows
     if src.is_quantized:
-        lo = _dequant_rows(src, r.min(axis=1, keepdims=True), channel)
-        hi = _dequant_rows(src, r.max(axis=1, keepdims=True), channel)
-        return float(np.min(np.minimum(lo, hi))), float(np.max(np.maximum(lo, hi)))
+        rlo = _dequant_rows(src, r.min(axis=1, keepdims=True), channel)
+        rhi = _dequant_rows(src, r.max(axis=1, keepdims=True), channel)
+        return float(np.min(np.minimum(rlo, rhi))), float(np.max(np.maximum(rlo, rhi)))
     fin = r[np.isfinite(r)]
     return (float(fin.min()), float(fin.max())) if fin.size else None
 
@@ -545,10 +554,11 @@ def _coarsen(counts: np.ndarray | None, group: int) -> np.ndarray | None:
     if counts is None:
         return None
     pad = (-len(counts)) % group
-    return np.concatenate([counts, np.zeros(pad, counts.dtype)]).reshape(-1, group).sum(axis=1)
+    coarse: np.ndarray = np.concatenate([counts, np.zeros(pad, counts.dtype)]).reshape(-1, group).sum(axis=1)
+    return coarse
 
 
-def _hist_side(src, rows, channel, edges, step) -> tuple[np.ndarray, int]:
+def _hist_side(src: WeightSource, rows: np.ndarray, channel: int | None, edges: np.ndarray, step: int) -> tuple[np.ndarray, int]:
     counts = np.zeros(len(edges) - 1, np.int64)
     used = 0
     for cols in _chunks(rows.shape[1], rows.shape[0], step):

@@ -37,7 +37,7 @@ from inspector.core.runtime.runner import RUNTIMES, ModelRunner, check_runtime
 from inspector.core.samples.sources import open_source
 from inspector.core.samples.spec import feed
 from inspector.core.stats.tensor_sums import dequantized
-from inspector.core.tflite.model import Model, load_model
+from inspector.core.tflite.model import Model, Subgraph, load_model
 from inspector.core.tflite.signatures import select_signature
 
 CHUNK = 64
@@ -68,7 +68,7 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
     layers = [ly for ly in model.layers if type(ly).__name__ != "InputLayer"]
     pairing = pair_layers([ly.name for ly in layers], qm)
     jobs: list[_Job] = []
-    unmatched: list[dict] = []
+    unmatched: list[dict[str, Any]] = []
     sg = qm.main
     for ly in layers:
         ref = pairing.paired.get(ly.name)
@@ -80,7 +80,7 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
             reason = "has several outputs"
         elif int(np.prod([d or 1 for d in ly.output.shape[1:]])) != int(np.prod(sg.tensors[ref.tensor].shape[1:], dtype=np.int64)):
             reason = f"output shape {list(ly.output.shape)} differs from B's tensor {list(sg.tensors[ref.tensor].shape)}"
-        if reason is not None:
+        if reason is not None or ref is None:
             unmatched.append({"side": "keras", "keras_layer": ly.name, "keras_class": type(ly).__name__, "reason": reason})
             continue
         qt = sg.tensors[ref.tensor]
@@ -113,11 +113,11 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
     if missing:
         raise InputError(f"tensors {sorted(missing)} of B cannot be read back", quant_path)
     positions: list[int] | None = None
-    per_f: list[tuple] = []
-    per_q: list[tuple] = []
+    per_f: list[tuple[Any, ...]] = []
+    per_q: list[tuple[Any, ...]] = []
     labels, sources = [], []
     done = 0
-    chunk: list = []
+    chunk: list[Any] = []
     samples = iter(source)
     while True:
         s = next(samples, None)
@@ -133,7 +133,7 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
             for j, x in zip(jobs, kv, strict=False):
                 y = dequantized(qv[j.tensor], int_quant(sg.tensors[j.tensor]))
                 j.stats.update(x.reshape(y.shape), y)
-                if j.iso is not None:
+                if j.iso is not None and j.chain is not None:  # set together
                     inp = xs[0] if j.source is None else dequantized(qv[j.source], int_quant(sg.tensors[j.source]))
                     inp = inp.reshape((len(chunk), *[d or 1 for d in j.chain[0].input.shape[1:]]))
                     for ly in j.chain:
@@ -170,11 +170,11 @@ def compare_keras(model_path: str, quant_path: str, options: CompareOptions | No
     return KerasComparison(result, names, info, first, steps, tuple(unmatched))
 
 
-def _as_list(v: Any) -> list:
+def _as_list(v: Any) -> list[Any]:
     return list(v) if isinstance(v, list | tuple) else [v]
 
 
-def _run_b(runner: ModelRunner, qm: Model, chunk: list, need: set[int]) -> dict[int, np.ndarray]:
+def _run_b(runner: ModelRunner, qm: Model, chunk: list[Any], need: set[int]) -> dict[int, np.ndarray]:
     """B's tensors in `need` for every sample of the chunk, stacked along the batch axis."""
     out: dict[int, np.ndarray] = {}
     for i, s in enumerate(chunk):
@@ -196,7 +196,7 @@ def _out_name(qm: Model, t: int) -> str:
     return qm.main.tensors[t].name
 
 
-def _layer(j: _Job, sg) -> LayerResult:
+def _layer(j: _Job, sg: Subgraph) -> LayerResult:
     qt = sg.tensors[j.tensor]
     q = int_quant(qt)
     st = j.stats

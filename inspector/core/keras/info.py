@@ -43,7 +43,9 @@ def keras_info(path: str, tflite_path: str | None = None, task: TaskState | None
             fd, tmp = tempfile.mkstemp(suffix=".tflite")
             with os.fdopen(fd, "wb") as f:  # a private temporary file, read back and removed here
                 f.write(data)
-        qm = load_model(tflite_path or tmp)
+        src = tflite_path or tmp
+        assert src is not None  # the twin is written to `tmp` when no file is given
+        qm = load_model(src)
         attach_tflite(qat, qm, pair_layers([ly.name for ly in model.layers], qm))
         out["tflite"] = tflite_path or "int8 twin converted from the QAT ranges"
     finally:

@@ -36,10 +36,10 @@ class LoadedKeras:
         return self.model is not None and any(type(layer).__name__ in QAT_LAYER_TYPES for layer in self.model.layers)
 
 
-_cache: dict[tuple, LoadedKeras] = {}
+_cache: dict[tuple[Any, ...], LoadedKeras] = {}
 
 
-def _key(path: str) -> tuple:
+def _key(path: str) -> tuple[Any, ...]:
     p = Path(path)
     if p.is_dir():
         st = (p / "saved_model.pb").stat() if (p / "saved_model.pb").exists() else p.stat()
@@ -48,7 +48,7 @@ def _key(path: str) -> tuple:
     return (str(p.resolve()), st.st_size, st.st_mtime_ns)
 
 
-def scope(tf: TF):
+def scope(tf: TF) -> contextlib.AbstractContextManager[Any]:
     """tfmot's quantize scope when tfmot is installed (QAT layers), else a no-op context."""
     return tf.tfmot.quantization.keras.quantize_scope() if tf.tfmot is not None else contextlib.nullcontext()
 

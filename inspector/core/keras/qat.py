@@ -73,7 +73,7 @@ class QatLayer:
         for part, role in ((act, "activation"), (w, "weights")):  # each range also says its own findings
             if part is not None:
                 part["findings"] = [f for f, r in zip(self.findings, self.finding_roles, strict=True) if r == role]
-        d = {
+        d: dict[str, Any] = {
             "layer": self.layer,
             "type": self.type,
             "wrapped": self.wrapped,
@@ -159,7 +159,7 @@ def attach_tflite(layers: list[QatLayer], qm: Model, pairing: LayerPairing) -> N
         info: dict[str, Any] = {}
         act = layer.activation
         ref = _activation_ref(layer, pairing) if act is not None else None
-        if ref is not None:
+        if ref is not None and act is not None:  # ref: found for an activation range only
             info["activation"] = a = _tensor_params(qm, ref)
             if a["scale"] is None:
                 layer.note("activation", f"activation tensor '{a['name']}' is not quantized in the TFLite model")
@@ -191,7 +191,7 @@ def attach_tflite(layers: list[QatLayer], qm: Model, pairing: LayerPairing) -> N
                         "weights",
                         f"kernel range gives weight scale(s) {_fmt(w['scale'])}; the TFLite weights '{k['name']}' have "
                         f"{_fmt(k['scale'])} (relative difference {d:.2e}): the converter did not use the QAT range")  # fmt: skip
-        if "activation" in info and info["activation"]["scale"] is not None:
+        if "activation" in info and info["activation"]["scale"] is not None and act is not None:
             info["activation"]["relative_difference"] = relative_difference(act["scale"], info["activation"]["scale"])
         layer.tflite = info or None
 

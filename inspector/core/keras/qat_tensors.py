@@ -61,7 +61,7 @@ class QatTensor:
     @property
     def rule(self) -> str:
         if self.is_weights:
-            return "max(|min|, |max|)/127" + (f" per channel ×{len(self.scale)}" if self.per_channel else "")  # type: ignore[arg-type]  # per-channel: scale is a sequence
+            return "max(|min|, |max|)/127" + (f" per channel ×{len(self.scale)}" if isinstance(self.scale, tuple) and self.per_channel else "")
         return "(max − min)/255, Z = round(−128 − min/S)"
 
     def cells(self) -> tuple[str, ...]:
@@ -78,7 +78,7 @@ class QatTensor:
     def math_row(self, role: str) -> list[str]:
         """A row of the op math's QAT section (QAT_MATH_HEADERS); `role` is the tensor's role in the op."""
         zp = "—" if self.b_zero_point is None else _zp(self.b_zero_point)
-        per = f" ×{len(self.scale)}" if self.per_channel else ""  # type: ignore[arg-type]  # as above
+        per = f" ×{len(self.scale)}" if isinstance(self.scale, tuple) and self.per_channel else ""  # per_channel: a tuple
         return [role, f"{self.layer} · {self.kind}{per}", _g(self.min), _g(self.max), _g(self.scale, 8), _g(self.b_scale, 8),
                 _g(self.relative_difference, 2), str(self.zero_point), zp, "; ".join(self.findings) or "—", self.name]  # fmt: skip
 
@@ -136,14 +136,17 @@ def qat_math_findings(by_tensor: dict[int, QatTensor], tensors: list[tuple[str, 
     out: list[str] = []
     for role, i in tensors:
         q = by_tensor.get(i)
-        for f in q.findings if q is not None else ():
-            line = f"{role} ({q.layer} · {q.kind}): {f}"  # type: ignore[union-attr]  # rows are made for QAT tensors only
+        if q is None:
+            continue
+        for f in q.findings:
+            line = f"{role} ({q.layer} · {q.kind}): {f}"
             if line not in out:
                 out.append(line)
     return out
 
 
-def qat_math_section(by_tensor: dict[int, QatTensor], tensors: list[tuple[str, int]]):
+def qat_math_section(by_tensor: dict[int, QatTensor], tensors: list[tuple[str, int]],
+                     ) -> tuple[str, list[str], list[list[str]], list[str], str, str] | None:
     """(caption HTML, headers, rows, header tips, plain text, note HTML) of the op math's QAT
     section for the op's (role, B tensor) pairs, or None when none of them has a QAT range. The
     note (the findings, or that there are none) goes above the op's parameters, where there is room."""
@@ -170,7 +173,8 @@ def _tup(v: Any) -> Any:
 
 
 def _low(v: Any) -> float:
-    return min(v) if isinstance(v, tuple) else v
+    low: float = min(v) if isinstance(v, tuple) else v
+    return low
 
 
 def _g(v: Any, digits: int = 6) -> str:

@@ -24,7 +24,7 @@ class KerasComparison:
     float_info: dict[str, Any]  # format, path, keras_format, qat, versions
     first_departure: dict[str, Any] | None = None
     layer_steps: dict[int, float] = field(default_factory=dict)  # op index -> max |error| in B's steps
-    unmatched_layers: tuple[dict, ...] = ()  # {"side": "keras", "keras_layer", "keras_class", "reason"}
+    unmatched_layers: tuple[dict[str, Any], ...] = ()  # {"side": "keras", "keras_layer", "keras_class", "reason"}
 
     def reference_line(self) -> str:
         return f"reference: {self.result.reference}"
@@ -40,7 +40,7 @@ class KerasComparison:
         return d
 
 
-def first_departure(result: ComparisonResult, keras_layers: dict[int, str], qat: bool) -> tuple[dict | None, dict[int, float]]:
+def first_departure(result: ComparisonResult, keras_layers: dict[int, str], qat: bool) -> tuple[dict[str, Any] | None, dict[int, float]]:
     """The first layer (B's execution order) whose largest error exceeds one step of B's
     tensor, for a QAT model (a float model departs everywhere by design: None)."""
     steps: dict[int, float] = {}

@@ -36,12 +36,12 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
-def _stat_key(path: Path) -> tuple:
+def _stat_key(path: Path) -> tuple[Any, ...]:
     return tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in _files(path))
 
 
 @lru_cache(maxsize=32)
-def _digest(resolved: str, stat_key: tuple) -> str:
+def _digest(resolved: str, stat_key: tuple[Any, ...]) -> str:
     root = Path(resolved)
     h = hashlib.sha256()
     for p in _files(root):
@@ -97,12 +97,12 @@ def cached_twins(folder: Path) -> dict[str, Any] | None:
     """The twins manifest in `folder` (`<stem>.twins.json`, the stem of whichever copy of the
     model was converted first) when every file it names is still there."""
     for manifest in sorted(folder.glob("*.twins.json")):
-        d = read_json(manifest)
+        d: Any = read_json(manifest)  # JSON: this module's manifest, checked by reading it
         try:
-            files = [d["float"], *d["quantized"].values()]  # type: ignore[index]  # the cache index file written by this module
+            files = [d["float"], *d["quantized"].values()]
         except (KeyError, AttributeError, TypeError):
             continue
-        if all(isinstance(f, str) and os.path.exists(f) for f in files):
+        if isinstance(d, dict) and all(isinstance(f, str) and os.path.exists(f) for f in files):
             return d
     return None
 

@@ -129,6 +129,7 @@ def dequantize_blockwise(values: np.ndarray, p: BlockwiseParams) -> np.ndarray:
     blocks = v.reshape(v.shape[:-1] + (n_in // p.block_size, p.block_size)).astype(np.float64)
     if p.zero_points is not None:
         blocks = blocks - p.zero_points[..., None]
-    return (blocks * p.scales[..., None]).reshape(v.shape)
+    r: np.ndarray = (blocks * p.scales[..., None]).reshape(v.shape)
+    return r
 
 

@@ -40,7 +40,8 @@ def ulp_errors(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """|B - A| in float16 ulps at A's value (NaN where A overflows float16 or either side is not finite)."""
     a64, b64 = np.asarray(a, np.float64), np.asarray(b, np.float64)
     with np.errstate(invalid="ignore"):
-        return np.abs(b64 - a64) / ulp_at(a64)
+        ulps: np.ndarray = np.abs(b64 - a64) / ulp_at(a64)
+    return ulps
 
 
 @dataclass(frozen=True)

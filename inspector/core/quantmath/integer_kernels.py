@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from inspector.core.quantmath.fixed_point import multiply_by_quantized_multiplier
-from inspector.core.quantmath.kernel_path import input_at, roles
+from inspector.core.quantmath.kernel_path import input_at, quant_of, roles
 from inspector.core.quantmath.opmath import activation_clamp, conv_math, rescale_math
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Op, Subgraph
@@ -42,10 +42,10 @@ def supports(sg: Subgraph, op: Op) -> bool:
         rm = rescale_math(sg, op)
         ins = [sg.tensors[i] for i in op.inputs if i >= 0]
         return rm is not None and rm.kind == "add_sub" and len(ins) == 2 and all(t.dtype == out.dtype for t in ins)
-    cm = conv_math(sg, op)
-    if cm is None:
+    cm, r = conv_math(sg, op), roles(op)
+    if cm is None or r is None:  # conv math: a weighted op
         return False
-    w = input_at(sg, op, roles(op).weights)  # type: ignore[union-attr]  # called for weighted ops only
+    w = input_at(sg, op, r.weights)
     return w is not None and w.is_constant and w.dtype in ("int8", "uint8")
 
 
@@ -83,7 +83,8 @@ def _rescale(acc: np.ndarray, m0: np.ndarray, shift: np.ndarray, single_rounding
 def _finish(op: Op, sg: Subgraph, scaled: np.ndarray, zp_out: int) -> np.ndarray:
     out = sg.tensors[op.outputs[0]]
     lo, hi = activation_clamp(op, out)
-    return np.clip(scaled + zp_out, lo, hi).astype(out.dtype)
+    q: np.ndarray = np.clip(scaled + zp_out, lo, hi).astype(out.dtype)
+    return q
 
 
 def _same_padding(size: int, k: int, stride: int, dilation: int, padding: str) -> tuple[int, int, int]:
@@ -147,13 +148,16 @@ def _add(sg: Subgraph, op: Op, inputs: dict[int, np.ndarray], single_rounding: b
     if rm is None or rm.kind != "add_sub":
         raise ValueError(f"op {op.index} ADD does not use the general 8-bit path")
     t1, t2, out = sg.tensors[op.inputs[0]], sg.tensors[op.inputs[1]], sg.tensors[op.outputs[0]]
-    x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(t1.quantization.zero_points[0])  # type: ignore[union-attr]  # the spec kernels run on quantized tensors only
-    x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(t2.quantization.zero_points[0])  # type: ignore[union-attr]  # as above
+    x1 = np.asarray(inputs[op.inputs[0]], np.int64) - int(quant_of(t1).zero_points[0])  # the spec kernels run on quantized tensors only
+    x2 = np.asarray(inputs[op.inputs[1]], np.int64) - int(quant_of(t2).zero_points[0])
     m_in1, m_in2, m_out = rm.multipliers
-    left = int(rm.left_shift)  # type: ignore[arg-type]  # ADD/SUB rescales always have a left shift
+    assert rm.left_shift is not None  # ADD/SUB rescales always have a left shift
+    left = int(rm.left_shift)
     s1 = multiply_by_quantized_multiplier(x1 * (1 << left), m_in1.m0, m_in1.shift, single_rounding)
     s2 = multiply_by_quantized_multiplier(x2 * (1 << left), m_in2.m0, m_in2.shift, single_rounding)
     raw = multiply_by_quantized_multiplier(s1 + s2, m_out.m0, m_out.shift, single_rounding)
     lo, hi = activation_clamp(op, out)
     qmin, qmax = INT_LIMITS[out.dtype]
-    return np.clip(raw + int(out.quantization.zero_points[0]), max(lo, qmin), min(hi, qmax)).astype(out.dtype)  # type: ignore[union-attr]  # the spec kernels run on quantized tensors only
+    zp_out = int(quant_of(out).zero_points[0])
+    q: np.ndarray = np.clip(raw + zp_out, max(lo, qmin), min(hi, qmax)).astype(out.dtype)
+    return q

@@ -13,8 +13,10 @@ Paths (strings, stable for JSON):
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from inspector.core.tflite.dtypes import QUANTIZED_STORAGE_DTYPES
-from inspector.core.tflite.model import Op, Subgraph, Tensor
+from inspector.core.tflite.model import Op, Quantization, Subgraph, Tensor
 from inspector.core.tflite.op_facts import WEIGHTED_OPS, OpRoles
 
 PATHS = ("full_integer_int8", "full_integer_16x8", "hybrid", "weight_only", "float16_weights", "float", "other")
@@ -42,8 +44,15 @@ def input_at(sg: Subgraph, op: Op, pos: int | None) -> Tensor | None:
     return sg.tensors[op.inputs[pos]]
 
 
-def is_quantized_int(t: Tensor | None) -> bool:
+def is_quantized_int(t: Tensor | None) -> TypeGuard[Tensor]:
     return t is not None and t.dtype in QUANT_INT and t.quantization is not None
+
+
+def quant_of(t: Tensor) -> Quantization:
+    """`t`'s quantization parameters, for a tensor the caller checked is quantized (`is_quantized_int`)."""
+    if t.quantization is None:
+        raise ValueError(f"tensor '{t.name}' is not quantized")
+    return t.quantization
 
 
 def dequantized_source(sg: Subgraph, producers: dict[int, Op], t: Tensor) -> Tensor | None:

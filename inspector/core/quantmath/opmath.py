@@ -19,6 +19,8 @@ Fused activations become a clamp in the quantized domain (CalculateActivationRan
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +32,7 @@ from inspector.core.quantmath.kernel_path import (
     classify,
     input_at,
     is_quantized_int,
+    quant_of,
     roles,
 )
 from inspector.core.quantmath.opmath_types import (  # noqa: F401  (re-exported)
@@ -53,8 +56,16 @@ from inspector.core.tflite.op_facts import (
     fixed_output,
 )
 
+# The result types live in `opmath_types` and are re-exported here, with the op fact the
+# re-quantization reads from here too (mypy checks this module with no implicit re-export).
+__all__ = [
+    "SAME_SCALE_OPS", "BlockwiseMath", "ConvMath", "HybridMath", "Multiplier", "ObservedLayers", "OpMath",
+    "RescaleMath", "TensorQuant", "activation_clamp", "blockwise_math", "compared_subgraph", "conv_math",
+    "fixed_output_params", "hybrid_math", "observed_lookup", "op_math", "rescale_math", "tensor_quant",
+]
 
-def tensor_quant(t: Tensor, role: str, observed: dict | None = None, model: Model | None = None) -> TensorQuant:
+
+def tensor_quant(t: Tensor, role: str, observed: dict[str, Any] | None = None, model: Model | None = None) -> TensorQuant:
     q = t.quantization
     lo = hi = None
     if q is not None and q.blockwise is not None:
@@ -70,9 +81,10 @@ def tensor_quant(t: Tensor, role: str, observed: dict | None = None, model: Mode
     )  # fmt: skip
 
 
-def _blockwise_tensor_quant(t: Tensor, role: str, observed: dict | None, model: Model | None) -> TensorQuant:
+def _blockwise_tensor_quant(t: Tensor, role: str, observed: dict[str, Any] | None, model: Model | None) -> TensorQuant:
     """A blockwise tensor: no scales of its own; block size, block count and scale range instead."""
-    bw = t.quantization.blockwise  # type: ignore[union-attr]
+    bw = quant_of(t).blockwise
+    assert bw is not None  # called for blockwise tensors only
     lo = hi = None
     n = srange = None
     zps: tuple[int, ...] = ()  # (0,) when every block is symmetric; () when a zero-point tensor holds them
@@ -90,11 +102,12 @@ def _blockwise_tensor_quant(t: Tensor, role: str, observed: dict | None, model: 
     return TensorQuant(
         role=role, index=t.index, name=t.name, dtype=t.dtype, shape=t.shape, is_constant=t.is_constant,
         scales=(), zero_points=zps, quantized_dimension=None, range_lo=lo, range_hi=hi, observed=observed,
-        block_size=bw.block_size, num_blocks=n, block_scale_range=srange,  # type: ignore[union-attr]
+        block_size=bw.block_size, num_blocks=n, block_scale_range=srange,
     )  # fmt: skip
 
 
-def _op_tensors(sg: Subgraph, op: Op, observed, model: Model | None = None) -> list[TensorQuant]:
+def _op_tensors(sg: Subgraph, op: Op, observed: Callable[[int], dict[str, Any] | None],
+                model: Model | None = None) -> list[TensorQuant]:
     r = roles(op)
     names = {}
     if r is not None:
@@ -102,7 +115,8 @@ def _op_tensors(sg: Subgraph, op: Op, observed, model: Model | None = None) -> l
         if r.bias is not None:
             names[r.bias] = "bias"
         if op.type == "BATCH_MATMUL":
-            names = {0: "input", 1: "weights" if input_at(sg, op, 1) and input_at(sg, op, 1).is_constant else "input 2"}  # type: ignore[union-attr]
+            w1 = input_at(sg, op, 1)
+            names = {0: "input", 1: "weights" if w1 is not None and w1.is_constant else "input 2"}
     out: list[TensorQuant] = []
     n_in = sum(1 for i in op.inputs if i >= 0)
     for pos, ti in enumerate(op.inputs):
@@ -152,8 +166,8 @@ def conv_math(sg: Subgraph, op: Op) -> ConvMath | None:
     b = input_at(sg, op, r.bias)
     if not (is_quantized_int(a) and is_quantized_int(w) and is_quantized_int(out)):
         return None
-    s1, s3 = float(a.quantization.scales[0]), float(out.quantization.scales[0])  # type: ignore[union-attr]
-    s2 = np.asarray(w.quantization.scales, np.float64)  # type: ignore[union-attr]
+    s1, s3 = float(quant_of(a).scales[0]), float(quant_of(out).scales[0])
+    s2 = np.asarray(quant_of(w).scales, np.float64)
     m = s1 * s2 / s3  # double(S1) * double(S2[c]) / double(S3), as the kernel computes it
     fixed = [quantize_multiplier(float(v)) for v in m]
     expected = s1 * s2
@@ -165,10 +179,10 @@ def conv_math(sg: Subgraph, op: Op) -> ConvMath | None:
             actual = tuple(float(v) for v in act)
             ratio = tuple(float(v) for v in np.broadcast_to(act, exp_b.shape) / exp_b)
     return ConvMath(
-        input_scale=s1, input_zero_point=a.quantization.zero_points[0],  # type: ignore[union-attr]
-        weight_scales=tuple(float(v) for v in s2), weight_zero_points=w.quantization.zero_points,  # type: ignore[union-attr]
-        per_channel=w.quantization.per_channel,  # type: ignore[union-attr]
-        output_scale=s3, output_zero_point=out.quantization.zero_points[0],  # type: ignore[union-attr]
+        input_scale=s1, input_zero_point=quant_of(a).zero_points[0],
+        weight_scales=tuple(float(v) for v in s2), weight_zero_points=quant_of(w).zero_points,
+        per_channel=quant_of(w).per_channel,
+        output_scale=s3, output_zero_point=quant_of(out).zero_points[0],
         multipliers=tuple(float(v) for v in m), m0=tuple(f[0] for f in fixed), shifts=tuple(f[1] for f in fixed),
         accumulator="int64" if a.dtype == "int16" else "int32",
         bias_dtype=None if b is None else b.dtype,
@@ -198,11 +212,11 @@ def rescale_math(sg: Subgraph, op: Op) -> RescaleMath | None:
         return RescaleMath("dequantize", None, None, (), None, None)
     if not is_quantized_int(out) or not qins:
         return None
-    s_out = float(out.quantization.scales[0])  # type: ignore[union-attr]
+    s_out = float(quant_of(out).scales[0])
     clamp = activation_clamp(op, out) if out.dtype in INT_LIMITS else None
     if op.type in ADD_SUB_OPS and len(qins) >= 2:
-        s1, s2 = float(qins[0].quantization.scales[0]), float(qins[1].quantization.scales[0])  # type: ignore[union-attr]
-        zs = [t.quantization.zero_points[0] for t in (qins[0], qins[1], out)]  # type: ignore[union-attr]
+        s1, s2 = float(quant_of(qins[0]).scales[0]), float(quant_of(qins[1]).scales[0])
+        zs = [quant_of(t).zero_points[0] for t in (qins[0], qins[1], out)]
         int16 = out.dtype == "int16"
         pot = int16 and bool(op.options.get("pot_scale_int16", False)) and all(z == 0 for z in zs) and all(
             _is_pot(s) for s in (s1, s2, s_out))
@@ -218,13 +232,13 @@ def rescale_math(sg: Subgraph, op: Op) -> RescaleMath | None:
         )
         return RescaleMath("add_sub", left, twice, mults, None, clamp)
     if op.type == "MUL" and len(qins) >= 2:
-        s1, s2 = float(qins[0].quantization.scales[0]), float(qins[1].quantization.scales[0])  # type: ignore[union-attr]
+        s1, s2 = float(quant_of(qins[0]).scales[0]), float(quant_of(qins[1]).scales[0])
         return RescaleMath("mul", None, None, (_mult("output", "S_in1·S_in2 / S_out", s1 * s2 / s_out),), None, clamp)
     if fixed_output_params(op, sg) is not None:
         return RescaleMath("fixed_output", None, None, (), None, clamp)
     if op.type in SAME_SCALE_OPS:
         return RescaleMath("same_scale", None, None, (), None, clamp)
-    s_in = float(qins[0].quantization.scales[0])  # type: ignore[union-attr]
+    s_in = float(quant_of(qins[0]).scales[0])
     return RescaleMath("requantize", None, None, (_mult("output", "S_in / S_out", s_in / s_out),), None, clamp)
 
 
@@ -234,12 +248,13 @@ def _is_pot(s: float) -> bool:
 
 def blockwise_math(model: Model, w: Tensor) -> BlockwiseMath:
     """Block size, counts and scale ranges of blockwise weights (or the problem with them)."""
-    bw = w.quantization.blockwise  # type: ignore[union-attr]
+    bw = quant_of(w).blockwise
+    assert bw is not None  # called for blockwise weights only
     n_in = w.shape[-1] if w.shape else 0
     try:
         p = blockwise_params(model, w)
     except BlockwiseError as e:
-        return BlockwiseMath(bw.block_size, n_in, 0, 0, math.nan, math.nan, "", "", (), (), str(e))  # type: ignore[union-attr]
+        return BlockwiseMath(bw.block_size, n_in, 0, 0, math.nan, math.nan, "", "", (), (), str(e))
     rows = p.scales.reshape(-1, p.blocks_per_row)
     return BlockwiseMath(
         block_size=p.block_size, input_channels=n_in, blocks_per_row=p.blocks_per_row, num_blocks=p.num_blocks,
@@ -257,30 +272,30 @@ def hybrid_math(sg: Subgraph, op: Op, model: Model | None = None) -> HybridMath 
     r = roles(op)
     a = input_at(sg, op, r.activation) if r else next((sg.tensors[i] for i in op.inputs if i >= 0), None)
     out = sg.tensors[op.outputs[0]]
-    q = w.quantization
+    q = quant_of(w)  # w is quantized (picked above)
     # FULLY_CONNECTED / BATCH_MATMUL follow their asymmetric_quantize_inputs option; per-channel
     # hybrid convolutions always quantize inputs asymmetrically (conv.cc EvalHybridPerChannel
     # calls AsymmetricQuantizeFloats), per-tensor ones symmetrically (EvalHybrid).
     asym = bool(op.options.get("asymmetric_quantize_inputs", False))
     if op.type in HYBRID_CONV_OPS:
-        asym = q.per_channel  # type: ignore[union-attr]
-    if q.blockwise is not None:  # type: ignore[union-attr]
+        asym = q.per_channel
+    if q.blockwise is not None:
         return HybridMath(
             weight_scales=(), weight_zero_points=(), per_channel=False, asymmetric_quantize_inputs=True,
             input_dtype=a.dtype if a is not None else "?", output_dtype=out.dtype, weight_dtype=w.dtype,
             blockwise=blockwise_math(model, w) if model is not None else None,
         )  # fmt: skip
     return HybridMath(
-        weight_scales=q.scales, weight_zero_points=q.zero_points, per_channel=q.per_channel,  # type: ignore[union-attr]
+        weight_scales=q.scales, weight_zero_points=q.zero_points, per_channel=q.per_channel,
         asymmetric_quantize_inputs=asym,
         input_dtype=a.dtype if a is not None else "?", output_dtype=out.dtype, weight_dtype=w.dtype,
     )  # fmt: skip
 
 
 # ------------------------------------------------------------------ entry point
-def observed_lookup(comparison: ObservedLayers | None, sg: Subgraph):
+def observed_lookup(comparison: ObservedLayers | None, sg: Subgraph) -> Callable[[int], dict[str, Any] | None]:
     """tensor index -> {range_use, clip_rate, sqnr_db} from a comparison result (typed)."""
-    by_index: dict[int, dict] = {}
+    by_index: dict[int, dict[str, Any]] = {}
     if comparison is not None:
         for layer in comparison.layers:
             if 0 <= layer.quant_tensor < len(sg.tensors):

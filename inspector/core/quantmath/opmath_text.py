@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from inspector.core.text.numbers import number
@@ -12,12 +13,12 @@ if TYPE_CHECKING:
     from inspector.core.tflite.model import Op
 
 
-def _span(vals) -> str:
+def _span(vals: Sequence[float]) -> str:
     lo, hi = min(vals), max(vals)
     return number(lo) if lo == hi else f"{number(lo)} … {number(hi)}"
 
 
-def _ispan(vals) -> str:
+def _ispan(vals: Sequence[int]) -> str:
     lo, hi = min(vals), max(vals)
     return str(lo) if lo == hi else f"{lo} … {hi}"
 
@@ -25,7 +26,7 @@ def _ispan(vals) -> str:
 def _ranges(tensors: tuple[TensorQuant, ...]) -> list[str]:
     out = []
     for t in tensors:
-        if t.range_lo is None or t.is_constant and t.role == "bias":
+        if t.range_lo is None or t.range_hi is None or t.is_constant and t.role == "bias":  # set together
             continue
         lo, hi = min(t.range_lo), max(t.range_hi)
         if t.block_size is not None:
@@ -33,7 +34,7 @@ def _ranges(tensors: tuple[TensorQuant, ...]) -> list[str]:
         elif t.scales and len(t.scales) > 1:
             kind = f"per-channel x{len(t.scales)}"
         else:
-            kind = f"S={number(t.scales[0])} Z={t.zero_points[0]}"  # type: ignore[index]
+            kind = f"S={number(t.scales[0])} Z={t.zero_points[0]}"  # type: ignore[index]  # a tensor with a range is quantized: scales are set
         line = f"{t.role} '{t.name}' ({t.dtype}, {kind}) can represent [{number(lo)}, {number(hi)}]."
         obs = t.observed or {}
         if obs.get("range_use") is not None:
@@ -63,7 +64,7 @@ def _conv(op: Op, c: ConvMath) -> list[str]:
         lines.append("No bias input.")
     else:
         line = f"Bias is {c.bias_dtype}; its scale must be S1·S2 = {_span(c.bias_scale_expected)} with zero-point 0"
-        if c.bias_scale_ratio is not None:
+        if c.bias_scale_ratio is not None and c.bias_scale_actual is not None:  # set together
             line += f"; stored scale {_span(c.bias_scale_actual)} (ratio actual/expected {_span(c.bias_scale_ratio)})"
         lines.append(line + ".")
     return lines
@@ -114,7 +115,8 @@ def _rescale(op: Op, r: RescaleMath, fixed: tuple[float, int] | None) -> list[st
         return [f"MUL: the product (q1 − Z1)·(q2 − Z2) has scale S1·S2; it is rescaled by M = S1·S2/S3 = {number(m.real)} "
                 f"(M0 {m.m0}, shift {m.shift})."]
     if r.kind == "fixed_output":
-        s, z = fixed  # type: ignore[misc]
+        assert fixed is not None  # a fixed_output rescale is made where fixed_output_params found them
+        s, z = fixed
         return [f"{op.type} has a fixed output quantization: the kernel requires scale {number(s)} and zero-point {z} "
                 "(its output range is known in advance), whatever the calibration saw."]
     if r.kind == "same_scale":
@@ -178,7 +180,8 @@ XNNPACK_ASYMMETRIC = (
 )
 
 
-def explain(op: Op, path: str, tensors, conv, rescale, hybrid, fixed) -> list[str]:
+def explain(op: Op, path: str, tensors: tuple[TensorQuant, ...], conv: ConvMath | None, rescale: RescaleMath | None,
+            hybrid: HybridMath | None, fixed: tuple[float, int] | None) -> list[str]:
     lines: list[str] = []
     if conv is not None:
         lines += _conv(op, conv)

@@ -26,8 +26,8 @@ def _channel_shape(q: Quantization, ndim: int) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def scales_array(q: Quantization, ndim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Scales and zero-points shaped to broadcast against a tensor of rank `ndim`."""
+def scales_array(q: Quantization, ndim: int) -> tuple[np.ndarray | np.float64, np.ndarray | np.float64]:
+    """Scales and zero-points shaped to broadcast against a tensor of rank `ndim` (scalars for rank 0)."""
     shape = _channel_shape(q, ndim) if ndim else ()
     s = np.asarray(q.scales, np.float64).reshape(shape) if ndim else np.float64(q.scales[0])
     z = np.asarray(q.zero_points, np.float64).reshape(shape) if ndim else np.float64(q.zero_points[0])
@@ -38,7 +38,8 @@ def dequantize(values: np.ndarray, q: Quantization) -> np.ndarray:
     """Float values (float64) of quantized integers `values`."""
     v = np.asarray(values)
     s, z = scales_array(q, v.ndim)
-    return (v.astype(np.float64) - z) * s
+    r: np.ndarray = (v.astype(np.float64) - z) * s
+    return r
 
 
 def quantize(x: np.ndarray, q: Quantization, dtype: str) -> np.ndarray:
@@ -47,7 +48,8 @@ def quantize(x: np.ndarray, q: Quantization, dtype: str) -> np.ndarray:
     s, z = scales_array(q, np.ndim(x))
     out = np.clip(np.round(np.asarray(x, np.float64) / s) + z, lo, hi)
     np_dtype = {"int2": np.int8, "int4": np.int8, "uint4": np.uint8}.get(dtype) or np.dtype(dtype)
-    return out.astype(np_dtype)
+    q_out: np.ndarray = out.astype(np_dtype)
+    return q_out
 
 
 def representable_range(q: Quantization, dtype: str) -> tuple[np.ndarray, np.ndarray]:

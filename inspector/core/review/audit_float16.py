@@ -14,6 +14,8 @@ only what the stored values show (inf, NaN, subnormals) is reported.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from inspector.core.compare.pairing import pair_models
@@ -23,12 +25,13 @@ from inspector.core.quantmath.float16 import (
     float16_error,
     overflows,
 )
-from inspector.core.tflite.model import Model, Subgraph, Tensor
+from inspector.core.tflite.model import Model, Op, Subgraph, Tensor
 
 MAX_NAMED = 3  # example values named per finding
 
 
-def _f(severity: str, rule: str, op, t: Tensor, message: str, observed=None, expected=None) -> dict:
+def _f(severity: str, rule: str, op: Op | None, t: Tensor, message: str, observed: Any = None,
+       expected: Any = None) -> dict[str, Any]:
     return {
         "severity": severity, "rule": rule,
         "op_index": None if op is None else op.index, "op_type": None if op is None else op.type,
@@ -37,11 +40,11 @@ def _f(severity: str, rule: str, op, t: Tensor, message: str, observed=None, exp
     }  # fmt: skip
 
 
-def float16_constants(sg: Subgraph) -> list[tuple[Tensor, object]]:
+def float16_constants(sg: Subgraph) -> list[tuple[Tensor, Op | None]]:
     """(float16 constant, the op that reads it) of a subgraph (its DEQUANTIZE, usually). Block
     scales / zero points of blockwise weights are float16 too, but quantization parameters
     (checked by the blockwise rules), not float16-stored values."""
-    readers: dict[int, object] = {}
+    readers: dict[int, Op] = {}
     for op in sg.ops:
         for i in op.inputs:
             if i >= 0:
@@ -55,10 +58,10 @@ def float16_constants(sg: Subgraph) -> list[tuple[Tensor, object]]:
             if t.dtype == "float16" and t.is_constant and t.index not in params]  # fmt: skip
 
 
-def check_float16(model: Model, float_model: Model | None = None) -> list[tuple[int, dict]]:
+def check_float16(model: Model, float_model: Model | None = None) -> list[tuple[int, dict[str, Any]]]:
     """(subgraph, finding) for the float16 constants of every subgraph of `model`; those of its
     chosen subgraph are read against their paired tensors of `float_model` when given."""
-    out: list[tuple[int, dict]] = []
+    out: list[tuple[int, dict[str, Any]]] = []
     for sg in model.subgraphs:
         consts = float16_constants(sg)
         if not consts:
@@ -74,17 +77,17 @@ def check_float16(model: Model, float_model: Model | None = None) -> list[tuple[
             if b is None:
                 continue
             a = None
-            if pairing is not None:
+            if pairing is not None and float_model is not None:  # a pairing exists only with model A open
                 fi = pairing.float_for_quant(t.index)
                 if fi is not None:
-                    av = float_model.tensor_data(float_model.main.tensors[fi])  # type: ignore[union-attr]  # a pairing exists only with model A open
+                    av = float_model.tensor_data(float_model.main.tensors[fi])
                     if av is not None and av.shape == b.shape and av.dtype.kind == "f":
                         a = av
             out += [(sg.index, f) for f in _findings(op, t, a, float16_error(a, b))]
     return out
 
 
-def _findings(op, t: Tensor, a: np.ndarray | None, e: Float16Error) -> list[dict]:
+def _findings(op: Op | None, t: Tensor, a: np.ndarray | None, e: Float16Error) -> list[dict[str, Any]]:
     out = []
     n = e.elements
     if e.overflow:

@@ -9,10 +9,12 @@ into the concatenation's scale (a LOGISTIC's fixed 1/256), or the input itself.
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspector.core.compare.concat_layout import op_layout
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.tflite.dtypes import INT_LIMITS
-from inspector.core.tflite.model import Subgraph, Tensor
+from inspector.core.tflite.model import Op, Subgraph, Tensor
 from inspector.core.tflite.op_facts import CONCAT_OPS, REQUANTIZE_PATH_OPS
 
 MIXED_RATIO = 16.0  # the diagnosis' `mixed_ratio` too
@@ -25,7 +27,7 @@ def _per_tensor(t: Tensor) -> float | None:
     return float(q.scales[0])
 
 
-def _own_range(sg: Subgraph, producers: dict, t: int) -> tuple[float, float] | None:
+def _own_range(sg: Subgraph, producers: dict[int, Op], t: int) -> tuple[float, float] | None:
     """(low, high) representable by the input's own grid (through requantization and reshapes)."""
     seen = 0
     cur = t
@@ -37,17 +39,17 @@ def _own_range(sg: Subgraph, producers: dict, t: int) -> tuple[float, float] | N
         p = producers.get(cur)
         seen += 1
     tensor = sg.tensors[cur]
-    s = _per_tensor(tensor)
-    if s is None:
+    s, q = _per_tensor(tensor), tensor.quantization
+    if s is None or q is None:  # a per-tensor scale: q is set
         return None
     lo, hi = INT_LIMITS[tensor.dtype]
-    z = int(tensor.quantization.zero_points[0])
+    z = int(q.zero_points[0])
     return s * (lo - z), s * (hi - z)
 
 
-def check_mixed_ranges(sg: Subgraph, comparison: ComparisonResult | None = None) -> list[dict]:
+def check_mixed_ranges(sg: Subgraph, comparison: ComparisonResult | None = None) -> list[dict[str, Any]]:
     """Findings (dicts of `audit_rules._f`'s keys) for the concatenations of `sg`."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     producers = sg.producers()
     for op in sg.ops:
         if op.type not in CONCAT_OPS or not op.outputs or op.outputs[0] < 0:
@@ -55,7 +57,7 @@ def check_mixed_ranges(sg: Subgraph, comparison: ComparisonResult | None = None)
         ot = sg.tensors[op.outputs[0]]
         scale = _per_tensor(ot)
         lay = op_layout(sg, op, producers) if scale is not None else None
-        if lay is None:
+        if lay is None or scale is None:  # a layout only with a scale
             continue
         parts = []  # (input, producer text, low, high, observed?)
         measured = None if comparison is None else comparison.layer_for_op(op.index)

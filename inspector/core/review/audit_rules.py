@@ -12,14 +12,16 @@ Tolerances (relative):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from inspector.core.quantmath.blockwise import blockwise_problems
-from inspector.core.quantmath.kernel_path import input_at, is_quantized_int, roles
+from inspector.core.quantmath.kernel_path import input_at, is_quantized_int, quant_of, roles
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.tflite.dtypes import QUANTIZED_DTYPES
 from inspector.core.tflite.model import Model, Op, Subgraph, Tensor
-from inspector.core.tflite.op_facts import SAME_SCALE_OPS, UNQUANTIZED_INT_OPS
+from inspector.core.tflite.op_facts import SAME_SCALE_OPS, UNQUANTIZED_INT_OPS, OpRoles
 
 BIAS_SCALE_RTOL = 1e-5
 FIXED_OUTPUT_RTOL = 1e-3
@@ -28,7 +30,8 @@ SCALE_SPREAD = 100.0  # per-channel scales differing by more than this factor
 
 
 
-def _f(severity, rule, op: Op | None, t: Tensor | None, message, observed=None, expected=None) -> dict:
+def _f(severity: str, rule: str, op: Op | None, t: Tensor | None, message: str,
+       observed: Any = None, expected: Any = None) -> dict[str, Any]:
     return {
         "severity": severity, "rule": rule,
         "op_index": None if op is None else op.index, "op_type": None if op is None else op.type,
@@ -37,8 +40,8 @@ def _f(severity, rule, op: Op | None, t: Tensor | None, message, observed=None, 
     }  # fmt: skip
 
 
-def check_op(model: Model, sg: Subgraph, op: Op, path: str) -> list[dict]:
-    out: list[dict] = []
+def check_op(model: Model, sg: Subgraph, op: Op, path: str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     r = roles(op)
     if r is not None:
         w = input_at(sg, op, r.weights)
@@ -53,7 +56,7 @@ def check_op(model: Model, sg: Subgraph, op: Op, path: str) -> list[dict]:
 
 
 # ------------------------------------------------------------------ weights
-def _weights(model: Model, op: Op, w: Tensor, channel_dim: int | None) -> list[dict]:
+def _weights(model: Model, op: Op, w: Tensor, channel_dim: int | None) -> list[dict[str, Any]]:
     out = []
     q = w.quantization
     assert q is not None
@@ -104,7 +107,7 @@ def _weights(model: Model, op: Op, w: Tensor, channel_dim: int | None) -> list[d
     return out
 
 
-def _blockwise(model: Model, op: Op, w: Tensor) -> list[dict]:
+def _blockwise(model: Model, op: Op, w: Tensor) -> list[dict[str, Any]]:
     """Blockwise weights: the block size divides the input dimension, the scale (and zero-point)
     tensors are constants of shape [out, in / block size]; otherwise the runtime misreads them."""
     out = []
@@ -115,7 +118,7 @@ def _blockwise(model: Model, op: Op, w: Tensor) -> list[dict]:
 
 
 # ------------------------------------------------------------------ bias
-def _bias(model: Model, sg: Subgraph, op: Op, r, path: str) -> list[dict]:
+def _bias(model: Model, sg: Subgraph, op: Op, r: OpRoles, path: str) -> list[dict[str, Any]]:
     b = input_at(sg, op, r.bias)
     a, w = input_at(sg, op, r.activation), input_at(sg, op, r.weights)
     if b is None or not is_quantized_int(a) or not is_quantized_int(w):
@@ -141,8 +144,8 @@ def _bias(model: Model, sg: Subgraph, op: Op, r, path: str) -> list[dict]:
     if nz:
         out.append(_f("error", "bias-zero-point", op, b, f"bias zero-point must be 0; found {nz[:5]}.",
                       observed=nz[:8], expected=0))  # fmt: skip
-    s_in = float(a.quantization.scales[0])  # type: ignore[union-attr]  # the caller checked both tensors are quantized
-    expected = s_in * np.asarray(w.quantization.scales, np.float64)  # type: ignore[union-attr]  # as above
+    s_in = float(quant_of(a).scales[0])  # the caller checked both tensors are quantized
+    expected = s_in * np.asarray(quant_of(w).scales, np.float64)
     actual = np.asarray(bq.scales, np.float64)
     if expected.size not in (1, actual.size) and actual.size != 1:
         out.append(_f("error", "bias-scale", op, b, f"{actual.size} bias scales for {expected.size} weight channels.",
@@ -170,7 +173,7 @@ def _bias(model: Model, sg: Subgraph, op: Op, r, path: str) -> list[dict]:
 
 
 # ------------------------------------------------------------------ activations
-def _preserve_scale(sg: Subgraph, op: Op) -> list[dict]:
+def _preserve_scale(sg: Subgraph, op: Op) -> list[dict[str, Any]]:
     if op.type not in SAME_SCALE_OPS:
         return []
     outs = [sg.tensors[o] for o in op.outputs if o >= 0 and is_quantized_int(sg.tensors[o])]
@@ -180,20 +183,20 @@ def _preserve_scale(sg: Subgraph, op: Op) -> list[dict]:
     data_ins = [sg.tensors[i] for i in op.inputs if i >= 0 and sg.tensors[i].dtype == ref.dtype
                 and is_quantized_int(sg.tensors[i])]  # fmt: skip
     out = []
-    rq = ref.quantization
+    rq = quant_of(ref)  # is_quantized_int: every tensor compared has quantization
     for t in data_ins + outs[1:]:
-        q = t.quantization
-        same = abs(q.scales[0] - rq.scales[0]) <= SAME_SCALE_RTOL * rq.scales[0] and q.zero_points[0] == rq.zero_points[0]  # type: ignore[union-attr]  # is_quantized_int: every tensor compared has quantization
+        q = quant_of(t)
+        same = abs(q.scales[0] - rq.scales[0]) <= SAME_SCALE_RTOL * rq.scales[0] and q.zero_points[0] == rq.zero_points[0]
         if not same:
             out.append(_f("error", "preserve-scale", op, t,
                           f"{op.type} does not rescale: its {ref.dtype} kernel copies integers, so '{t.name}' must have the "
                           f"output's scale and zero-point; otherwise values are silently reinterpreted (or the kernel rejects the model).",
-                          observed={"scale": q.scales[0], "zero_point": q.zero_points[0]},  # type: ignore[union-attr]  # as above
-                          expected={"scale": rq.scales[0], "zero_point": rq.zero_points[0]}))  # type: ignore[union-attr]  # as above  # fmt: skip
+                          observed={"scale": q.scales[0], "zero_point": q.zero_points[0]},
+                          expected={"scale": rq.scales[0], "zero_point": rq.zero_points[0]}))  # fmt: skip
     return out
 
 
-def _fixed_output(sg: Subgraph, op: Op) -> list[dict]:
+def _fixed_output(sg: Subgraph, op: Op) -> list[dict[str, Any]]:
     want = fixed_output_params(op, sg)
     if want is None:
         return []
@@ -213,7 +216,7 @@ def _fixed_output(sg: Subgraph, op: Op) -> list[dict]:
     return []
 
 
-def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict]:
+def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict[str, Any]]:
     """int16 activations symmetric; integer activations carrying quantization parameters."""
     out = []
     consumers = sg.consumers()

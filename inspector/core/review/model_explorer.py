@@ -13,6 +13,7 @@ a compare layer's `op_index` is its node id. Load the file in Model Explorer's s
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.quantmath.opmath import compared_subgraph
@@ -34,7 +35,7 @@ def graph_id(model: Model | None, subgraph: int | None = None) -> str:
 
 
 def node_data(comparison: ComparisonResult, metric: str = "sqnr_db", *, isolated: bool = False,
-              model: Model | None = None) -> dict:  # fmt: skip
+              model: Model | None = None) -> dict[str, Any]:  # fmt: skip
     """Model Explorer node data of `metric` per op of the quantized model (accumulated or isolated).
 
     The graph is the compared subgraph (the comparison's signature's), whatever `model` views.
@@ -45,7 +46,7 @@ def node_data(comparison: ComparisonResult, metric: str = "sqnr_db", *, isolated
     if metric not in METRIC_KEYS:
         raise ValueError(f"unknown metric {metric!r} (one of {', '.join(METRIC_KEYS)})")
     up = spec(metric).higher_is_better  # the gradient runs red -> green as values grow
-    results: dict[str, dict] = {}
+    results: dict[str, dict[str, Any]] = {}
     for layer in comparison.layers:
         m = layer.isolated if isolated else layer.metrics
         v = None if m is None else getattr(m, metric)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,12 +16,12 @@ from inspector.core.tflite.litertlm import Bundle
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 
 
-def blockwise_json(model: Model, t: Tensor) -> dict | None:
+def blockwise_json(model: Model, t: Tensor) -> dict[str, Any] | None:
     """Block size, block counts and scale range of a blockwise tensor (its problem when they do not fit)."""
     q = t.quantization
     if q is None or q.blockwise is None:
         return None
-    out: dict = q.blockwise.to_json()
+    out: dict[str, Any] = q.blockwise.to_json()
     try:
         p = blockwise_params(model, t)
     except BlockwiseError as e:
@@ -33,7 +35,7 @@ def blockwise_json(model: Model, t: Tensor) -> dict | None:
     return out
 
 
-def tensor_json(t: Tensor, model: Model | None = None) -> dict:
+def tensor_json(t: Tensor, model: Model | None = None) -> dict[str, Any]:
     rng = tensor_range(t)
     bw = blockwise_json(model, t) if model is not None else None
     if bw is not None and "representable_range" in bw:
@@ -53,7 +55,7 @@ def tensor_json(t: Tensor, model: Model | None = None) -> dict:
     }
 
 
-def float16_weights(sg: Subgraph) -> dict:
+def float16_weights(sg: Subgraph) -> dict[str, Any]:
     """Constants stored as float16 (the float16 post-training mode: weights and biases read
     through DEQUANTIZE; not blockwise scales): how many, their values and their bytes in the file."""
     ts = [t for t, _ in float16_constants(sg)]
@@ -66,7 +68,7 @@ def float16_weights(sg: Subgraph) -> dict:
     }
 
 
-def model_summary_json(model: Model) -> dict:
+def model_summary_json(model: Model) -> dict[str, Any]:
     f16 = [float16_weights(sg) for sg in model.subgraphs]
     return {
         "float16_weights": {k: sum(d[k] for d in f16) for k in ("tensors", "elements", "bytes", "behind_dequantize")},
@@ -118,10 +120,10 @@ def _fmt_quant(t: Tensor) -> str:
     return f"S={q.scales[0]:.4g} Z={q.zero_points[0]}{r}"
 
 
-def _blockwise_lines(model: Model, tensors) -> list[str]:
+def _blockwise_lines(model: Model, tensors: Sequence[Tensor]) -> list[str]:
     """Blockwise weight tensors (op inputs, so the op list does not show them): one line per
     dtype and block size, plus one per tensor whose parameters do not fit."""
-    groups: dict[tuple[str, int], list[dict]] = {}
+    groups: dict[tuple[str, int], list[dict[str, Any]]] = {}
     out = []
     for t in tensors:
         bw = blockwise_json(model, t)

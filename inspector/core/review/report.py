@@ -13,6 +13,7 @@ import math
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,15 +37,15 @@ REPORT_VERSION = 1
 REPORT_BINS = 96  # histogram bins kept in the report (weights analysis bins are merged down)
 
 
-def _io(t: Tensor) -> dict:
+def _io(t: Tensor) -> dict[str, Any]:
     q = t.quantization
     return {"name": t.name, "dtype": t.dtype, "shape": list(t.shape_signature),
             "scale": None if q is None or q.per_channel else q.scales[0],
             "zero_point": None if q is None or q.per_channel else q.zero_points[0],
-            "range": None if tensor_range(t) is None else list(tensor_range(t))}  # type: ignore[arg-type]  # checked not None just before  # fmt: skip
+            "range": None if (r := tensor_range(t)) is None else list(r)}  # fmt: skip
 
 
-def model_card(model: Model) -> dict:
+def model_card(model: Model) -> dict[str, Any]:
     """What the side-by-side summary shows for one model."""
     sg = model.main
     producers = sg.producers()
@@ -71,7 +72,7 @@ def model_card(model: Model) -> dict:
 
 
 def _merge_bins(edges: np.ndarray, counts_list: list[np.ndarray | None], max_bins: int,
-                align: int = 1) -> tuple[list, list]:  # fmt: skip
+                align: int = 1) -> tuple[list[float], list[list[int] | None]]:  # fmt: skip
     """Merge consecutive bins down to <= max_bins (about); with grid-aligned bins (`align` sub-bins
     per quantization step) whole steps are merged, so every merged bin holds the same number of
     grid points and the dequantized histogram does not alias into a comb."""
@@ -89,7 +90,7 @@ def _merge_bins(edges: np.ndarray, counts_list: list[np.ndarray | None], max_bin
     return [float(edges[i]) for i in idx], merged
 
 
-def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: int | None) -> dict | None:
+def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: int | None) -> dict[str, Any] | None:
     """Float vs dequantized weights of a quantized op (None for ops without weights)."""
     sg = qm.main
     op = sg.ops[op_index]
@@ -119,7 +120,7 @@ def weight_histogram(fm: Model | None, qm: Model, op_index: int, float_tensor: i
 
 def build_report(float_path: str, quant_path: str | None = None, comparison: ComparisonResult | None = None,
                  *, worst_n: int = 5, comparison_error: str | None = None, signature: str | None = None,
-                 provenance: dict | None = None) -> dict:  # fmt: skip
+                 provenance: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     """The report content. With one model, it is audited alone (no comparison, no histograms).
     `comparison_error`: why the comparison could not run (e.g. the runtime refused the model).
     `signature`: the signature reviewed when there is no comparison (else the comparison's).
@@ -136,10 +137,10 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: Com
     for lay in worst:
         op_i = lay.op_index
         hist = None
-        if pairing is not None and 0 <= op_i < len(qm.main.ops):  # type: ignore[union-attr]  # a report of a comparison has model B
-            qt = weight_tensor_of(qm.main, qm.main.ops[op_i])  # type: ignore[union-attr]  # as above
+        if pairing is not None and qm is not None and 0 <= op_i < len(qm.main.ops):  # a pairing: model B is open
+            qt = weight_tensor_of(qm.main, qm.main.ops[op_i])
             ft = pairing.float_for_quant(qt) if qt is not None else None
-            hist = weight_histogram(fm, qm, op_i, ft)  # type: ignore[arg-type]  # model A is open when a pairing is
+            hist = weight_histogram(fm, qm, op_i, ft)
         worst_out.append({**lay.to_json(), "subgraph": target.main.index, "weights": hist})
     # Op indices of the worst layers are the compared subgraph's (the signature's): explain those ops.
     op_maths = {str(lay.op_index): op_math(target, lay.op_index, comparison=comparison).to_json()
@@ -165,7 +166,8 @@ def build_report(float_path: str, quant_path: str | None = None, comparison: Com
     }
 
 
-def write_report(report: dict, comparison: ComparisonResult | None = None, *, html: str | None = None, json_path: str | None = None, csv: str | None = None,
+def write_report(report: dict[str, Any], comparison: ComparisonResult | None = None, *, html: str | None = None,
+                 json_path: str | None = None, csv: str | None = None,
                  model_explorer: str | None = None, metric: str = "sqnr_db") -> list[str]:  # fmt: skip
     """Write the requested files atomically ('-' for JSON means standard output); returns what was
     written. `comparison`: the typed result the report was built from (CSV, Model Explorer)."""
@@ -190,12 +192,12 @@ def write_report(report: dict, comparison: ComparisonResult | None = None, *, ht
     if json_path:
         write_json_output(report, json_path)
         written.append(json_path)
-    if csv:
-        atomic_write_text(csv, to_csv_text(comparison))  # type: ignore[arg-type]  # the CSV is asked for with a comparison only (the command checks)
+    if csv and comparison is not None:  # checked above: no CSV without a comparison
+        atomic_write_text(csv, to_csv_text(comparison))
         written.append(csv)
-    if model_explorer:
+    if model_explorer and comparison is not None:  # as above
         quant = report["models"].get("quant")
         model = load_model(quant["path"]) if quant else None
-        atomic_write_text(model_explorer, to_json_text(node_data(comparison, metric, model=model)) + "\n")  # type: ignore[arg-type]  # as above
+        atomic_write_text(model_explorer, to_json_text(node_data(comparison, metric, model=model)) + "\n")
         written.append(model_explorer)
     return written

@@ -5,13 +5,15 @@ their tooltip)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.graph.drawing import graph_svg
 from inspector.core.tflite.model import load_model
 from inspector.core.tflite.signatures import select_signature
 
 
-def report_graph_svg(report: dict, comparison: ComparisonResult | None = None, metric: str = "sqnr") -> str:
+def report_graph_svg(report: dict[str, Any], comparison: ComparisonResult | None = None, metric: str = "sqnr") -> str:
     """The SVG of the audited model's reviewed subgraph (the comparison's signature)."""
     model = select_signature(load_model(report["audited_model"]), report.get("signature"))
     sub = report.get("subgraph") or 0

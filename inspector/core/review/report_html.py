@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from html import escape
+from typing import Any
 
 from inspector.core.review.report_keras import QAT_SECTION, qat_section_html, twin_note_html
 from inspector.core.review.report_provenance import provenance_html
@@ -45,7 +47,7 @@ ul.expl li{margin:3px 0} svg{background:#fff} td code{word-break:break-all}
 """
 
 
-def _num(v, key: str = "", digits: int = 4, percent: bool = False) -> str:
+def _num(v: Any, key: str = "", digits: int = 4, percent: bool = False) -> str:
     """A numeric table cell with the exact value in data-value (`percent`: a share shown in %)."""
     if v is None:
         return f'<td class="num" data-key="{escape(key)}" data-value="null">–</td>'
@@ -58,16 +60,16 @@ def _num(v, key: str = "", digits: int = 4, percent: bool = False) -> str:
     return f'<td class="num" data-key="{escape(key)}" data-value="{json.dumps(v)}">{shown}</td>'
 
 
-def _txt(v) -> str:
+def _txt(v: object) -> str:
     return f"<td>{escape('' if v is None else str(v))}</td>"
 
 
-def _kv(v) -> str:
+def _kv(v: object) -> str:
     return escape(json.dumps(v) if isinstance(v, dict | list) else "" if v is None else str(v))
 
 
 # ------------------------------------------------------------------ sections
-def _models(report: dict) -> str:
+def _models(report: dict[str, Any]) -> str:
     cards = [(k, report["models"].get(k)) for k in ("float", "quant")]
     cards = [(k, c) for k, c in cards if c is not None]
     rows = [("file", "file"), ("size (bytes)", "size_bytes"), ("subgraphs", "subgraphs"), ("ops", "ops"),
@@ -92,7 +94,7 @@ def _models(report: dict) -> str:
     return f"<table><tr><th></th>{head}</tr>{''.join(body)}</table>{paths}{twin}{provenance_html(report.get('provenance'))}"
 
 
-def _layer_error(report: dict) -> str:
+def _layer_error(report: dict[str, Any]) -> str:
     comp = report.get("comparison")
     if report.get("comparison_error"):
         return (f'<p class="sev-error">The comparison could not run: {escape(report["comparison_error"])}</p>'
@@ -138,12 +140,12 @@ def _layer_error(report: dict) -> str:
     return f'{banner}{ref}<div class="plot">{svg}</div>{meta}{out_tab}'
 
 
-def _shape_only(lay: dict) -> bool:
+def _shape_only(lay: dict[str, Any]) -> bool:
     """An unquantized integer output (shape arithmetic), as `viewdata.layer_series.is_shape_only`."""
     return lay.get("dtype") in ("int32", "int64", "bool", "uint32", "uint64") and not lay.get("scale")
 
 
-def _sqnr(lay: dict, key: str) -> float | None:
+def _sqnr(lay: dict[str, Any], key: str) -> float | None:
     """The layer's SQNR as drawn: JSON writes ∞ as null, so zero error (mse 0) is ∞; None when
     not measured (or −∞: the float reference is all zeros)."""
     m = lay.get(key)
@@ -151,10 +153,11 @@ def _sqnr(lay: dict, key: str) -> float | None:
         return None
     if m.get("sqnr_db") is None:
         return math.inf if m.get("mse") == 0 else None
-    return m["sqnr_db"]
+    db: float = m["sqnr_db"]
+    return db
 
 
-def _inside_banner(report: dict) -> str:
+def _inside_banner(report: dict[str, Any]) -> str:
     """Where a channel or slice reads far below its tensor (issue 25: a whole-tensor SQNR hides it)."""
     lines = report.get("inside") or []
     if not lines:
@@ -164,7 +167,7 @@ def _inside_banner(report: dict) -> str:
             f"20 dB or more below its tensor's SQNR, which hides it:<ul>{items}</ul></div>")
 
 
-def _random_banner(comp: dict) -> str:
+def _random_banner(comp: dict[str, Any]) -> str:
     if not comp.get("samples_are_random"):
         return ""
     return ('<p class="banner sev-warning" id="random-inputs">These results come from random inputs: task metrics '
@@ -172,7 +175,7 @@ def _random_banner(comp: dict) -> str:
             '<code style="white-space:nowrap">--inputs</code>.</p>')  # fmt: skip
 
 
-def _pair_banner(comp: dict) -> str:
+def _pair_banner(comp: dict[str, Any]) -> str:
     """The pair check: swapped models, weights that disagree, poor pairing coverage."""
     pc = comp.get("pair_check")
     if not pc:
@@ -204,7 +207,7 @@ def worst_columns() -> tuple[str, ...]:
     return tuple(m.key for m in metric_specs() if m.report)
 
 
-def _metric(v, key: str, data_key: str | None = None) -> str:
+def _metric(v: Any, key: str, data_key: str | None = None) -> str:
     """A metric's table cell, formatted as the metric table says (the exact value in data-value)."""
     m = spec(key)
     if v is None or not isinstance(v, float) or not math.isfinite(v):
@@ -212,13 +215,13 @@ def _metric(v, key: str, data_key: str | None = None) -> str:
     return f'<td class="num" data-key="{escape(data_key or key)}" data-value="{json.dumps(v)}">{m.number(v)}</td>'
 
 
-def _float_op(lay: dict) -> str:
+def _float_op(lay: dict[str, Any]) -> str:
     """A's op beside B's where the numbers differ (B's op index is the layer identifier)."""
     f = lay.get("float_op_index")
     return "" if f is None or f == lay["op_index"] else f' <span class="muted">(A: op {f})</span>'
 
 
-def _worst(report: dict) -> str:
+def _worst(report: dict[str, Any]) -> str:
     worst = report.get("worst_layers") or []
     if not worst:
         return '<p class="muted">No comparison run, so no layer ranking.</p>'
@@ -252,7 +255,7 @@ def _worst(report: dict) -> str:
                     f'<div class="cards">{"".join(hists)}</div>' if hists else "")  # fmt: skip
 
 
-def _causes(report: dict) -> str:
+def _causes(report: dict[str, Any]) -> str:
     """The diagnosed causes (layers with an error of their own), with the edit for each."""
     rows = report.get("causes")
     if rows is None:
@@ -272,7 +275,7 @@ def _causes(report: dict) -> str:
             f"<th>fix</th><th>evidence</th><th>inherited by</th></tr>{''.join(body)}</table>")  # fmt: skip
 
 
-def _accumulated_note(report: dict) -> str:
+def _accumulated_note(report: dict[str, Any]) -> str:
     """Without isolated errors every cause is judged from the accumulated error, which a layer
     also inherits from upstream: say so (the example twin's three FCs read 'weight_rounding')."""
     layers = (report.get("comparison") or {}).get("layers") or []
@@ -284,7 +287,7 @@ def _accumulated_note(report: dict) -> str:
             "<code>--no-isolated</code> to separate each layer's own error.</p>")  # fmt: skip
 
 
-def _task(report: dict) -> str:
+def _task(report: dict[str, Any]) -> str:
     t = (report.get("comparison") or {}).get("task")
     if not t:
         return '<p class="muted">No per-sample outputs (no comparison run, or outputs too large to keep).</p>'
@@ -322,7 +325,7 @@ def _task(report: dict) -> str:
     return f'<div class="cards">{head}</div>{_task_notes(t)}{_headline_output(t)}{note}{per_class}{worst}'
 
 
-def _counted(t: dict) -> str:
+def _counted(t: dict[str, Any]) -> str:
     """' (5 of 8)' when ties of the float argmax left samples out of the agreement, so the share
     reads right beside an accuracy counted over all samples; '3 tied in B: lost' when the
     quantized argmax tied where the float one decided (counted as disagreements)."""
@@ -333,13 +336,13 @@ def _counted(t: dict) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _pred(w: dict, side: str) -> str:
+def _pred(w: dict[str, Any], side: str) -> str:
     """A worst sample's predicted class, marked when the argmax was tied (not a prediction)."""
     v = w.get(f"{side}_pred_name") or w[f"{side}_pred"]
     return f"{v} (tied)" if w.get(f"{side}_tied") else str(v)
 
 
-def _headline_output(t: dict) -> str:
+def _headline_output(t: dict[str, Any]) -> str:
     """With several outputs the cards are one output's figures: say which (every output follows)."""
     outs = t.get("outputs") or []
     if len(outs) < 2:
@@ -349,7 +352,7 @@ def _headline_output(t: dict) -> str:
             f"({t['kind']}), the first of {len(outs)} outputs; each output below.</p>" + _outputs_table(outs))  # fmt: skip
 
 
-def _outputs_table(outs: list[dict]) -> str:
+def _outputs_table(outs: list[dict[str, Any]]) -> str:
     """Every output's kind and headline figures (regression errors or agreement)."""
     agree = any(o.get("top1_agreement") is not None for o in outs)
     rows = "".join(
@@ -362,7 +365,7 @@ def _outputs_table(outs: list[dict]) -> str:
             f"<th>float range</th><th>RMSE / range</th>{'<th>top-1 agreement</th>' if agree else ''}</tr>{rows}</table>")  # fmt: skip
 
 
-def _task_notes(t: dict) -> str:
+def _task_notes(t: dict[str, Any]) -> str:
     """Why this kind, and what cannot be compared (constant outputs, argmax ties)."""
     out = f'<p class="muted" data-key="task.reason">{escape(t.get("reason") or "")}</p>' if t.get("reason") else ""
     if t.get("agreement_note") and t.get("top1_agreement") is None:
@@ -372,12 +375,12 @@ def _task_notes(t: dict) -> str:
     return out
 
 
-def _task_regression(t: dict) -> str:
+def _task_regression(t: dict[str, Any]) -> str:
     """Regression outputs: MAE, RMSE, max error (each also as a share of the float range) per output."""
-    def rel(v) -> str:
+    def rel(v: float | None) -> str:
         return "" if v is None else f" ({100 * v:.2f}% of range)"
 
-    def g(v) -> str:
+    def g(v: float | None) -> str:
         return "–" if v is None else f"{v:.4g}"
 
     cards = [("task kind", t["kind"]), ("samples", t["num_samples"]), ("MAE", g(t.get("mae")) + rel(t.get("relative_mae"))),
@@ -397,7 +400,7 @@ def _task_regression(t: dict) -> str:
     return f'<div class="cards">{head}</div>{_task_notes(t)}{outputs}{_task_slices(t)}{worst}'
 
 
-def _task_slices(t: dict) -> str:
+def _task_slices(t: dict[str, Any]) -> str:
     """A concatenated regression output: MAE / RMSE / SQNR per input slice (issue 25)."""
     rows = ""
     for s in t.get("slices") or ():
@@ -412,14 +415,14 @@ def _task_slices(t: dict) -> str:
             f"<th>SQNR dB</th><th>steps used</th><th>collapsed in B</th></tr>{rows}</table>")
 
 
-def _where(f: dict, report: dict) -> str:
+def _where(f: dict[str, Any], report: dict[str, Any]) -> str:
     """A finding's op type, with its subgraph when it is not the reviewed one (op indices differ)."""
     sub = f.get("subgraph") or 0
     other = f" (subgraph {sub})" if sub != (report.get("subgraph") or 0) else ""
     return (f["op_type"] or "") + other
 
 
-def _audit(report: dict) -> str:
+def _audit(report: dict[str, Any]) -> str:
     a = report.get("audit") or {"counts": {}, "findings": []}
     c = a.get("counts", {})
     badges = "".join(f'<span class="badge sev-{s}" data-key="count.{s}" data-value="{c.get(s, 0)}">{c.get(s, 0)} {s}</span>'
@@ -436,7 +439,7 @@ def _audit(report: dict) -> str:
             f"<th>observed</th><th>expected</th></tr>{rows}</table>")  # fmt: skip
 
 
-def _subgraph_note(report: dict) -> str:
+def _subgraph_note(report: dict[str, Any]) -> str:
     """' (signature 'k', subgraph n)' when the review is of a signature's subgraph."""
     key, sub = report.get("signature"), report.get("subgraph") or 0
     if key is None and not sub:
@@ -444,7 +447,7 @@ def _subgraph_note(report: dict) -> str:
     return f" (signature '{escape(str(key))}', subgraph {sub})" if key is not None else f" (subgraph {sub})"
 
 
-def _op_math(report: dict) -> str:
+def _op_math(report: dict[str, Any]) -> str:
     oms = report.get("op_math") or {}
     if not oms:
         return '<p class="muted">No worst layers to explain.</p>'
@@ -475,7 +478,7 @@ def _graph(svg: str) -> str:
             f'an op that has a section below to go there.</p><div class="graph-scroll">{svg}</div>')
 
 
-def _headline(report: dict) -> str:
+def _headline(report: dict[str, Any]) -> str:
     """The root causes first (measured blame, `compare.diagnosis_text`), above everything else."""
     lines = report.get("headline") or []
     if not lines:
@@ -485,17 +488,20 @@ def _headline(report: dict) -> str:
             + (f"<ul>{items}</ul>" if items else "") + "</div>")
 
 
-def render_html(report: dict, graph_svg: str | None = None) -> str:
+def render_html(report: dict[str, Any], graph_svg: str | None = None) -> str:
     """The report as one self-contained HTML document; `graph_svg`: the model graph (section "graph")."""
     models = report.get("models", {})
     names = " vs ".join(escape(c["file"]) for c in (models.get("float"), models.get("quant")) if c)
     if report.get("provenance"):
         names += f" ({escape(str(report['provenance'].get('version')))})"
-    sections = SECTIONS if graph_svg is None else (*SECTIONS[:2], ("graph", "Model graph"), *SECTIONS[2:])
+    sections: tuple[tuple[str, str], ...] = (
+        SECTIONS if graph_svg is None else (*SECTIONS[:2], ("graph", "Model graph"), *SECTIONS[2:]))
     sections = sections + ((QAT_SECTION,) if report.get("keras_info") else ())  # a Keras model A: its QAT section
     nav = "".join(f'<a href="#{sid}">{title}</a>' for sid, title in sections)
-    render = {"models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math,
-              "graph": lambda _r: _graph(graph_svg or "")}
+    render: dict[str, Callable[[dict[str, Any]], str]] = {
+        "models": _models, "layer-error": _layer_error, "task": _task, "worst-layers": _worst, "audit": _audit, "op-math": _op_math,
+        "graph": lambda _r: _graph(graph_svg or ""),
+    }
     render[QAT_SECTION[0]] = qat_section_html
     body = "".join(f'<section id="{sid}"><h2>{title}</h2>{render[sid](report)}</section>' for sid, title in sections)
     return (

@@ -8,7 +8,7 @@ vertical markers (e.g. the representable range). Text is escaped; output is a st
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -46,7 +46,8 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
 class _Frame:
     """Maps data to pixels inside margins; draws axes, ticks and labels."""
 
-    def __init__(self, width, height, x_range, y_range, log_y=False, margin=(56, 16, 30, 44)):
+    def __init__(self, width: int, height: int, x_range: tuple[float, float], y_range: tuple[float, float],
+                 log_y: bool = False, margin: tuple[int, int, int, int] = (56, 16, 30, 44)) -> None:
         self.w, self.h = width, height
         self.ml, self.mr, self.mt, self.mb = margin
         self.x0, self.x1 = x_range
@@ -67,7 +68,8 @@ class _Frame:
         v = math.log10(max(y, 1e-300)) if self.log_y else y
         return self.mt + (self.y1 - v) / (self.y1 - self.y0) * (self.h - self.mt - self.mb)
 
-    def axes(self, x_label: str, y_label: str, x_ticks=None, y_ticks=None) -> list[str]:
+    def axes(self, x_label: str, y_label: str, x_ticks: Iterable[float] | None = None,
+             y_ticks: Iterable[tuple[float, str]] | None = None) -> list[str]:
         """`y_ticks`: (value, label) pairs instead of round numbers (e.g. the SQNR "∞ / ≥ 100" line)."""
         left, right, top, bottom = self.ml, self.w - self.mr, self.mt, self.h - self.mb
         parts = [f'<rect x="{left}" y="{top}" width="{right - left}" height="{bottom - top}" fill="none" stroke="#999"/>']

@@ -54,7 +54,8 @@ class ActivationHistogram:
 
     @property
     def centers(self) -> np.ndarray:
-        return (self.edges[:-1] + self.edges[1:]) / 2
+        mid: np.ndarray = (self.edges[:-1] + self.edges[1:]) / 2
+        return mid
 
 
 def layer_grid(layer: LayerResult) -> tuple[float, int, int, int] | None:
@@ -87,8 +88,8 @@ def activation_histogram(layer: LayerResult, kept: KeptValues, max_bins: int = M
     rep = representable(layer)
     grid = layer_grid(layer)
     clip_lo = clip_hi = None
-    if rep is not None:
-        half = float(np.max(layer.scale)) / 2  # type: ignore[arg-type]  # a representable range (rep) implies the layer has a scale
+    if rep is not None and layer.scale is not None:  # a representable range implies a scale
+        half = float(np.max(layer.scale)) / 2
         clip_lo, clip_hi = rep[0] - half, rep[1] + half
     edges, steps = _edges(x, y, grid, max_bins)
     n = max(x.size, 1)
@@ -113,7 +114,7 @@ def activation_histogram(layer: LayerResult, kept: KeptValues, max_bins: int = M
     )
 
 
-def _edges(x: np.ndarray, y: np.ndarray, grid, max_bins: int) -> tuple[np.ndarray, int | None]:
+def _edges(x: np.ndarray, y: np.ndarray, grid: tuple[float, int, int, int] | None, max_bins: int) -> tuple[np.ndarray, int | None]:
     if x.size == 0:
         return np.linspace(-1.0, 1.0, 2), None
     lo, hi = float(min(x.min(), y.min())), float(max(x.max(), y.max()))

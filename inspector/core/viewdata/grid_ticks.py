@@ -27,7 +27,7 @@ def _stride(span_steps: float, max_ticks: int) -> int:
     n = 0
     while True:
         for s in STRIDES:
-            k = s * 10**n
+            k: int = s * 10**n
             if span_steps / k + 1 <= max_ticks:
                 return k
         n += 1

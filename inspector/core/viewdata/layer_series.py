@@ -68,7 +68,8 @@ class LayerSeries:
     def drawn(self) -> np.ndarray:
         """Mask of the points the plot draws: finite values of layers that carry quantization error."""
         shape = np.asarray(self.shape_only or [False] * len(self.values), bool)
-        return np.isfinite(self.values) & ~shape
+        mask: np.ndarray = np.isfinite(self.values) & ~shape
+        return mask
 
 
 SHAPE_ONLY_NOTE = "integer shape op (no quantization): not on the error curve"

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from inspector.core.quantmath.opmath import OpMath, TensorQuant
+from inspector.core.quantmath.opmath_types import OpMath, TensorQuant
 from inspector.core.text.numbers import number, percent
 
 _NUMBER = re.compile(r"^[−+-]?(\d|\.\d)[\d.,eE+−-]*%?$")
@@ -27,7 +29,7 @@ def pct(v: float | None, digits: int = 1) -> str:
     return percent(v, digits, none="—", space=False)
 
 
-def span(vals, digits: int = 6) -> str:
+def span(vals: Iterable[float], digits: int = 6) -> str:
     vals = list(vals)
     if not vals:
         return "—"
@@ -35,7 +37,7 @@ def span(vals, digits: int = 6) -> str:
     return g(lo, digits) if lo == hi else f"{g(lo, digits)} … {g(hi, digits)}"
 
 
-def ispan(vals) -> str:
+def ispan(vals: Iterable[int]) -> str:
     vals = list(vals)
     lo, hi = min(vals), max(vals)
     return str(lo) if lo == hi else f"{lo} … {hi}"
@@ -167,7 +169,7 @@ def detail_rows(m: OpMath) -> tuple[str, list[str], list[list[str]], list[str]]:
                 "S1·S2[c]", "scale stored on the bias tensor", "stored / expected"]
         rows = []
         for i in range(n):
-            def at(seq, i=i):
+            def at(seq: Sequence[Any] | None, i: int = i) -> Any:
                 return None if seq is None else seq[i] if len(seq) > i else seq[0]
 
             rows.append([str(i), g(c.weight_scales[i]), str(at(c.weight_zero_points)), g(at(c.multipliers)),

@@ -9,6 +9,7 @@ are the worst few of the ranked layers; group edits go over the ranked layers th
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,8 @@ from inspector.core.text.numbers import db, signed
 from inspector.core.tflite.layer_names import layer_name
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import op_label
+
+Namer = Callable[[int, str, str], str]  # (B op index, op type, tensor name) -> its name in the view
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def _iso(v: float | None) -> str:
     return "exact" if v is None or math.isinf(v) else f"{v:.1f} dB"
 
 
-def _own(candidate: dict) -> str:
+def _own(candidate: dict[str, Any]) -> str:
     """The figure a candidate was ranked by: its isolated SQNR, or its accumulated one where the
     isolated one is not measured or exact beside a cause of its own (the op reading the model input)."""
     if "accumulated_sqnr_db" in candidate:
@@ -64,7 +67,7 @@ def _own(candidate: dict) -> str:
     return _iso(candidate["isolated_sqnr_db"])
 
 
-def _namer(model: Model | None):
+def _namer(model: Model | None) -> Namer:
     """Names B's op as the plan rows and versions do (`layer_name`: index and distinguishing
     tensor name, then the type) when model B is given; else index, type and output tensor."""
 
@@ -83,7 +86,7 @@ def suggest_view(s: SuggestResult | SurgicalSuggestResult, measured_at: str | No
     return _quantizer(s, _namer(model))
 
 
-def _surgical(s: SurgicalSuggestResult, at: str | None, name=op_label) -> SuggestView:
+def _surgical(s: SurgicalSuggestResult, at: str | None, name: Namer = op_label) -> SuggestView:
     size0, lat0 = s.baseline_size_bytes, s.baseline_latency_ms
     steps = tuple(
         SuggestStep(edit_label(st.edit), name(st.ops[0], st.type, st.tensor) if len(st.ops) == 1 else st.tensor,
@@ -110,7 +113,7 @@ def _given(p: TradeoffPoint) -> bool:
     return p.label == "given" or p.label.endswith("(given)")
 
 
-def _b_name(row: dict[str, Any], name=op_label) -> str:
+def _b_name(row: dict[str, Any], name: Namer = op_label) -> str:
     """B's op of a quantizer-route row, and the float model's index where it differs (plans and
     the reproduce line use that one); results without B's op: the float model's op, said so."""
     if "quant_op" not in row:
@@ -126,7 +129,7 @@ def _short(p: TradeoffPoint, quant: dict[int, int]) -> str:
     return "+op " + ", ".join(str(quant.get(i, i)) for i in p.layers) if p.layers else "none"
 
 
-def _quantizer(s: SuggestResult, name=op_label) -> SuggestView:
+def _quantizer(s: SuggestResult, name: Namer = op_label) -> SuggestView:
     given = next((p for p in s.points if _given(p)), None)
     before = given.output_sqnr_db if given is not None else math.nan
     start = next((p.output_sqnr_db for p in s.points if not p.layers and not _given(p)), None)
