@@ -14,9 +14,8 @@ change, one clamping often, where it is refused with the reason); a digits CNN w
 than the real inputs; the healthy separable twin (per-channel); the converter-built 32-block
 transformer (~1,330 int8 layers, random samples) of `tests/helpers/graph_fixtures.py`; a digits
 transformer encoder quantized by litert-quantizer whose first layer-norm MEAN clips
-(`tests/helpers/diagnosis_zoo_transformer.py`), its unplanted litert-quantizer twin (whose output
-FC clips as the quantizer calibrated it) and the converter's int8 twin (a layer norm's RSQRT clips
-0.25 %: a measured cause, shown with the healthy twins' figures; held-out digits); the
+(`tests/helpers/diagnosis_zoo_transformer.py`), its unplanted litert-quantizer and converter int8
+twins (held-out digits; by the samples they carry real measured causes or none); the
 MobileNetV2-like pair of `tests/helpers/surgical_fixtures.py` (random weights and images) and the
 generated 1,500-op residual pair of `tests/helpers/many_op_fixtures.py` with no block planted.
 Healthy twins: "causes on layers" counts layers with a cause (the issue: <= 2 %) and the proposed

@@ -6,10 +6,9 @@ of their layers, and no proposed fix is one measured to gain less than 0.5 dB.
 - the generated residual stack of 1,020 ops (`many_op_fixtures.residual_pair`) with no block planted.
 
 (The trained depthwise-separable CNN's twin is `test_diagnosis_zoo.test_healthy_twin_is_quiet`.
-The digits transformer of `diagnosis_zoo_transformer` has no healthy int8 twin yet: unplanted,
-litert-quantizer's calibration clips its output FULLY_CONNECTED (10.7 % of the logits,
-re-calibrating gains 11.8 dB) and the converter's clips a layer norm's RSQRT (0.25 %, +4 to +7 dB,
-most layers then inherit from it); both are measured causes, shown in `tests/perf/bench_diagnosis.py`.)
+The digits transformer of `diagnosis_zoo_transformer` has no dependable healthy int8 twin: by
+the samples its unplanted twins carry real measured causes or none (see that module); they are
+shown in `tests/perf/bench_diagnosis.py`.)
 The leading fix's gain is checked against numpy on LiteRT's outputs of the fixed model.
 """
 
