@@ -8,9 +8,11 @@ Each image comes with a brightness gain in GAIN (a camera's exposure), training 
   values lie beyond the int8 input's range (the planted cause, at the model input, which an
   integer-input model holds itself: no QUANTIZE op).
 - `dw2` / `dw3`: depthwise-separable CNNs (conv -> 3 x [depthwise 3x3, ReLU -> 1x1 conv, ReLU] ->
-  average -> dense -> softmax) whose depthwise output channels are scaled after training by factors
-  spread over 2 or 3 decades, each 1x1 consumer's input weights multiplied back (ReLU is positively
-  homogeneous: the float function is unchanged), converted with per-tensor weights
+  flatten -> dense -> softmax; trained EPOCHS epochs on images shifted by up to a pixel, cosine
+  learning rate: float ~98 % held out; the average-pooled head of the ReLU6 family reached 93.5-96 %)
+  whose depthwise output channels are scaled after training by factors spread over 2 or 3
+  decades, each 1x1 consumer's input weights multiplied back (ReLU is positively homogeneous:
+  the float function is unchanged), converted with per-tensor weights
   (`_experimental_disable_per_channel`): the small depthwise channels keep a step or two (Nagel et
   al. 2019, "Data-Free Quantization"). `healthy`: the same network unplanted, per-channel weights.
 
@@ -32,6 +34,7 @@ SEED = 5
 HELD_OUT = 300
 SIZE = 16
 GAIN = (0.8, 1.6)
+EPOCHS, LR = 30, 2e-3  # the separable twins' training (`_fit_shifted`): held-out float accuracy >= 97 %
 CALIBRATION_GAIN = 1.15  # the int8-input twin's calibration images: gains up to this (the real ones reach GAIN[1])
 
 
@@ -58,14 +61,17 @@ def _tf():
     return tf
 
 
-def _separable(tf, act: str = "relu"):
+def _separable(tf, act: str = "relu", head: str = "gap", init: str = "glorot_uniform"):
+    """`head`: "gap" (global average) or "flat" (flatten: keeps where the strokes are, which the
+    average loses); `init`: the convolutions' initializer."""
     L = tf.keras.layers
     inp = L.Input((SIZE, SIZE, 1), batch_size=1, name="image")
-    x = L.Conv2D(16, 3, padding="same", activation=act, name="stem")(inp)
+    x = L.Conv2D(16, 3, padding="same", activation=act, name="stem", kernel_initializer=init)(inp)
     for k, width in enumerate((16, 24, 32)):
-        x = L.DepthwiseConv2D(3, strides=2 if k else 1, padding="same", activation=act, name=f"dw{k}")(x)
-        x = L.Conv2D(width, 1, activation=act, name=f"pw{k}")(x)
-    x = L.GlobalAveragePooling2D(name="gap")(x)
+        x = L.DepthwiseConv2D(3, strides=2 if k else 1, padding="same", activation=act, name=f"dw{k}",
+                              depthwise_initializer=init)(x)  # fmt: skip
+        x = L.Conv2D(width, 1, activation=act, name=f"pw{k}", kernel_initializer=init)(x)
+    x = L.GlobalAveragePooling2D(name="gap")(x) if head == "gap" else L.Flatten(name="flat")(x)
     x = L.Dense(10, name="logits")(x)
     return tf.keras.Model(inp, L.Softmax(name="probs")(x))
 
@@ -86,6 +92,21 @@ def _fit(km, x, y, epochs: int) -> None:
 
     km.compile(tf.keras.optimizers.Adam(3e-3), "sparse_categorical_crossentropy")
     km.fit(x, y, epochs=epochs, batch_size=32, verbose=0)
+
+
+def _fit_shifted(km, x, y, epochs: int, lr: float = LR) -> None:
+    """Adam on a cosine-decaying learning rate, each epoch on the images shifted by up to one pixel
+    (a fixed random shift per image and epoch): the small digits set generalizes better."""
+    import tensorflow as tf
+
+    steps = epochs * int(np.ceil(len(x) / 32))
+    km.compile(tf.keras.optimizers.Adam(tf.keras.optimizers.schedules.CosineDecay(lr, steps, alpha=0.02)),
+               "sparse_categorical_crossentropy")  # fmt: skip
+    rng = np.random.default_rng(SEED)
+    for _ in range(epochs):
+        shifts = rng.integers(-1, 2, size=(len(x), 2))
+        moved = np.stack([np.roll(img, tuple(d), axis=(0, 1)) for img, d in zip(x, shifts, strict=True)])
+        km.fit(moved, y, epochs=1, batch_size=32, verbose=0)
 
 
 def spread(channels: int, decades: float) -> np.ndarray:
@@ -125,8 +146,8 @@ def _build() -> dict[str, bytes]:
     gains = rng.uniform(GAIN[0], CALIBRATION_GAIN, size=(len(cal), 1, 1, 1)).astype(np.float32)
     dim = cal / np.maximum(cal.max(axis=(1, 2, 3), keepdims=True), 1e-6) * gains  # brightest pixel = its gain
     out["intin_int8"] = convert(cnn, "int8_io", rep(dim))
-    sep = _separable(tf)
-    _fit(sep, xt, yt, 30)
+    sep = _separable(tf, head="flat", init="he_normal")
+    _fit_shifted(sep, xt, yt, EPOCHS)
     base = sep.get_weights()
     out["healthy_float"] = convert(sep, "float")
     out["healthy_int8"] = convert(sep, "int8", rep(cal))

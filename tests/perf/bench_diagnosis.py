@@ -12,7 +12,14 @@ fixed by relu6_equalize, DFQ's ReLU6 -> ReLU, the float change stated in the roo
 two ReLU6-trained twins: one rarely reaching 6, where the recipe applies with a measured float
 change, one clamping often, where it is refused with the reason); a digits CNN with int8 inputs whose calibration was dimmer
 than the real inputs; the healthy separable twin (per-channel); the converter-built 32-block
-transformer (~1,330 int8 layers, random samples) of `tests/helpers/graph_fixtures.py`.
+transformer (~1,330 int8 layers, random samples) of `tests/helpers/graph_fixtures.py`; a digits
+transformer encoder quantized by litert-quantizer whose first layer-norm MEAN clips
+(`tests/helpers/diagnosis_zoo_transformer.py`), its unplanted litert-quantizer and converter int8
+twins (held-out digits; by the samples they carry real measured causes or none); the
+MobileNetV2-like pair of `tests/helpers/surgical_fixtures.py` (random weights and images) and the
+generated 1,500-op residual pair of `tests/helpers/many_op_fixtures.py` with no block planted.
+Healthy twins: "causes on layers" counts layers with a cause (the issue: <= 2 %) and the proposed
+fixes measured under 0.5 dB (the issue: none).
 Recovery = (accuracy after the fix - before) / (float - before), on the samples held out from
 calibration.
 """
@@ -43,9 +50,15 @@ def families() -> list[tuple[str, str, str, SampleSettings, bool]]:
     from inspector.paths import example_inputs, example_pair
     from tests.helpers import diagnosis_zoo as zoo
     from tests.helpers import diagnosis_zoo_relu6 as zoo6
+    from tests.helpers import diagnosis_zoo_transformer as zt
     from tests.helpers.graph_fixtures import deep_transformer
+    from tests.helpers.many_op_fixtures import residual_pair
+    from tests.helpers.surgical_fixtures import cache_paths
+    from tests.helpers.surgical_fixtures import npz as mnv2_npz
 
-    m, npz = {**zoo.models(CACHE), **zoo6.models(CACHE), **zoo6.trained(CACHE)}, str(zoo.held_out(CACHE))
+    m = {**zoo.models(CACHE), **zoo6.models(CACHE), **zoo6.trained(CACHE), **zt.models(CACHE), **cache_paths(CACHE)}
+    npz = str(zoo.held_out(CACHE))
+    rf, rq = residual_pair(CACHE, 500, -1)  # no block planted
     ef, eq = example_pair()
     digits = SampleSettings(ALL, source=npz)
     return [
@@ -57,8 +70,14 @@ def families() -> list[tuple[str, str, str, SampleSettings, bool]]:
         ("depthwise ReLU6 trained, rarely 6, 2 dec.", str(m["r6t_float"]), str(m["r6t_int8"]), digits, False),
         ("depthwise ReLU6 trained, clamping, 2 dec.", str(m["r6s_float"]), str(m["r6s_int8"]), digits, False),
         ("integer input, narrow range", str(m["intin_float"]), str(m["intin_int8"]), digits, False),
+        ("transformer (litert-quantizer), LN MEAN clipped", str(m["tr_float"]), str(m["tr_int8"]), digits, False),
         ("healthy CNN (separable, per-channel)", str(m["healthy_float"]), str(m["healthy_int8"]), digits, True),
-        ("deep residual (transformer, 32 blocks)", str(deep_transformer(CACHE, 32, "float")),
+        ("transformer (litert-quantizer), unplanted", str(m["tr_float"]), str(m["tr_unplanted_int8"]), digits, False),
+        ("unplanted transformer (converter int8)", str(m["tr_float"]), str(m["tr_converter_int8"]), digits, True),
+        ("healthy MobileNetV2-like (random images)", str(m["mnv2_float"]), str(m["mnv2_int8"]),
+         SampleSettings(ALL, source=str(mnv2_npz(CACHE, "eval", 48, 2))), True),
+        ("healthy residual, 1,500 ops (random)", str(rf), str(rq), SampleSettings(32), True),
+        ("deep residual (transformer, 32 blocks, random)", str(deep_transformer(CACHE, 32, "float")),
          str(deep_transformer(CACHE, 32, "int8")), SampleSettings(32), True),
     ]  # fmt: skip
 
@@ -80,7 +99,9 @@ def row(name: str, f: str, q: str, samples: SampleSettings, healthy: bool) -> li
             rec = "(unlabelled)"
     else:
         cause, fix, rec = "none", "-", "-"
-    alarms = f"{flagged}/{len(layers)} layers, {len(r.root_causes)} root" if healthy else f"{flagged}/{len(layers)} layers"
+    small = sum(1 for rc in r.root_causes if rc.fix is not None and (rc.fix_gain_db or 0.0) < 0.5)  # the issue: none
+    alarms = (f"{flagged}/{len(layers)} layers ({100 * flagged / max(len(layers), 1):.1f}%), {len(r.root_causes)} root, "
+              f"{small} fix < 0.5 dB") if healthy else f"{flagged}/{len(layers)} layers"  # fmt: skip
     return [name, cause, fix, rec, alarms, f"{dt:.1f} s"]
 
 

@@ -5,7 +5,8 @@ Each compared layer gets one cause, checked in this order (the first that holds 
   math, or first diverging between runtimes by several steps;
 - `clipping`: float values beyond B's representable range (clip rate), an own error far above
   rounding, and clipping able to carry that error (clip rate x largest overshoot^2 >= own MSE)
-  -> `recalibrate`;
+  -> `recalibrate`; named `input_range` (same fix) on the op holding the model input's range
+  (`holds_input_range`: the clipping is the input's, the name the root cause gives it too);
 - `mixed_ranges` (`diagnosis_inside`): a CONCATENATION / PACK whose inputs' float ranges differ
   > 16x under one output scale, its smallest slice far below good -> `keep_float` where the result
   is B's final float output, else `a16w8` where LiteRT has the kernel;
@@ -173,6 +174,10 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity: RuntimePari
         return Diagnosis("none", f"{100 * m.clip_rate:.2f}% of the float values lie past the last step of "
                                  f"{layer.op_type}'s fixed output grid (the kernel's, not a calibration range); "
                                  f"{which} RMSE {excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB")  # fmt: skip
+    if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips and holds_input_range(qm, layer.op_index):
+        return Diagnosis("input_range", f"{100 * m.clip_rate:.2f}% of the model input's float values lie beyond the range "
+                                        f"B's input QUANTIZE gives them (this op holds that range); {which} RMSE "
+                                        f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(layer))  # fmt: skip
     if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips:
         return Diagnosis("clipping", f"{100 * m.clip_rate:.2f}% of the float values lie beyond B's range; {which} RMSE "
                                      f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(layer))

@@ -178,14 +178,14 @@ def point_at_inside_causes(qm: Model, by_op: dict[int, LayerResult], found: dict
     for op, d in found.items():
         if d.cause == "mixed_ranges" and d.source_op is None:
             for k in slice_path_ops(qm, by_op[op], t.good_db):
-                if k in by_op and found.get(k) is not None and found[k].cause in ("resolution", "clipping", "none", "inherited"):
+                if k in by_op and found.get(k) is not None and found[k].cause in ("resolution", "clipping", "input_range", "none", "inherited"):
                     out[k] = Diagnosis("mixed_ranges", f"its values enter op {op} {by_op[op].op_type}'s one scale; "
                                                        f"the error comes from op {op}: {d.evidence}", d.fix, op)
         if d.cause == "channel_imbalance" and d.source_op is None:
             for c in consumers.get(sg.ops[op].outputs[0], []):
                 lay = by_op.get(c.index)
                 cd = found.get(c.index)
-                if lay is None or cd is None or cd.cause in ("kernel", "clipping", "channel_imbalance", "mixed_ranges"):
+                if lay is None or cd is None or cd.cause in ("kernel", "clipping", "input_range", "channel_imbalance", "mixed_ranges"):
                     continue
                 own = lay.isolated if lay.isolated is not None else lay.metrics
                 if cd.cause == "none" and min(own.sqnr_db, lay.metrics.sqnr_db) >= t.good_db:

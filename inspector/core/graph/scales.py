@@ -22,7 +22,7 @@ METRIC_LABELS = {  # the colouring modes; a metric's own name is the metric tabl
 RAMP = ("#d73027", "#fc8d59", "#fee090", "#91bfdb", "#4575b4")  # bad .. centre .. good
 NO_DATA = "#e4e4e4"  # not compared (shape ops, unmatched, structure only)
 CAUSE_FILLS = {
-    "kernel": "#a50026", "clipping": "#e34a33", "resolution": "#fdae61", "weight_channels": "#c51b7d",
+    "kernel": "#a50026", "input_range": "#bd0026", "clipping": "#e34a33", "resolution": "#fdae61", "weight_channels": "#c51b7d",
     "weight_rounding": "#8073ac", "bias_shift": "#e6c229", "mixed_ranges": "#35978f", "channel_imbalance": "#b35806",
     "inherited": "#c6dbef", "none": "#d9f0d3",
 }  # fmt: skip

@@ -467,7 +467,7 @@ def root_causes(m: Measurer, layers: Sequence[LayerResult], measured: dict[int, 
         cause = d.cause if d is not None and d.cause not in ("none", "inherited") else "own_error"
         if cause == "own_error" and b.gain_db < OWN_ERROR_GAIN_DB:
             continue
-        if (holds_input_range(m.qm, op) and cause in RANGE_CAUSES) or x.plan.edits[0].kind == "input_range":
+        if x.plan.edits[0].kind == "input_range":  # (the op holding a QUANTIZE'd input's range reads input_range already)
             cause = "input_range"
         task.report(0.95, f"blame: measuring the fix of op {op}")
         fix, gain, note = best_fix(m, op, d.fix if d is not None and has_own_cause(lay) else None, x)

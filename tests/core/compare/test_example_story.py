@@ -80,7 +80,7 @@ def test_int8_is_several_points_less_accurate():
 
 def test_the_diagnosis_names_input_clipping_at_the_worst_layer(story):
     f, q, before, worst, layer, _fixed, _run = story
-    assert worst["cause"] == "clipping" and worst["fix"] == {"edit": "recalibrate", "ops": [worst["op_index"]]}
+    assert worst["cause"] == "input_range" and worst["fix"] == {"edit": "recalibrate", "ops": [worst["op_index"]]}
     # independently: that op reads the model input as quantized, whose int8 range stops short of the
     # brightest pixels the bundled images have (1.0), so they clip
     it = Interpreter(model_path=q)

@@ -119,7 +119,13 @@ def test_compare_json_root_causes_contract_and_no_blame(tmp_path):
     assert shares == sorted(shares, reverse=True)
     blamed = [lay for lay in d["layers"] if lay["diagnosis"]["blame"] is not None]
     assert blamed and all(set(lay["diagnosis"]["blame"]) == {"share", "gain_db"} for lay in blamed)
+    # one name for op 1 everywhere: its layer row says the root cause's cause, with the root cause's fix
+    # (the layer row said `clipping` while the root cause said `input_range` until both took one name)
+    op1 = next(lay for lay in d["layers"] if lay["op_index"] == 1)["diagnosis"]
+    assert roots[0]["cause"] == op1["cause"] == "input_range" and op1["fix"] == roots[0]["fix"]
     r = subprocess.run([sys.executable, "-m", "inspector", "compare", f, q, "--no-blame", "--json", "-"], capture_output=True, text=True, cwd=REPO)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["root_causes"] == [] and all(lay["diagnosis"]["blame"] is None for lay in d["layers"])
+    op1 = next(lay for lay in d["layers"] if lay["op_index"] == 1)["diagnosis"]
+    assert op1["cause"] == "input_range" and op1["fix"] == {"edit": "recalibrate", "ops": [1]}  # the same name without blame

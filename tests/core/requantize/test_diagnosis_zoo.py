@@ -101,7 +101,8 @@ def test_integer_input_model_names_its_input_range_and_widens_it(zoo_models):
 def test_per_tensor_depthwise_spread_names_the_equalize_chain(zoo_models, decades):
     """Depthwise channels spread over 2 / 3 decades under per-tensor weights (DFQ's failure): the
     root cause is channel_imbalance at the first depthwise producer, the fix one equalize chain of
-    the three depthwise -> 1x1 pairs, and it brings held-out accuracy back to the float model's (93.5-96 %, by training run)."""
+    the three depthwise -> 1x1 pairs, and it brings held-out accuracy from the float model's (>= 97 %)
+    back to >= 95 % (the issue's figures; the zoo's training reached only 93.5-96 % float before)."""
     models, npz = zoo_models
     f, q = str(models[f"dw{decades}_float"]), str(models[f"dw{decades}_int8"])
     opts = CompareOptions(samples=SampleSettings(SAMPLES, source=str(npz)))
@@ -126,11 +127,11 @@ def test_per_tensor_depthwise_spread_names_the_equalize_chain(zoo_models, decade
     rest = slice(cal, None)
     acc = {k: 100 * np.mean(_outputs(m, images[rest]).reshape(len(labels[rest]), -1).argmax(1) == labels[rest])
            for k, m in (("float", f), ("int8", q), ("fixed", fixed.model_bytes))}  # fmt: skip
-    assert acc["int8"] < acc["float"] - 5
-    # the fix gives back the float model's accuracy (within 1.5 points) and >= 90 % of the drop;
-    # the float model's own accuracy varies by a point or two with the training run (93.5-96 %
-    # measured), so an absolute 95 % would test the training, not the fix
-    assert acc["fixed"] >= acc["float"] - 1.5, acc
+    print(acc)
+    # int8 measured 93.5 % (2 decades; 66 % with the old average-pooled head) and 5.5 % (3 decades)
+    assert acc["float"] >= 97 and acc["int8"] < acc["float"] - 3, acc
+    # the issue's figures: the fix reaches >= 95 % from float ~97 %, and >= 90 % of the drop
+    assert acc["fixed"] >= 95, acc
     assert acc["fixed"] - acc["int8"] >= 0.9 * (acc["float"] - acc["int8"]), acc
 
 

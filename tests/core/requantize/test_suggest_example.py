@@ -1,9 +1,10 @@
 """Suggest on the bundled example finds the fix the diagnosis names.
 
 The example's drop comes from the model input's range: B's input scale clips 22.8 % of the
-float values at op 1 RESHAPE, the op that reads the input, and the diagnosis says "clipping →
-recalibrate op 1". Before, Suggest never tried it: op 1 has no finite isolated error (it is exact
-on B's own quantized input) and RESHAPE is no ordinary candidate, so Suggest offered keep float
+float values at op 1 RESHAPE, the op that reads the input, and the diagnosis says "input_range →
+recalibrate op 1" (it said "clipping" until the layer's cause took the root cause's name).
+Before, Suggest never tried it: op 1 has no finite isolated error (it is exact on B's own
+quantized input) and RESHAPE is no ordinary candidate, so Suggest offered keep float
 on 8 layers, 9.62 → 9.97 dB, short of a 20 dB target. Now the diagnosed edit is a candidate and
 is tried beside keep float.
 
@@ -40,10 +41,10 @@ def test_suggest_recalibrates_the_op_reading_the_input(suggested):
     assert [(s.ops, s.edit) for s in r.steps] == [((1,), "recalibrate")]  # the diagnosis' fix, one step
     assert r.steps[0].size_bytes == q.stat().st_size  # no size cost
     first = r.candidates[0]
-    assert (first["op"], first["type"], first["cause"], first["isolated"]) == (1, "RESHAPE", "clipping", "exact")
+    assert (first["op"], first["type"], first["cause"], first["isolated"]) == (1, "RESHAPE", "input_range", "exact")
     assert first["accumulated_sqnr_db"] == pytest.approx(12.47, abs=0.05)
     text = "\n".join(suggest_lines(suggest_view(r)))
-    assert "12.5 dB accumulated (isolated exact), clipping" in text
+    assert "12.5 dB accumulated (isolated exact), input_range" in text
     assert apply_plan(str(f), str(q), r.plan).model_bytes == r.best.model_bytes  # the plan reproduces the bytes
 
 

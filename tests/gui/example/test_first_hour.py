@@ -39,7 +39,9 @@ def test_example_pair_opens_compared(qtbot, window, example_pair):
     assert fa_pct - qa_pct >= 2.0  # the story: a real drop
     worst = cause_rows(want.layers)[0]
     cell = window.panes["B"].ops.index(worst["op_index"], CAUSE_COLUMN)
-    assert worst["cause"] == "clipping" and window.panes["B"].ops.data(cell) == "clipping"
+    # the input's range (op 1 holds it): the name the root-cause strip gives it (this read "clipping" before:
+    # the layer row and the strip named one cause two ways)
+    assert worst["cause"] == "input_range" and window.panes["B"].ops.data(cell) == "input range"
     assert "No comparison yet" not in window.compare_features.summary.label.text()
     assert "top-1 agreement" in window.compare_features.summary.text  # labels came with the inputs
     # the first screen shows the run's plot, not the empty weight histogram ("Select a layer…")
