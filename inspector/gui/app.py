@@ -23,13 +23,15 @@ def make_app(argv: list[str] | None = None) -> QApplication:
         QCoreApplication.setOrganizationName(ORGANIZATION)
         QCoreApplication.setApplicationName(APPLICATION)
         app = QApplication(argv if argv is not None else sys.argv[:1])
+    if not isinstance(app, QApplication):
+        raise RuntimeError("a QCoreApplication without widgets is running; the GUI needs a QApplication")
     import pyqtgraph as pg
 
     pg.setConfigOptions(antialias=True)
     icon = app_icon()
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
-    return app  # type: ignore[return-value]
+    return app
 
 
 def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None):
@@ -97,7 +99,10 @@ def render_self_test(float_path: str, quant_path: str) -> tuple[int, int, int]:
             if w.error:
                 raise RuntimeError(w.error)
         c = win.controller
-        op = next(op.index for op in c.subgraph("B").ops if op.type in ("CONV_2D", "FULLY_CONNECTED"))
+        sg = c.subgraph("B")
+        if sg is None:
+            raise RuntimeError(f"{quant_path}: model B did not open")
+        op = next(op.index for op in sg.ops if op.type in ("CONV_2D", "FULLY_CONNECTED"))
         c.select_op("B", op)
         if c.weights is None or c.weights.metrics is None:
             raise RuntimeError("no weight comparison for the first conv layer")

@@ -372,9 +372,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.panes[other].refresh_pairs(lambda i, s=other: c.counterpart_op(s, i))
         if model is not None:
             self.recent.add(slot, model.path)
-            if c.models[other] is not None:
-                a, b = c.models["A"], c.models["B"]
-                self.recent.add_pair(a.path, b.path)  # type: ignore[union-attr]
+            a, b = c.models["A"], c.models["B"]
+            if a is not None and b is not None:
+                self.recent.add_pair(a.path, b.path)
             if self._banner_slot == slot:
                 self.banner.hide()
             self.statusBar().showMessage(f"Opened {model.path} as {slot}", 5000)

@@ -76,7 +76,7 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window, cnn
     b = window.controller.models["B"].main
     k = next(k for k, e in enumerate(graph.edges) if e.tensor in b.ops[5].outputs)
     t = b.tensors[graph.edges[k].tensor]
-    (x1, y1), (x2, y2) = canvas.layout.edges[k][:2]
+    (x1, y1), (x2, y2) = canvas.graph_layout.edges[k][:2]
     mid = QPointF((x1 + x2) / 2, (y1 + y2) / 2)
     canvas.centerOn(mid)
     tip = canvas.tooltip_at(canvas.mapFromScene(mid))

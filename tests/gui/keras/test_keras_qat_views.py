@@ -114,18 +114,18 @@ def test_mlp_qat_ranges_in_b_tensor_table_and_op_math(qtbot, window, keras_model
     assert panel.math is not None and panel.math.op_index == op
     assert panel.qat_box.isVisibleTo(panel)
     qt = panel.qat_table
-    rows = {qt.cell_text(r, qt.column("Role")): r for r in range(qt.rowCount())}
+    rows = {qt.cell_text(r, qt.column_of("Role")): r for r in range(qt.rowCount())}
     assert set(rows) == {"input", "weights", "output"}
     roles = {t.role: t.index for t in panel.math.tensors}
     for role, r in rows.items():
         ti = roles[role]
         e = expected[ti]
-        assert qt.cell_text(r, qt.column("Tensor")) == info_name(info, ti)
-        assert float(qt.cell_text(r, qt.column("QAT scale"))) == pytest.approx(e["scale"][0], rel=1e-7)
-        assert int(qt.cell_text(r, qt.column("QAT Z"))) == e["zp"]
-        assert float(qt.cell_text(r, qt.column("B scale"))) == pytest.approx(params[ti][0][0], rel=1e-7)
-        assert int(qt.cell_text(r, qt.column("B Z"))) == params[ti][1][0]
-    assert "ReLU output" in qt.cell_text(rows["output"], qt.column("Finding"))
+        assert qt.cell_text(r, qt.column_of("Tensor")) == info_name(info, ti)
+        assert float(qt.cell_text(r, qt.column_of("QAT scale"))) == pytest.approx(e["scale"][0], rel=1e-7)
+        assert int(qt.cell_text(r, qt.column_of("QAT Z"))) == e["zp"]
+        assert float(qt.cell_text(r, qt.column_of("B scale"))) == pytest.approx(params[ti][0][0], rel=1e-7)
+        assert int(qt.cell_text(r, qt.column_of("B Z"))) == params[ti][1][0]
+    assert "ReLU output" in qt.cell_text(rows["output"], qt.column_of("Finding"))
     assert "max(|min|, |max|)/127" in panel.qat_caption.text()
     assert panel.summary.toPlainText().startswith("QAT findings") and "ReLU output" in panel.summary.toPlainText()
     text = panel.as_text()
@@ -182,11 +182,11 @@ def test_cnn_per_channel_kernel_ranges_in_b_tensor_table(qtbot, window, keras_mo
     window.controller.select_op("B", op)
     panel = window.opmath.op_math_panel
     qt = panel.qat_table
-    r = next(r for r in range(qt.rowCount()) if qt.cell_text(r, qt.column("Role")) == "weights")
-    assert qt.cell_text(r, qt.column("QAT range")) == f"quant_conv1 · kernel ×{len(expected[kernel]['scale'])}"
-    assert _span_values(qt.cell_text(r, qt.column("QAT scale"))) == pytest.approx(
+    r = next(r for r in range(qt.rowCount()) if qt.cell_text(r, qt.column_of("Role")) == "weights")
+    assert qt.cell_text(r, qt.column_of("QAT range")) == f"quant_conv1 · kernel ×{len(expected[kernel]['scale'])}"
+    assert _span_values(qt.cell_text(r, qt.column_of("QAT scale"))) == pytest.approx(
         sorted({expected[kernel]["scale"].min(), expected[kernel]["scale"].max()}), rel=1e-7)
-    assert _span_values(qt.cell_text(r, qt.column("B scale"))) == pytest.approx(sorted({params[kernel][0].min(), params[kernel][0].max()}), rel=1e-7)
+    assert _span_values(qt.cell_text(r, qt.column_of("B scale"))) == pytest.approx(sorted({params[kernel][0].min(), params[kernel][0].max()}), rel=1e-7)
     if os.environ.get("KERAS_SHOTS"):
         for size in ((1280, 800), (1920, 1080)):
             window.resize(*size)
