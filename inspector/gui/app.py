@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from inspector.paths import app_icon
+
+if TYPE_CHECKING:
+    from inspector.gui.main_window import MainWindow
 
 ORGANIZATION = "tflite-inspector"
 APPLICATION = "TFLite Quantization Inspector"
@@ -34,7 +38,7 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None):
+def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None) -> MainWindow:
     from inspector.gui.main_window import MainWindow
 
     win = MainWindow(settings=settings)
@@ -52,17 +56,17 @@ def run_app(float_path: str | None = None, quant_path: str | None = None) -> int
     win.show()
     from PySide6.QtCore import QTimer
 
-    QTimer.singleShot(0, win.session.start_recovery)  # offer the session of a crashed run; autosave
+    QTimer.singleShot(0, win.features.session.start_recovery)  # offer the session of a crashed run; autosave
     _close_on_signals(app, win)
     code = app.exec()
-    win.session.clean_exit()
+    win.features.session.clean_exit()
     from inspector.gui.workers import Worker
 
     Worker.shutdown(5000)  # every worker cancelled and ended before the exit closes the worker process
     return int(code)
 
 
-def _close_on_signals(app: QApplication, win) -> None:
+def _close_on_signals(app: QApplication, win: MainWindow) -> None:
     """SIGTERM (logout, `kill`) and SIGINT (Ctrl+C in a terminal) close the window normally, so
     the session is not taken for a crash next time. Qt's event loop does not return to Python on
     its own; a cheap timer lets Python run its signal handlers."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -208,14 +208,6 @@ class MainWindow(TfliteDropTarget, QMainWindow):
                         session=session, review=review, opmath=opmath, signature_features=signature_features,
                         pair=pair, example_autorun=example_autorun, parity=parity, keras=keras,
                         diagnosis_features=diagnosis_features, graph=graph)
-
-    def __getattr__(self, name: str) -> Any:
-        """`window.compare`, `window.keras`...: the composed features by name, forwarded to
-        `window.features` (typed: what new tests use; features never look each other up here)."""
-        features = self.__dict__.get("features")
-        if features is not None and name in Features.NAMES:
-            return getattr(features, name)
-        raise AttributeError(name)
 
     # ------------------------------------------------------------------ extension points
     def add_tab(self, title: str, widget: QWidget) -> int:
