@@ -5,12 +5,16 @@ from __future__ import annotations
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QSettings
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from inspector.paths import app_icon
+
+if TYPE_CHECKING:
+    from inspector.gui.main_window import MainWindow
 
 ORGANIZATION = "tflite-inspector"
 APPLICATION = "TFLite Quantization Inspector"
@@ -23,16 +27,18 @@ def make_app(argv: list[str] | None = None) -> QApplication:
         QCoreApplication.setOrganizationName(ORGANIZATION)
         QCoreApplication.setApplicationName(APPLICATION)
         app = QApplication(argv if argv is not None else sys.argv[:1])
+    if not isinstance(app, QApplication):
+        raise RuntimeError("a QCoreApplication without widgets is running; the GUI needs a QApplication")
     import pyqtgraph as pg
 
     pg.setConfigOptions(antialias=True)
     icon = app_icon()
     if icon.exists():
         app.setWindowIcon(QIcon(str(icon)))
-    return app  # type: ignore[return-value]
+    return app
 
 
-def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None):
+def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None) -> MainWindow:
     from inspector.gui.main_window import MainWindow
 
     win = MainWindow(settings=settings)
@@ -50,17 +56,17 @@ def run_app(float_path: str | None = None, quant_path: str | None = None) -> int
     win.show()
     from PySide6.QtCore import QTimer
 
-    QTimer.singleShot(0, win.session.start_recovery)  # offer the session of a crashed run; autosave
+    QTimer.singleShot(0, win.features.session.start_recovery)  # offer the session of a crashed run; autosave
     _close_on_signals(app, win)
     code = app.exec()
-    win.session.clean_exit()
+    win.features.session.clean_exit()
     from inspector.gui.workers import Worker
 
     Worker.shutdown(5000)  # every worker cancelled and ended before the exit closes the worker process
     return int(code)
 
 
-def _close_on_signals(app: QApplication, win) -> None:
+def _close_on_signals(app: QApplication, win: MainWindow) -> None:
     """SIGTERM (logout, `kill`) and SIGINT (Ctrl+C in a terminal) close the window normally, so
     the session is not taken for a crash next time. Qt's event loop does not return to Python on
     its own; a cheap timer lets Python run its signal handlers."""
@@ -97,7 +103,10 @@ def render_self_test(float_path: str, quant_path: str) -> tuple[int, int, int]:
             if w.error:
                 raise RuntimeError(w.error)
         c = win.controller
-        op = next(op.index for op in c.subgraph("B").ops if op.type in ("CONV_2D", "FULLY_CONNECTED"))
+        sg = c.subgraph("B")
+        if sg is None:
+            raise RuntimeError(f"{quant_path}: model B did not open")
+        op = next(op.index for op in sg.ops if op.type in ("CONV_2D", "FULLY_CONNECTED"))
         c.select_op("B", op)
         if c.weights is None or c.weights.metrics is None:
             raise RuntimeError("no weight comparison for the first conv layer")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
@@ -209,14 +209,6 @@ class MainWindow(TfliteDropTarget, QMainWindow):
                         pair=pair, example_autorun=example_autorun, parity=parity, keras=keras,
                         diagnosis_features=diagnosis_features, graph=graph)
 
-    def __getattr__(self, name: str) -> Any:
-        """`window.compare`, `window.keras`...: the composed features by name, forwarded to
-        `window.features` (typed: what new tests use; features never look each other up here)."""
-        features = self.__dict__.get("features")
-        if features is not None and name in Features.NAMES:
-            return getattr(features, name)
-        raise AttributeError(name)
-
     # ------------------------------------------------------------------ extension points
     def add_tab(self, title: str, widget: QWidget) -> int:
         """Add an analysis view (layer error plot, activations, audit...) to the tab area."""
@@ -372,9 +364,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self.panes[other].refresh_pairs(lambda i, s=other: c.counterpart_op(s, i))
         if model is not None:
             self.recent.add(slot, model.path)
-            if c.models[other] is not None:
-                a, b = c.models["A"], c.models["B"]
-                self.recent.add_pair(a.path, b.path)  # type: ignore[union-attr]
+            a, b = c.models["A"], c.models["B"]
+            if a is not None and b is not None:
+                self.recent.add_pair(a.path, b.path)
             if self._banner_slot == slot:
                 self.banner.hide()
             self.statusBar().showMessage(f"Opened {model.path} as {slot}", 5000)

@@ -8,7 +8,8 @@ instead of to the concrete classes that happen to provide them (a test can pass 
   relayed signals.
 - The collaborators features call, each as what its callers use: `Comparison` (the compare
   controller), `ResultSource` (the comparison source), `InputsHost` (the compare feature's
-  intents), `OpMathShown` (the op math feature), `Parity`, `VersionsKeeper`, `SessionRestoring`, `Audit`.
+  intents), `OpMathShown` (the op math feature), `Parity`, `VersionsShown`, `PlanRunner`, `VersionsKeeper`,
+  `SessionRestoring`, `Audit`.
 What a feature may use of the window is `gui.ui_services.UiServices` itself (already narrow).
 """
 
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from inspector.core.compare.parity_result import RuntimeParityResult
     from inspector.core.compare.result import ComparisonResult
     from inspector.core.quantmath.opmath_types import OpMath
+    from inspector.core.requantize.plan import Plan
+    from inspector.core.requantize.surgical_plan import SurgicalPlan
     from inspector.core.review.audit import Finding
     from inspector.core.state.app_state import AppState, Selection
     from inspector.core.state.versions import Version
@@ -63,6 +66,8 @@ class ModelsController(Protocol):
     @property
     def quantization_changed(self) -> SignalInstance: ...  # ((label, Tensor) | None)
     @property
+    def error(self) -> SignalInstance: ...  # (message): any other user-facing error
+    @property
     def models(self) -> dict[str, Model | None]: ...
     @property
     def pairing(self) -> Pairing | None: ...
@@ -74,6 +79,7 @@ class ModelsController(Protocol):
     def subgraph(self, slot: str) -> Subgraph | None: ...
     def open_model(self, slot: str, path: str | Path, background: bool = True) -> Worker: ...
     def close_model(self, slot: str) -> None: ...
+    def is_loading(self, slot: str) -> bool: ...
     def swap_models(self) -> None: ...
     def set_signature(self, key: str | None) -> None: ...
     def select_op(self, slot: str, index: int, tensor: int | None = None) -> None: ...
@@ -117,6 +123,7 @@ class Comparison(Protocol):
     def set_options(self, options: CompareOptions) -> None: ...
     def set_result(self, result: ComparisonResult | None, run_options: CompareOptions | None = None) -> None: ...
     def set_baseline(self, result: ComparisonResult | None, label: str = "baseline") -> None: ...
+    def clear_baseline(self) -> None: ...
     def run(self, options: CompareOptions | None = None, *, paths: tuple[str, str] | None = None) -> Worker | None: ...
     def paths(self) -> tuple[str, str] | None: ...
 
@@ -161,6 +168,33 @@ class Parity(Protocol):
     def result_changed(self) -> SignalInstance: ...  # (RuntimeParityResult | None)
     @property
     def result(self) -> RuntimeParityResult | None: ...
+
+
+class VersionsShown(Protocol):
+    """The versions of B changing (`RequantizeController`'s relayed `versions_changed`)."""
+
+    @property
+    def versions_changed(self) -> SignalInstance: ...  # (): list, current or reference
+
+
+class RequantizeRuns(Protocol):
+    """What a requantize run tells (`RequantizeController`)."""
+
+    @property
+    def finished(self) -> SignalInstance: ...  # (Version): the new version, its comparison in
+    @property
+    def failed(self) -> SignalInstance: ...  # (message)
+
+
+class PlanRunner(Protocol):
+    """The requantize feature's intents (`RequantizeFeature`): queue a plan in its tab and run
+    it, say how it went; `rq`: what its runs tell."""
+
+    @property
+    def rq(self) -> RequantizeRuns: ...
+
+    def apply_plan(self, plan: Plan | SurgicalPlan) -> Worker | None: ...
+    def say(self, text: str) -> None: ...
 
 
 class VersionsKeeper(Protocol):

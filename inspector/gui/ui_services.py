@@ -101,6 +101,21 @@ class UiServices:
         """A window action by name ("quit", "recent"), for features that place theirs beside it."""
         return self._actions.get(name)
 
+    def insert_actions(self, menu: str, before: str, actions: list[QAction], separator: bool = False) -> None:
+        """Put `actions` (then a separator, if asked) in `menu` before the window action `before`
+        (at the menu's end when the window has none of that name)."""
+        m, at = self.menu(menu), self.action(before)
+        for a in actions:
+            if at is None:
+                m.addAction(a)
+            else:
+                m.insertAction(at, a)
+        if separator:
+            if at is None:
+                m.addSeparator()
+            else:
+                m.insertSeparator(at)
+
     def menu(self, name: str, title: str | None = None) -> QMenu:
         """The menu called `name` ("File", "Compare"...), added before Help (titled `title`,
         with its accelerator) the first time a feature asks for it."""

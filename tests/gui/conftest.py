@@ -108,7 +108,7 @@ def diagnosed(qtbot, window, tmp_path):
     open_wait(qtbot, window, "A", paths["diag_float"])
     open_wait(qtbot, window, "B", plant)
     opts = CompareOptions(samples=SampleSettings(count=40, seed=1, source=str(TaskFixtures(REPO / ".fixture-cache").npz(40))), isolated=True)
-    window.compare.set_options(opts)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=120_000) as blocker:
-        window.compare.run(opts)
+    window.features.compare.set_options(opts)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=120_000) as blocker:
+        window.features.compare.run(opts)
     return window, paths["diag_float"], plant, op, opts, blocker.args[0]

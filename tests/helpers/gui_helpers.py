@@ -24,13 +24,13 @@ def click_enabled(qtbot, button, timeout: int = WAIT_MS) -> None:
 
 def use_random_samples(win) -> None:
     """Choose random samples in the inputs panel (the bundled example pair opens with its .npz)."""
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("random"))
 
 
 def choose_signature(qtbot, win, key: str) -> None:
     """Choose signature `key` in the chooser and wait until the panes show it."""
-    combo = win.signature_features.chooser.combo
+    combo = win.features.signature_features.chooser.combo
     i = combo.findData(key)
     assert i >= 0, [combo.itemData(k) for k in range(combo.count())]
     with qtbot.waitSignal(win.controller.signature_changed, timeout=5000):
@@ -41,6 +41,6 @@ def open_pair_checked(qtbot, win, a, b) -> None:
     """Open A and B and wait until the pair check of the new pair has finished."""
     open_wait(qtbot, win, "A", a)
     open_wait(qtbot, win, "B", b)
-    checker = win.pair.checker
+    checker = win.features.pair.checker
     qtbot.waitUntil(lambda: checker.worker is None and checker.check is not None, timeout=WAIT_MS)
 

@@ -132,14 +132,15 @@ class ActivationView(QWidget):
         self.points.setData(hist.scatter_x, hist.scatter_y)
         lo, hi = float(hist.edges[0]), float(hist.edges[-1])
         span = hi - lo
-        if hist.rep_lo is not None and hist.rep_hi is not None:
+        clip_lo, clip_hi = hist.clip_lo, hist.clip_hi  # set with the representable range (half a step beyond it)
+        if hist.rep_lo is not None and hist.rep_hi is not None and clip_lo is not None and clip_hi is not None:
             self.range_lines[0].setValue(hist.rep_lo)
             self.range_lines[1].setValue(hist.rep_hi)
             for line in self.range_lines:
                 line.show()
             # shade beyond the saturation bounds (drawn over the visible part of the axis)
-            self.clip_regions[0].setRegion((min(lo, hist.clip_lo) - span, hist.clip_lo))  # type: ignore[type-var]
-            self.clip_regions[1].setRegion((hist.clip_hi, max(hi, hist.clip_hi) + span))  # type: ignore[type-var]
+            self.clip_regions[0].setRegion((min(lo, clip_lo) - span, clip_lo))
+            self.clip_regions[1].setRegion((clip_hi, max(hi, clip_hi) + span))
             for r in self.clip_regions:
                 r.show()
         else:
@@ -147,7 +148,7 @@ class ActivationView(QWidget):
                 it.hide()
         hp = self.hist_plot.getPlotItem()
         view_lo, view_hi = lo, hi
-        if hist.rep_lo is not None and hist.rep_hi - hist.rep_lo <= 4 * max(span, 1e-30):
+        if hist.rep_lo is not None and hist.rep_hi is not None and hist.rep_hi - hist.rep_lo <= 4 * max(span, 1e-30):
             view_lo, view_hi = min(lo, hist.rep_lo), max(hi, hist.rep_hi)  # show the range when it is near the data
         pad = 0.03 * (view_hi - view_lo or 1.0)
         hp.setXRange(view_lo - pad, view_hi + pad, padding=0)

@@ -17,24 +17,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, QPoint, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMenu
+from PySide6.QtWidgets import QAbstractItemView, QFileDialog, QMenu
 
 from inspector.core.compare.diagnosis import with_parity
 from inspector.core.compare.diagnosis_text import fix_words
-from inspector.core.compare.diagnosis_types import Fix
-from inspector.core.compare.extract import extract_op, write_extraction
+from inspector.core.compare.diagnosis_types import Fix, RootCause
+from inspector.core.compare.extract import Extraction, extract_op, write_extraction
+from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.progress import TaskState
 from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
+from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import same_file
+from inspector.core.state.versions import Version
 from inspector.core.viewdata.layer_series import cause_cells, fix_label
 from inspector.gui.diagnosis.root_cause_strip import RootCauseStrip
+from inspector.gui.protocols import Comparison, ModelsController, Parity, PlanRunner
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
 
-def extract_job(quant_path: str, op: int, samples, float_path: str | None, signature: str | None, out_dir: str, task):
+def extract_job(quant_path: str, op: int, samples: SampleSettings, float_path: str | None, signature: str | None, out_dir: str,
+                task: TaskState | None) -> Extraction:  # fmt: skip
     """Capture in the worker process, then write the folder (this thread)."""
     ex = run_isolated(extract_op, quant_path, op, samples, kwargs={"float_path": float_path, "signature": signature},
                       task=task, step=f"capturing op {op}", models=tuple(p for p in (quant_path, float_path) if p))
@@ -43,15 +49,16 @@ def extract_job(quant_path: str, op: int, samples, float_path: str | None, signa
 
 
 class DiagnosisFeature(QObject):
-    def __init__(self, controller, ui: UiServices, compare, requantize_features, parity) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, requantize_features: PlanRunner,
+                 parity: Parity) -> None:  # fmt: skip
         super().__init__(ui.parent)
         self.ui = ui
         self.controller = controller
         self.compare = compare
         self.requantize = requantize_features  # its intents: apply_plan, say
         self.rq = requantize_features.rq
-        self.pending: tuple[Fix, object, str] | None = None  # (fix, the comparison before it, its label)
-        self.root_pending = None  # the RootCause whose fix runs (the strip's Apply fix)
+        self.pending: tuple[Fix, ComparisonResult | None, str] | None = None  # (fix, the comparison before it, its label)
+        self.root_pending: RootCause | None = None  # the RootCause whose fix runs (the strip's Apply fix)
         self.outcome: list[str] = []  # the last fix's before/after lines
         self.extract_worker: Worker | None = None
         self.strip = RootCauseStrip()  # the root causes lead: above the output summary
@@ -87,7 +94,7 @@ class DiagnosisFeature(QObject):
     def _b_op(self, slot: str, row: int) -> int | None:
         return row if slot == "B" else self.controller.counterpart_op("A", row)
 
-    def _context_menu(self, slot: str, view, pos) -> None:
+    def _context_menu(self, slot: str, view: QAbstractItemView, pos: QPoint) -> None:
         idx = view.indexAt(pos)
         if not idx.isValid():
             return
@@ -95,7 +102,7 @@ class DiagnosisFeature(QObject):
         menu = QMenu(view)
         layer = self.layer(op)
         fix = None if layer is None or layer.diagnosis is None else layer.diagnosis.fix
-        a = menu.addAction(f"Apply fix: {fix_label(layer)}" if fix else "Apply fix (no fix diagnosed)")
+        a = menu.addAction(f"Apply fix: {fix_label(layer)}" if fix and layer is not None else "Apply fix (no fix diagnosed)")
         a.setEnabled(fix is not None)
         a.triggered.connect(lambda: self.apply_fix(op))
         b = menu.addAction("Extract as repro…")
@@ -104,7 +111,7 @@ class DiagnosisFeature(QObject):
         menu.popup(view.viewport().mapToGlobal(pos))
         self.menu = menu  # kept for tests
 
-    def diagnosed(self):
+    def diagnosed(self) -> ComparisonResult | None:
         """The comparison, re-diagnosed with the runtime-parity result of the same model B."""
         a, b, r = self.controller.models["A"], self.controller.models["B"], self.compare.result
         if r is None or a is None or b is None:
@@ -122,24 +129,24 @@ class DiagnosisFeature(QObject):
             pane.set_causes(cause_cells(r, float_side=slot == "A"))
 
     # ------------------------------------------------------------------ apply fix
-    def layer(self, op: int | None):
+    def layer(self, op: int | None) -> LayerResult | None:
         r = self.diagnosed()
         return None if r is None else r.layer_for_op(op)
 
     def apply_fix(self, op: int | None) -> Worker | None:
-        layer = self.layer(op)
-        if layer is None or layer.diagnosis is None or layer.diagnosis.fix is None:
+        layer, r = self.layer(op), self.compare.result  # a layer of the comparison shown: r is not None
+        if r is None or layer is None or layer.diagnosis is None or layer.diagnosis.fix is None:
             self.ui.status("Select a layer whose diagnosis proposes a fix (run a comparison first).", 8000)
             return None
         fix = layer.diagnosis.fix
-        plan = fix_plan(fix, signature=self.compare.result.signature)
-        self.pending = (fix, self.compare.result, fix_label(layer))
+        plan = fix_plan(fix, signature=r.signature)
+        self.pending = (fix, r, fix_label(layer))
         w = self.requantize.apply_plan(plan)  # queued in the Requantize tab's plan, run there
         if w is None:
             self.pending = None
         return w
 
-    def apply_root_fix(self, root=None) -> Worker | None:
+    def apply_root_fix(self, root: RootCause | None = None) -> Worker | None:
         """Apply the fix of the comparison's first root cause (the strip's Apply fix)."""
         r = self.compare.result
         root = root or (r.root_causes[0] if r is not None and r.root_causes else None)
@@ -154,7 +161,7 @@ class DiagnosisFeature(QObject):
             self.pending = self.root_pending = None
         return w
 
-    def _fix_finished(self, v) -> None:
+    def _fix_finished(self, v: Version) -> None:
         if self.pending is None:
             return
         fix, before, label = self.pending
@@ -195,7 +202,7 @@ class DiagnosisFeature(QObject):
         self.controller.run_task(w, f"Extracting op {op}")
         return w
 
-    def _extracted(self, ex, folder: str) -> None:
+    def _extracted(self, ex: Extraction, folder: str) -> None:
         exact = "bit-exact" if ex.reference_bit_exact else "NOT bit-exact"
         lsb = ", ".join(f"{v:g}" for v in ex.xnnpack_max_lsb.values()) or "-"
         self.ui.status(

@@ -44,7 +44,7 @@ class ExampleFeature(QObject):
         v = self.ui.settings.value(AUTORUN_KEY, True)
         return v not in (False, "false", "0", 0)
 
-    def _models_changed(self, *_args) -> None:
+    def _models_changed(self, *_args: object) -> None:
         # after the inputs memory chose the example's samples (connected before us): next event loop turn
         QTimer.singleShot(0, self._maybe_run)
         self._hint()
@@ -76,7 +76,7 @@ class ExampleFeature(QObject):
         if self.ui.current_tab_index() == 0:
             self.features.show_page()
 
-    def _hint(self, *_args) -> None:
+    def _hint(self, *_args: object) -> None:
         """The summary strip's hint while there is no result: 'Run' once both models are open."""
         if self.compare.result is not None:
             return

@@ -40,7 +40,7 @@ class GraphCanvas(QGraphicsView):
         self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontSavePainterState, True)
         self.setBackgroundBrush(Qt.GlobalColor.white)
         self.graph: ModelGraph | None = None
-        self.layout: GraphLayout | None = None
+        self.graph_layout: GraphLayout | None = None
         self.nodes: dict[int, NodeItem] = {}  # op index -> item
         self.items_by_id: list[NodeItem] = []
         self.selected: int | None = None
@@ -57,7 +57,7 @@ class GraphCanvas(QGraphicsView):
         scene = QGraphicsScene(self)
         scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
-        self.graph, self.layout, self.selected, self.nodes, self.items_by_id = graph, layout, None, {}, []
+        self.graph, self.graph_layout, self.selected, self.nodes, self.items_by_id = graph, layout, None, {}, []
         self._late_style = None
         work = self._items(graph, layout, style)
         if not incremental:
@@ -92,7 +92,7 @@ class GraphCanvas(QGraphicsView):
     def adopt(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle) -> None:
         """Show `graph` (of the `same_shape`) on the items already drawn: its tensors (tooltips'
         scales) and colours, the view kept where the user left it; 1,500 items are not rebuilt."""
-        self.graph, self.layout = graph, layout
+        self.graph, self.graph_layout = graph, layout
         for item, node in zip(self.items_by_id, graph.nodes, strict=True):
             item.node = node
         self.set_style(style)
@@ -196,7 +196,7 @@ class GraphCanvas(QGraphicsView):
         old = self.scene()
         self.setScene(QGraphicsScene(self))
         old.deleteLater()
-        self.graph, self.layout, self.nodes, self.items_by_id, self.selected = None, None, {}, [], None
+        self.graph, self.graph_layout, self.nodes, self.items_by_id, self.selected = None, None, {}, [], None
 
     # ------------------------------------------------------------------ selection and navigation
     def select(self, op: int | None, centre: bool = True) -> None:

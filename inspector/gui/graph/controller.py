@@ -7,14 +7,19 @@ selects the op everywhere (`Controller.select_op`), a selection anywhere centres
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
+from inspector.core.compare.result import ComparisonResult
 from inspector.core.graph.layout import GraphLayout, layout_graph
-from inspector.core.graph.structure import ModelGraph, model_graph
+from inspector.core.graph.structure import GraphNode, ModelGraph, model_graph
 from inspector.core.graph.style import GraphStyle, float_side, op_badges, style_graph
+from inspector.core.state.app_state import Selection
 from inspector.core.tflite.model import Model
 from inspector.gui.graph.view import GraphView
+from inspector.gui.protocols import Audit, Comparison, ModelsController, VersionsShown
+from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 
 ASYNC_OPS = 400  # larger graphs are styled in a worker thread (1,500 ops: 60-150 ms of Python)
@@ -26,7 +31,23 @@ def build_graph(model: Model, subgraph: int | None = None) -> tuple[ModelGraph, 
     return graph, layout_graph(graph)
 
 
-def build_styled(model: Model, subgraph: int | None, style_of) -> tuple[ModelGraph, GraphLayout, GraphStyle | None]:
+StyleInputs = tuple[ComparisonResult | None, str, tuple[tuple[int, tuple[str, ...]], ...], int | None]  # result, metric, badges, subgraph
+
+
+@dataclass(frozen=True)
+class StyleMaker:
+    """Styles a graph from the inputs captured when it was made (called in a worker); `inputs`
+    tells whether a style it made is stale."""
+
+    inputs: StyleInputs
+    result: ComparisonResult | None  # A's side of the comparison for model A
+
+    def __call__(self, graph: ModelGraph) -> GraphStyle:
+        _result, metric, badges, _sub = self.inputs
+        return style_graph(graph, self.result, metric, dict(badges))
+
+
+def build_styled(model: Model, subgraph: int | None, style_of: StyleMaker) -> tuple[ModelGraph, GraphLayout, GraphStyle | None]:
     """Worker side: `build_graph` and, for a large graph, its style (`style_of(graph)`)."""
     graph, layout = build_graph(model, subgraph)
     return graph, layout, style_of(graph) if graph.op_count > ASYNC_OPS else None
@@ -36,7 +57,8 @@ class GraphController(QObject):
     laid_out = Signal(str)  # slot: its graph is drawn (tests, screenshots)
     restyled = Signal(str)  # slot: a large graph's new colours are drawn (styled in a worker)
 
-    def __init__(self, controller, ui, compare, requantize, review, view: GraphView | None = None) -> None:
+    def __init__(self, controller: ModelsController, ui: UiServices, compare: Comparison, requantize: VersionsShown,
+                 review: Audit, view: GraphView | None = None) -> None:
         """`compare` (its `result_changed`), `requantize` (its relayed `versions_changed`: the
         edited badges) and `review` (its audit findings: the audit badges) are the collaborators
         it listens to; `ui` adds the tab."""
@@ -127,12 +149,13 @@ class GraphController(QObject):
         style_of = self._style_maker(slot, model)
         w = Worker(build_styled, model, self.other_subgraph if slot == "B" else None, style_of)
         self.workers[slot] = w
-        w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model, f=style_of: self._built(s, wk, m, *out, made=f)))
+        w.finished.connect(guarded(self, lambda out, s=slot, wk=w, m=model, f=style_of: self._built(s, wk, m, out, f)))
         w.failed.connect(guarded(self, lambda msg: self.view.status.setText(f"Graph not drawn: {msg}")))
         return w.start()  # (not a status-bar task: a second or less even for 5,000 ops; the tab says it)
 
-    def _built(self, slot: str, worker: Worker, model: Model, graph: ModelGraph, layout: GraphLayout,
-               style: GraphStyle | None = None, made=None) -> None:  # fmt: skip
+    def _built(self, slot: str, worker: Worker, model: Model,
+               out: tuple[ModelGraph, GraphLayout, GraphStyle | None], made: StyleMaker | None = None) -> None:
+        graph, layout, style = out
         if worker is not self.workers[slot] or self.controller.models[slot] is not model:
             return  # superseded
         self.workers[slot] = None
@@ -174,7 +197,7 @@ class GraphController(QObject):
     def _result(self):
         return self.state.current_comparison()
 
-    def _style_inputs(self, slot: str, model: Model | None = None) -> tuple:
+    def _style_inputs(self, slot: str, model: Model | None = None) -> StyleInputs:
         """What a style is made of (compared by identity: a style made from other inputs is stale)."""
         model = model or self.controller.models[slot]
         result = self._result() if not (slot == "B" and self.other_subgraph is not None) else None
@@ -192,18 +215,11 @@ class GraphController(QObject):
 
     _badge_memo: tuple | None = None
 
-    def _style_maker(self, slot: str, model: Model | None = None):
+    def _style_maker(self, slot: str, model: Model | None = None) -> StyleMaker:
         """A callable that styles a graph from the inputs captured now (runs in a worker)."""
         inputs = self._style_inputs(slot, model)
-        result, metric, badges, _sub = inputs
-        if slot == "A" and result is not None:
-            result = float_side(result)
-
-        def make(graph: ModelGraph) -> GraphStyle:
-            return style_graph(graph, result, metric, dict(badges))
-
-        make.inputs = inputs  # type: ignore[attr-defined]
-        return make
+        result = inputs[0]
+        return StyleMaker(inputs, float_side(result) if slot == "A" and result is not None else result)
 
     def _adopt(self, slot: str, style: GraphStyle) -> None:
         self.styles[slot] = style
@@ -247,7 +263,7 @@ class GraphController(QObject):
         self._mark_unmatched()
         self._status()
 
-    def _styled(self, slot: str, graph: ModelGraph, worker: Worker, make, style: GraphStyle) -> None:
+    def _styled(self, slot: str, graph: ModelGraph, worker: Worker, make: StyleMaker, style: GraphStyle) -> None:
         if self._stylers.get(slot) is not worker or self.graphs[slot] is not graph:
             return  # superseded
         self._stylers.pop(slot, None)
@@ -288,7 +304,7 @@ class GraphController(QObject):
         finally:
             self._clicked = None
 
-    def _selection_changed(self, sel) -> None:
+    def _selection_changed(self, sel: Selection) -> None:
         for slot, canvas in self.view.canvas.items():
             if not (slot == "B" and self.other_subgraph is not None):
                 canvas.select(sel.op(slot), centre=self._clicked != slot)
@@ -333,9 +349,9 @@ class GraphController(QObject):
         combo, b = self.view.subgraph, self.controller.models["B"]
         combo.clear()
         combo.addItem("compared subgraph", None)
-        for sg in b.subgraphs if b is not None else ():
-            if sg.index != b.main.index:  # type: ignore[union-attr]
-                combo.addItem(f"subgraph {sg.index} {sg.name} ({len(sg.ops)} ops)".replace("  ", " "), sg.index)
+        others = [sg for sg in b.subgraphs if sg.index != b.main.index] if b is not None else []
+        for sg in others:
+            combo.addItem(f"subgraph {sg.index} {sg.name} ({len(sg.ops)} ops)".replace("  ", " "), sg.index)
         combo.setVisible(combo.count() > 1)
 
     def show_subgraph(self, index: int | None) -> Worker | None:
@@ -356,11 +372,11 @@ class GraphController(QObject):
             self.graphs["A"] = None
 
 
-def _same(a: tuple, b: tuple) -> bool:
+def _same(a: StyleInputs, b: StyleInputs) -> bool:
     """Style inputs equal: the same comparison object (never compared field by field), the rest equal."""
     return a[0] is b[0] and a[1:] == b[1:]
 
 
-def _matches(g: ModelGraph, node, low: str) -> bool:
+def _matches(g: ModelGraph, node: GraphNode, low: str) -> bool:
     full = g.tensors[node.tensor].name.lower() if node.tensor is not None else ""
     return low in node.name.lower() or low in node.label.lower() or low in full

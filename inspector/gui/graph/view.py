@@ -5,6 +5,7 @@ It only draws: the controller (`controller.py`) gives it graphs, layouts and sty
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
@@ -20,7 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from inspector.core.graph.scales import METRIC_LABELS, METRICS
+from inspector.core.graph.metric_names import METRICS
+from inspector.core.graph.scales import METRIC_LABELS
 from inspector.core.graph.style import BADGES, Legend
 from inspector.gui.graph.canvas import GraphCanvas
 from inspector.gui.graph.minimap import GraphMinimap
@@ -63,13 +65,13 @@ class GraphView(QWidget):
         self.search.setClearButtonEnabled(True)
         self.search.setMaximumWidth(280)
         self.search.setMinimumWidth(90)
-        self.metric = QComboBox()
-        self.metric.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.metric.setMinimumContentsLength(13)  # the tab must not widen the window (the widest tab sets its minimum)
-        self.metric.setToolTip("Colour the ops by this metric of the comparison, or by the diagnosed cause")
+        self.metric_box = QComboBox()
+        self.metric_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.metric_box.setMinimumContentsLength(13)  # the tab must not widen the window (the widest tab sets its minimum)
+        self.metric_box.setToolTip("Colour the ops by this metric of the comparison, or by the diagnosed cause")
         for m in METRICS:
-            self.metric.addItem(SHORT_LABELS[m], m)
-            self.metric.setItemData(self.metric.count() - 1, METRIC_LABELS[m], Qt.ItemDataRole.ToolTipRole)
+            self.metric_box.addItem(SHORT_LABELS[m], m)
+            self.metric_box.setItemData(self.metric_box.count() - 1, METRIC_LABELS[m], Qt.ItemDataRole.ToolTipRole)
         self.btn_fit = QPushButton("Fit")
         self.btn_in, self.btn_out = QPushButton("+"), QPushButton("−")
         for b in (self.btn_in, self.btn_out):
@@ -97,13 +99,14 @@ class GraphView(QWidget):
         for w in (self.btn_out, self.btn_in, self.btn_fit, self.btn_worst, self.btn_room):
             bar.addWidget(w)
         bar.addSpacing(8)
-        bar.addWidget(self.metric)
+        bar.addWidget(self.metric_box)
         bar.addWidget(self.show_a)
         bar.addStretch(1)
         self.titles = {s: QLabel(f"<b>{'B (quantized)' if s == 'B' else 'A (float)'}</b>") for s in ("A", "B")}
         self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.boxes: dict[str, QWidget] = {}
         for s in ("A", "B"):
-            box = QWidget()
+            self.boxes[s] = box = QWidget()
             v = QVBoxLayout(box)
             v.setContentsMargins(0, 0, 0, 0)
             head = QHBoxLayout()
@@ -122,7 +125,7 @@ class GraphView(QWidget):
             else:
                 v.addWidget(self.canvas[s], 1)
             self.split.addWidget(box)
-        self.split.widget(0).setVisible(False)
+        self.boxes["A"].setVisible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(bar)
@@ -132,23 +135,27 @@ class GraphView(QWidget):
 
         for s, c in self.canvas.items():
             c.op_clicked.connect(lambda op, slot=s: self.op_clicked.emit(slot, op))
-        self.metric.currentIndexChanged.connect(lambda _i: self.metric_changed.emit(self.metric.currentData()))
+        self.metric_box.currentIndexChanged.connect(lambda _i: self.metric_changed.emit(self.metric_box.currentData()))
         self.show_a.toggled.connect(self._toggle_a)
         self.search.returnPressed.connect(lambda: self.search_requested.emit(self.search.text()))
         self.btn_worst.clicked.connect(self.worst_requested)
         self.btn_room.toggled.connect(self.room_toggled)
-        self.btn_fit.clicked.connect(lambda: [c.fit() for c in self._visible()])
-        self.btn_in.clicked.connect(lambda: [c.zoom(1.25) for c in self._visible()])
-        self.btn_out.clicked.connect(lambda: [c.zoom(0.8) for c in self._visible()])
+        self.btn_fit.clicked.connect(lambda: self._each(lambda c: c.fit()))
+        self.btn_in.clicked.connect(lambda: self._each(lambda c: c.zoom(1.25)))
+        self.btn_out.clicked.connect(lambda: self._each(lambda c: c.zoom(0.8)))
+
+    def _each(self, act: Callable[[GraphCanvas], None]) -> None:
+        for c in self._visible():
+            act(c)
 
     def _visible(self) -> list[GraphCanvas]:
         return [self.canvas["B"]] + ([self.canvas["A"]] if self.show_a.isChecked() else [])
 
     def _toggle_a(self, on: bool) -> None:
-        self.split.widget(0).setVisible(on)
+        self.boxes["A"].setVisible(on)
         if on:
             self.split.setSizes([self.split.width() // 2] * 2)
         self.show_a_toggled.emit(on)
 
     def current_metric(self) -> str:
-        return self.metric.currentData()
+        return self.metric_box.currentData()

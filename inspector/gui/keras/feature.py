@@ -10,6 +10,7 @@ TensorFlow is imported in the worker process only; the window stays responsive m
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,9 @@ from inspector.core.keras.for_view import default_cache_root, keras_source_of, o
 from inspector.core.keras.info import keras_info
 from inspector.core.keras.qat_tensors import QatColumns, QatTensor, qat_by_tensor, qat_math_section
 from inspector.core.keras.qat_variables import variable_table_rows, variables_caption
+from inspector.core.keras.result import KerasComparison
 from inspector.core.keras.rows import layer_rows, qat_row_tensors, qat_rows
+from inspector.core.progress import TaskState
 from inspector.core.quantmath.opmath_types import OpMath
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
@@ -34,7 +37,7 @@ from inspector.gui.workers import Worker, guarded
 KERAS_FILTER = "Keras models (*.keras *.h5 *.hdf5);;All files (*)"
 
 
-def _in_worker(fn, *args, task, step: str, models=()) -> Any:
+def _in_worker(fn: Callable[..., Any], *args: object, task: TaskState | None, step: str, models: Sequence[str] = ()) -> Any:
     return run_isolated(fn, *args, task=task, step=step, models=models)
 
 
@@ -122,7 +125,7 @@ class KerasFeature(QObject):
         b = self.controller.models["B"]
         info = self.source["info"] if self.source is not None else None
         paired = info is not None and b is not None and info.get("tflite") == b.path and b.main.index == 0  # keras_info pairs with subgraph 0
-        self.qat_tensors = qat_by_tensor(info) if paired else {}  # type: ignore[arg-type]
+        self.qat_tensors = qat_by_tensor(info) if paired and info is not None else {}
         self.ui.panes["B"].tensors.set_extra_columns(QatColumns(self.qat_tensors) if self.qat_tensors else None)
         self.opmath.set_section(None)
         self._op_math_shown(self.opmath.current_math())
@@ -210,7 +213,7 @@ class KerasFeature(QObject):
         self.worker = self.controller.run_task(w, "Comparing the Keras model with B")
         return w
 
-    def _compared(self, kc) -> None:
+    def _compared(self, kc: KerasComparison) -> None:
         self._show_comparison(kc.to_json())
 
     def _show_comparison(self, d: dict[str, Any]) -> None:

@@ -178,9 +178,9 @@ class Controller(QObject):
             t = next((o for o in op.outputs if o >= 0), None)
         other_op = self.counterpart_op(slot, index)
         other_t = None
-        if other_op is not None:
-            osg = self.subgraph("B" if slot == "A" else "A")
-            other_t = weight_tensor_of(osg, osg.ops[other_op])  # type: ignore[union-attr]
+        osg = self.subgraph("B" if slot == "A" else "A")
+        if other_op is not None and osg is not None:  # a counterpart op: the other model is open
+            other_t = weight_tensor_of(osg, osg.ops[other_op])
         if other_t is None and t is not None:
             other_t = self.counterpart_tensor(slot, t)
         self._select(slot, index, other_op, t, other_t)
@@ -230,7 +230,8 @@ class Controller(QObject):
         if size <= SYNC_WEIGHT_ELEMENTS:
             w.run_here()
         else:
-            self.task_started.emit(w, f"Weight histogram of {(tb or ta).name}")  # type: ignore[union-attr]
+            shown = tb or ta  # one of them, since size > 0
+            self.task_started.emit(w, f"Weight histogram of {shown.name if shown is not None else 'a tensor'}")
             w.start()
 
     def _weights_ready(self, worker: Worker, analysis: WeightAnalysis | None) -> None:

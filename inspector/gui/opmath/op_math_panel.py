@@ -63,8 +63,8 @@ class CopyableTable(QTableWidget):
         self.setRowCount(len(rows))
         self.setHorizontalHeaderLabels(headers)
         for c, tip in enumerate(tips or []):
-            if tip:
-                self.horizontalHeaderItem(c).setToolTip(tip)
+            if tip and (head := self.horizontalHeaderItem(c)) is not None:
+                head.setToolTip(tip)
         font = mono_font()
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
@@ -82,9 +82,10 @@ class CopyableTable(QTableWidget):
         it = self.item(row, col)
         return "" if it is None else it.text()
 
-    def column(self, header: str) -> int:
+    def column_of(self, header: str) -> int:
+        """The column headed `header` (KeyError if none)."""
         for c in range(self.columnCount()):
-            if self.horizontalHeaderItem(c).text() == header:
+            if (head := self.horizontalHeaderItem(c)) is not None and head.text() == header:
                 return c
         raise KeyError(header)
 
@@ -139,9 +140,9 @@ class OpMathPanel(QWidget):
         tensors_box = _boxed(self.tensor_caption, self.tensor_table)
         self.qat_box = _boxed(self.qat_caption, self.qat_table)
         self.qat_box.hide()
-        detail_box = _boxed(self.detail_caption, self.detail_table)
+        self.detail_box = _boxed(self.detail_caption, self.detail_table)
         self.detail_split = QSplitter(Qt.Orientation.Horizontal)
-        self.detail_split.addWidget(detail_box)
+        self.detail_split.addWidget(self.detail_box)
         self.detail_split.addWidget(self.plot)
         self.detail_split.setSizes([520, 300])
         right = QSplitter(Qt.Orientation.Vertical)
@@ -183,7 +184,7 @@ class OpMathPanel(QWidget):
         caption, headers, rows, tips = fmt.detail_rows(math)
         self.detail_caption.setText(caption)
         self.detail_table.set_rows(headers, rows, tips)
-        self.detail_table.parentWidget().setVisible(bool(rows))
+        self.detail_box.setVisible(bool(rows))
         self._plot(math)
         self.fit_tensor_rows()
 
@@ -218,7 +219,7 @@ class OpMathPanel(QWidget):
         """Give the tensor table the height of all its rows (at most two thirds of the column),
         the per-channel table the rest."""
         total = sum(self.right.sizes()) or self.right.height()
-        if total <= 0 or not self.detail_table.parentWidget().isVisibleTo(self):
+        if total <= 0 or not self.detail_box.isVisibleTo(self):
             return
         top = min(self.tensor_box_height(), int(total * 2 / 3))
         if not self.qat_box.isVisibleTo(self):

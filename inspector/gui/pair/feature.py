@@ -110,6 +110,7 @@ class PairChecker(QObject):
         c = self.controller
         if check.swapped:
             a, b = c.models["A"], c.models["B"]
+            assert a is not None and b is not None, "a pair was checked"
             note = swap_note(check, Path(b.path).name, Path(a.path).name)
             self._swapped_key = (id(b), id(a))
             self.note = note
@@ -136,11 +137,11 @@ class PairFeature(QObject):
         controller.pair_changed.connect(self.memory.pair_changed)
         self.memory.note.connect(compare_features.show_inputs_note)
         compare.result_changed.connect(self._result_changed)
-        self.random_banner.action_button.clicked.connect(self.choose_samples)
+        self.random_banner.button().clicked.connect(self.choose_samples)
         self.act_example = QAction("Open the &example pair", ui.parent)
         self.act_example.setToolTip("The bundled float + int8 example, with its inputs and labels")
         self.act_example.triggered.connect(self.open_example)
-        ui.menu("File").insertAction(ui.action("recent"), self.act_example)
+        ui.insert_actions("File", "recent", [self.act_example])
 
     def open_example(self) -> list:
         """Open the bundled example pair (its bundled inputs are selected on its first run)."""

@@ -65,10 +65,10 @@ class ParityController(QObject):
         self.cancel()
         w = Worker(_parity_job, model.path, options, wants_progress=True)
         self.worker = w
-        w.progress.connect(guarded(self, lambda f, t: w is self.worker and self.progress.emit(f, t)))
+        w.progress.connect(guarded(self, lambda f, t: self.progress.emit(f, t) if w is self.worker else None))
         w.finished.connect(guarded(self, lambda r: self._finished(w, options, r)))
-        w.failed.connect(guarded(self, lambda msg: w is self.worker and self.failed.emit(msg)))
-        w.cancelled.connect(guarded(self, lambda: w is self.worker and self.cancelled.emit()))
+        w.failed.connect(guarded(self, lambda msg: self.failed.emit(msg) if w is self.worker else None))
+        w.cancelled.connect(guarded(self, lambda: self.cancelled.emit() if w is self.worker else None))
         w.done.connect(guarded(self, lambda: self._done(w)))
         self.controller.run_task(w, f"Runtime parity of {Path(model.path).name}")
         self.started.emit()

@@ -38,8 +38,10 @@ from inspector.core.requantize.jobs import (
     SURGICAL_EDIT,
     SURGICAL_SUGGEST,
     EditRun,
+    QuantizerRuns,
 )
 from inspector.core.requantize.plan import Plan, infer_base
+from inspector.core.requantize.suggest import SuggestResult
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.state.app_state import same_file
@@ -171,24 +173,24 @@ class RequantizeController(VersionFiles, QObject):
         if v.comparison is not None:
             if c.result is not v.comparison and self.state.is_current(v.comparison):  # not another signature's
                 c.set_result(v.comparison)
-        elif (shown := self.state.current_comparison()) is not None:  # made on this B already
+        elif (shown := self.state.current_comparison()) is not None and self.current is not None:  # made on this B already
             self.state.set_version_comparison(self.current, shown)
         else:  # a run still going is for an earlier model B: run() replaces it
             c.run(self.comparison_options())
         self._update()
 
     def _result_changed(self, result: ComparisonResult | None) -> None:
-        v = self.version(self.current)
+        v, i = self.version(self.current), self.current
         a = self.controller.models["A"]
-        if result is None or v is None or a is None:
+        if result is None or v is None or i is None or a is None:
             return
         if same_file(result.quant_path, v.path) and same_file(result.float_path, a.path):
-            self.state.set_version_comparison(self.current, result)
+            self.state.set_version_comparison(i, result)
             self._update()
             ref = self.version(self.reference)
             if ref is not None and ref.comparison is not None and self.compare.baseline is not ref.comparison:
                 self.compare.set_baseline(ref.comparison, f"before: {ref.name}")
-            if self.flow.compared(self.current):
+            if self.flow.compared(i):
                 self.finished.emit(v)
 
     def _update(self) -> None:
@@ -197,7 +199,7 @@ class RequantizeController(VersionFiles, QObject):
         v, ref = self.version(self.current), self.version(self.reference)
         self.delta = None
         if v is not None and ref is not None and ref is not v and v.comparison is not None and ref.comparison is not None:
-            edits = edit_marks(v.plan) if v.surgical and same_file(v.source, ref.path) else None
+            edits = edit_marks(v.plan) if v.surgical and isinstance(v.plan, SurgicalPlan) and same_file(v.source, ref.path) else None
             self.delta = version_delta(ref.comparison, v.comparison, ref.size_bytes, v.size_bytes, (ref.name, v.name), edits)
         self.delta_changed.emit(self.delta)
 
@@ -228,7 +230,7 @@ class RequantizeController(VersionFiles, QObject):
         plan: regenerate from the float file, seeded from B's ranges, after a no-change
         re-calibration that becomes the baseline. The result becomes the next version and model B."""
         a, v = self.controller.models["A"], self.version(self.current)
-        if not self._may_start(a, v):
+        if not self._may_start(a, v) or a is None or v is None:
             return None
         if isinstance(plan, SurgicalPlan) and not plan.edits:
             self._fail("The plan has no layer: add the layers of model B to edit first.")
@@ -251,7 +253,7 @@ class RequantizeController(VersionFiles, QObject):
         w.finished.connect(guarded(self, lambda runs: self._requantized(runs, plan, v, n)))
         return self._start(w, f"Requantizing {Path(a.path).name}")
 
-    def _may_start(self, a, v: Version | None) -> bool:
+    def _may_start(self, a: Model | None, v: Version | None) -> bool:
         """Both models are open and nothing runs; else the user is told why not."""
         if a is None or v is None:
             self._fail("Open the float model (A) and its quantized twin (B) first.")
@@ -266,7 +268,7 @@ class RequantizeController(VersionFiles, QObject):
         if v.comparison is None and shown is not None and same_file(shown.quant_path, v.path):
             self._set_comparison(v, shown)
 
-    def _set_comparison(self, v: Version, result) -> None:
+    def _set_comparison(self, v: Version, result: ComparisonResult) -> None:
         """A version's comparison changes through the state (its `versions_changed` follows)."""
         i = next((i for i, x in enumerate(self.versions) if x is v), None)
         if i is not None:
@@ -277,6 +279,7 @@ class RequantizeController(VersionFiles, QObject):
             return
         if run.baseline is not None and before.comparison is None:
             self._set_comparison(before, run.baseline)
+        assert run.path is not None, "the GUI's edits always name a file (None: the CLI's in-memory run)"
         if run.unchanged:  # same ops, tensors, parameters and weights: not a new version
             remove_quietly(run.path)
             why = "; ".join(run.result.notes) or "the edited model equals model B"
@@ -285,12 +288,13 @@ class RequantizeController(VersionFiles, QObject):
             self.ui.status(msg, 10000)
             return
         r = run.result
-        gain = [f"gain: {r.gain.text()}"] if getattr(r, "gain", None) is not None else []
+        held_out = getattr(r, "gain", None)
+        gain = [f"gain: {held_out.text()}"] if held_out is not None else []
         self._add_version(Version(n, name, run.path, r.float_path, "edited", plan=r.plan, notes=gain + list(r.notes),
                                   size_bytes=file_size(run.path), base=before.base, edited_ops=tuple(r.edited_ops),
                                   source=before.path), before)
 
-    def _requantized(self, runs, plan: Plan, source: Version, n: int) -> None:
+    def _requantized(self, runs: QuantizerRuns, plan: Plan, source: Version, n: int) -> None:
         if not any(v is source for v in self.versions):  # the pair was closed meanwhile: stale
             return
         a = self.controller.models["A"]
@@ -330,7 +334,7 @@ class RequantizeController(VersionFiles, QObject):
 
         surgical = treatment == "surgical"
         a, v = self.controller.models["A"], self.version(self.current if surgical else 0)
-        if not self._may_start(a, v):
+        if not self._may_start(a, v) or a is None or v is None:
             return None
         if surgical and target_sqnr_db is None and max_layers is None:
             self._fail("Give Suggest a target output SQNR or a maximum number of edits.")
@@ -381,7 +385,7 @@ class RequantizeController(VersionFiles, QObject):
             self.ui.status("Not run: no inputs were chosen.", 8000)
         return answer == "random"
 
-    def _suggested(self, result, path: str) -> None:
+    def _suggested(self, result: SuggestResult | SurgicalSuggestResult, path: str) -> None:
         if not self.versions:  # the pair was closed meanwhile: stale
             return
         self.flow.suggested(result, path)  # its suggestion_changed is relayed
@@ -398,7 +402,9 @@ class RequantizeController(VersionFiles, QObject):
         a = self.controller.models["A"]
         if isinstance(s, SurgicalSuggestResult):
             b = Model(before.path)
-            v = Version(n, f"v{n} suggest: {describe_surgical(s.plan, b)}", path, s.best.float_path,
+            plan = s.plan
+            assert plan is not None  # a result with a best model carries the plan that made it
+            v = Version(n, f"v{n} suggest: {describe_surgical(plan, b)}", path, s.best.float_path,
                         "suggested", plan=s.plan, notes=list(s.best.notes) + list(s.notes),
                         size_bytes=file_size(path), base=before.base,
                         edited_ops=tuple(s.best.edited_ops), source=before.path)

@@ -8,16 +8,22 @@ given. Intents for its collaborators: `apply_plan` (queue a plan and run it), `s
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
+from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.choices import algorithms_for, logits_objective
+from inspector.core.requantize.plan import Plan
+from inspector.core.requantize.suggest import SuggestResult
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
+from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.samples.holdout import MIN_HELD_OUT, split_samples
+from inspector.core.state.versions import Version
 from inspector.core.viewdata.layer_series import op_errors
 from inspector.core.viewdata.suggest_view import suggest_text
 from inspector.gui.protocols import Comparison, ModelsController
@@ -30,7 +36,7 @@ MODEL_FILTER = "TFLite models (*.tflite);;All files (*)"
 RECIPE_FILTER = "Recipe JSON (*.json);;All files (*)"
 
 
-def origin_text(v) -> str:
+def origin_text(v: Version) -> str:
     if v.kind == "opened":
         return "the model you opened"
     if v.surgical:
@@ -40,7 +46,7 @@ def origin_text(v) -> str:
     return f"{v.kind} from {Path(v.float_path).name}" + (f", calibration seeded from {Path(v.source).name}" if v.source else "")
 
 
-def sample_text(opts) -> str:
+def sample_text(opts: CompareOptions) -> str:
     s = opts.samples
     count = s.random_count if s.source is None else s.count
     how = (f"from {3 * MIN_HELD_OUT} samples on, the first 2/3 calibrate and the rest are held out to measure gains; "
@@ -50,7 +56,7 @@ def sample_text(opts) -> str:
     return f"Calibration uses the comparison's samples: {s.describe()}; {how}. Change them in the Layer error tab."
 
 
-def held_out_note(notes) -> str:
+def held_out_note(notes: Iterable[str]) -> str:
     """The held-out gain line of a version's notes (`gain: ...`), as a sentence; '' when none."""
     line = next((n for n in notes if n.startswith("gain: ")), "")
     return f" Gain {line[6:]}." if line else ""
@@ -107,7 +113,7 @@ class RequantizeFeature(QObject):
         if self.rq.suggestion is not None:
             self.panel.editor.set_plan(self.rq.suggestion.plan)
 
-    def apply_plan(self, plan) -> Worker | None:
+    def apply_plan(self, plan: Plan | SurgicalPlan) -> Worker | None:
         """Queue `plan` in the tab's plan editor, show the tab and run it (None: not started)."""
         self.panel.editor.set_plan(plan)
         self.ui.show_tab(self.panel)
@@ -165,7 +171,7 @@ class RequantizeFeature(QObject):
         ed.set_running(running, f"{what}…" if running else ("Cancelled." if what == "cancelled" else ""))
         self.panel.suggest.run_button.setEnabled(not running)
 
-    def _finished(self, v) -> None:
+    def _finished(self, v: Version) -> None:
         n = len(v.notes)
         shown = [t for t in v.notes if not t.startswith("gain: ")]  # the gain line is shown on its own
         first = f" {n} note(s) (Notes tab)" + (f", first: {shown[0]}" if shown else "") if n else ""
@@ -179,7 +185,7 @@ class RequantizeFeature(QObject):
         self.panel.editor.status.setText(f"{v.name} is model B now.{gain}{held_out_note(v.notes)}" + (f" {why}" if why else first))
         self.panel.plot_tabs.setCurrentWidget(self.panel.plot)
 
-    def _suggestion(self, s) -> None:
+    def _suggestion(self, s: SuggestResult | SurgicalSuggestResult | None) -> None:
         p, held = self.panel, self.rq.flow.suggestion  # the result, its file, source and objective
         at = p.suggest.objective.currentText() if isinstance(s, SurgicalSuggestResult) and held is not None and held.objective else None
         p.tradeoff.set_suggestion(s, at)

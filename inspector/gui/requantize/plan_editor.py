@@ -21,6 +21,7 @@ import math
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -89,7 +90,15 @@ class DraftOptions(QObject):
         return getattr(self.draft, name)
 
     def set_option(self, name: str, value: object) -> None:
-        self.draft.set_options(**{name: value})
+        text = value if isinstance(value, str) else None
+        if name == "base":
+            self.draft.set_options(base=text)
+        elif name == "per_channel":
+            self.draft.set_options(per_channel=bool(value))
+        elif name == "algorithm":
+            self.draft.set_options(algorithm=text)
+        else:
+            raise KeyError(name)
 
 class PlanEditor(QWidget):
     run_requested = Signal(object)  # Plan
@@ -118,7 +127,8 @@ class PlanEditor(QWidget):
         self.base.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.base.setMinimumContentsLength(10)
         self.base_note = QLabel()
-        self.per_channel = QCheckBox("per-channel weights", checked=True)
+        self.per_channel = QCheckBox("per-channel weights")
+        self.per_channel.setChecked(True)
         self.algorithm = QComboBox()
         for key, text in ALGORITHM_LABELS.items():
             self.algorithm.addItem(text, key)
@@ -176,7 +186,7 @@ class PlanEditor(QWidget):
         self.run_button.clicked.connect(lambda: self.run_requested.emit(self.plan()))
         self.cancel_button.clicked.connect(self.cancel_requested.emit)
 
-        lay = QVBoxLayout(self)
+        self.column = lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(form)
         self.table.setMinimumHeight(table_height(self.table, 4))  # a long status never squeezes the rows away
@@ -195,7 +205,7 @@ class PlanEditor(QWidget):
     def take_run_row(self) -> RunRow:
         """The Run / Cancel / progress / status row, out of this editor's layout: the panel pins
         it below its scroll area, so Run is never scrolled or cut away in a small window."""
-        self.layout().removeWidget(self.run_row)
+        self.column.removeWidget(self.run_row)
         return self.run_row
 
     # ------------------------------------------------------------------ route
@@ -308,7 +318,8 @@ class PlanEditor(QWidget):
         plan, msgs = self.draft.to_plan(SURGICAL)
         for m in msgs:
             self.message.emit(m)
-        return plan  # type: ignore[return-value]
+        assert isinstance(plan, SurgicalPlan), "the surgical route's draft makes a SurgicalPlan"
+        return plan
 
     def set_plan(self, plan: Plan | SurgicalPlan) -> None:
         for m in self.draft.from_plan(plan):
@@ -341,7 +352,7 @@ class PlanEditor(QWidget):
         self.choice_label.setText("Treatment" if quantizer else "Edit")
         self.table.setColumnHidden(COL_ALGORITHM, not quantizer)
         self.table.setColumnWidth(COL_TREATMENT, 118 if quantizer else 164)
-        self.table.horizontalHeaderItem(COL_TREATMENT).setText("Treatment" if quantizer else "Edit")
+        self._header_item(COL_TREATMENT).setText("Treatment" if quantizer else "Edit")
         _fill(self.new_choice, route_choices(route), self.new_choice.currentData())
 
     def _new_row(self) -> None:
@@ -382,9 +393,11 @@ class PlanEditor(QWidget):
             treat.setCurrentIndex(max(0, treat.findData(row.choice)))
             kinds = d.applicable_kinds(r)  # the edits that do not apply to the row's op are greyed out
             model = treat.model()
+            assert isinstance(model, QStandardItemModel), "a QComboBox's own model"
             for i in range(treat.count()):
                 c = EDIT_BY_KEY.get(treat.itemData(i))
-                model.item(i).setEnabled(kinds is None or c is None or c.kind in kinds)  # type: ignore[attr-defined]
+                if (item := model.item(i)) is not None:
+                    item.setEnabled(kinds is None or c is None or c.kind in kinds)
         op_type = d.op_type(r)
         with quietly(algo):
             if algo.property("op_type") != op_type:
@@ -403,7 +416,7 @@ class PlanEditor(QWidget):
         row's op is B's alone), with A's op beside it where the numbers differ."""
         d, row = self.draft, self.draft.rows[r]
         op, b = row.a_op, row.b_op
-        num, name = self.table.item(r, 0), self.table.item(r, 1)
+        num, name = self._item(r, 0), self._item(r, 1)
         num.setText("–" if b is None else str(b))
         if op is None:  # an op of B alone (QUANTIZE at the input...)
             qm = d.quant_model
@@ -414,12 +427,25 @@ class PlanEditor(QWidget):
             name.setToolTip(f"op {b} of model B: {d.op_type(r)}; no counterpart in model A "
                             "(surgical edits only)\n" + "\n".join(outs))
             return
-        sg = d.float_model.main  # type: ignore[union-attr]
+        fm = d.float_model
+        assert fm is not None, "a row with an op of A has model A open"
+        sg = fm.main
         beside = "" if b == op else f" · A: op {op}"
-        name.setText(f"{short_layer_name(d.float_model, op)} ({sg.ops[op].type}){beside}")  # type: ignore[arg-type]
+        name.setText(f"{short_layer_name(fm, op)} ({sg.ops[op].type}){beside}")
         outs = [sg.tensors[o].name for o in sg.ops[op].outputs if o >= 0]
         where = "no counterpart in model B" if b is None else f"op {b} of model B"
         name.setToolTip(f"{where}; op {op} of model A: {sg.ops[op].type}\n" + "\n".join(outs))
+
+    def _item(self, r: int, c: int) -> QTableWidgetItem:
+        """The table's item at (r, c): every cell of a row has one from `_new_row`."""
+        item = self.table.item(r, c)
+        assert item is not None, f"row {r} has no item in column {c}"
+        return item
+
+    def _header_item(self, c: int) -> QTableWidgetItem:
+        item = self.table.horizontalHeaderItem(c)
+        assert item is not None, f"column {c} has no header item"
+        return item
 
     def _sqnr_item(self, op: int | None) -> QTableWidgetItem:
         v = None if op is None else self.errors.get(op)

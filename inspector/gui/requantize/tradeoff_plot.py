@@ -8,6 +8,7 @@ core (`SuggestResult.points`, `requantize.delta.output_sqnr_db`); this module on
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -52,7 +53,7 @@ def x_least(xs: list[float]) -> float:
 Y_LEAST_DB = 2.0  # narrowest SQNR axis worth showing
 
 
-def place_labels(entries: list[tuple[float, float, str]], width_px: float, height_px: float, extra_y: list[float] = (),  # type: ignore[assignment]  # an empty tuple as the immutable default, never mutated
+def place_labels(entries: list[tuple[float, float, str]], width_px: float, height_px: float, extra_y: Sequence[float] = (),
                  char_px: float = 7.5, line_px: float = 17.0) -> list[tuple[float, float, str, tuple[float, float]]]:
     """Greedy: each label takes the first side of its point where it overlaps no earlier label;
     labels equal to one already placed at the same spot are dropped."""

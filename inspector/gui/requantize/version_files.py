@@ -9,6 +9,7 @@ import itertools
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspector.core.errors import InputError, InspectorError
 from inspector.core.requantize.quantizer_route import (
@@ -21,10 +22,32 @@ from inspector.core.state.app_state import default_reference, same_file
 from inspector.core.state.version_sessions import restore_versions, session_versions
 from inspector.core.state.versions import Version, file_size
 
+if TYPE_CHECKING:
+    from PySide6.QtCore import SignalInstance
+
+    from inspector.core.compare.comparison import CompareOptions
+    from inspector.core.state.app_state import AppState
+    from inspector.gui.protocols import ModelsController
+    from inspector.gui.ui_services import UiServices
+
 __all__ = ["VersionFiles", "file_name", "file_size", "remove_quietly"]
 
 
 class VersionFiles:
+    if TYPE_CHECKING:  # what `RequantizeController` provides
+        state: AppState
+        ui: UiServices
+        controller: ModelsController
+        saved: SignalInstance
+
+        @property
+        def current(self) -> int | None: ...
+        def version(self, i: int | None) -> Version | None: ...
+        def comparison_options(self) -> CompareOptions: ...
+        def _protected(self, opts: CompareOptions) -> list[str]: ...
+        def _fail(self, message: str) -> None: ...
+        def _show_current(self) -> None: ...
+
     # ------------------------------------------------------------------ save
     def save_model_to(self, path: str | Path, version: int | None = None) -> bool:
         """Write the version's model to `path` (atomic); input files are refused."""
@@ -34,7 +57,7 @@ class VersionFiles:
             return False
         try:
             data = Path(v.path).read_bytes()
-            res = RequantizeResult(data, v.recipe or [], [], v.plan, v.float_path)
+            res = RequantizeResult(data, v.recipe or [], [], None, v.float_path)  # the bytes alone are written
             save_model(res, path, protect=self._protected(self.comparison_options()))
         except InspectorError as e:
             self._fail(f"Could not save the model: {e}")
@@ -58,7 +81,7 @@ class VersionFiles:
                 return True
             if v is None or not v.recipe:
                 raise InputError(f"{v.name if v else 'model B'} was opened, not produced here, so it has no recipe; choose a requantized version")
-            res = RequantizeResult(b"", v.recipe, [], v.plan, v.float_path)
+            res = RequantizeResult(b"", v.recipe, [], None, v.float_path)  # the recipe alone is written
             save_recipe(res, path, protect=self._protected(self.comparison_options()))
         except InspectorError as e:
             self._fail(f"Could not save the recipe: {e}")

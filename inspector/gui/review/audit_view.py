@@ -10,7 +10,14 @@ from __future__ import annotations
 import html
 import math
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QColor, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -121,7 +128,7 @@ class FindingsModel(QAbstractTableModel):
         self.shown_subgraph, self.subgraph_labels = subgraph, dict(labels or {})
         self.layoutChanged.emit()
 
-    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
         f, col = self.findings[index.row()], index.column()
@@ -167,8 +174,10 @@ class FindingsFilter(QSortFilterProxyModel):
             self.text = text.strip().lower()
         self.invalidateFilter()
 
-    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
-        model: FindingsModel = self.sourceModel()  # type: ignore[assignment]
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        model = self.sourceModel()
+        if not isinstance(model, FindingsModel):
+            return False
         f = model.findings[row]
         if f.severity not in self.severities:
             return False

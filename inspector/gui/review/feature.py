@@ -44,9 +44,7 @@ class ReviewFeature(QObject):
         self._install_menu()
 
     def _install_menu(self) -> None:
-        file_menu, before = self.ui.menu("File"), self.ui.action("quit")
-        file_menu.insertAction(before, self.exporter.action)
-        file_menu.insertSeparator(before)
+        self.ui.insert_actions("File", "quit", [self.exporter.action], separator=True)
 
     # ------------------------------------------------------------------ audit
     def update_audit(self) -> None:

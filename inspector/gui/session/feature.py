@@ -83,10 +83,7 @@ class SessionFeature(QObject):
         self.controller.pair_changed.connect(self.autosave)
         on_event(self.controller.state.parity_changed, self, lambda _r: self.autosave())
         self.controller.signature_changed.connect(lambda _k: self.autosave())
-        file_menu, quit_action = ui.menu("File"), ui.action("quit")  # Open / Save session, then a separator, before Quit
-        for a in (self.act_open, self.act_save):
-            file_menu.insertAction(quit_action, a)
-        file_menu.insertSeparator(quit_action)
+        ui.insert_actions("File", "quit", [self.act_open, self.act_save], separator=True)  # Open / Save session, then a separator, before Quit
 
     # ------------------------------------------------------------------ state
 
@@ -161,7 +158,7 @@ class SessionFeature(QObject):
             self._pending = None
             self._finish(state, problems, origin)
 
-    def _loaded(self, token, worker) -> None:
+    def _loaded(self, token: tuple[dict, set, list[str]], worker: Worker) -> None:
         if self._pending is not token:
             return
         state, pending, problems = token
@@ -241,7 +238,8 @@ class SessionFeature(QObject):
             self.open(path)
 
     # ------------------------------------------------------------------ crash recovery
-    def start_recovery(self, recovery: CrashRecovery | None = None, ask=None) -> Recoverable | None:
+    def start_recovery(self, recovery: CrashRecovery | None = None,
+                       ask: Callable[[Recoverable], bool] | None = None) -> Recoverable | None:
         """Mark this instance as running, offer the newest crashed session, start autosaving.
         `ask(rec) -> bool` replaces the question dialog (tests). Returns what was restored."""
         self.recovery = recovery or CrashRecovery()

@@ -32,10 +32,10 @@ class GridAxis(pg.AxisItem):
         if self.shown is None:
             return super().tickValues(minVal, maxVal, size)
         self._labels = dict(self.shown.major)
-        step = self.shown.stride * self.quant_grid[0]  # type: ignore[index]
+        step = self.shown.stride * self.quant_grid[0]
         ticks = [(step, [v for v, _ in self.shown.major])]
         if self.shown.minor:
-            ticks.append((self.quant_grid[0], list(self.shown.minor)))  # type: ignore[index]
+            ticks.append((self.quant_grid[0], list(self.shown.minor)))
         return ticks
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802

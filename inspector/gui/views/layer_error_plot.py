@@ -117,14 +117,14 @@ class LayerErrorPlot(QWidget):
             self.curves[name], self.points[name] = curve, pts
         self.ring = pg.ScatterPlotItem(symbol="o", size=18, pen=pg.mkPen(COLOR_CLIP, width=2.5), brush=pg.mkBrush(None))
         self.ring.setZValue(20)
-        self.cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DotLine))
-        self.cursor.hide()
+        self.depth_cursor = pg.InfiniteLine(angle=90, pen=pg.mkPen(COLOR_CLIP, width=1, style=Qt.PenStyle.DotLine))
+        self.depth_cursor.hide()
         self.exact_line = pg.InfiniteLine(angle=0, pen=pg.mkPen(text_color(), width=1, style=Qt.PenStyle.DotLine),
                                           label=EXACT_LINE_LABEL, labelOpts={"position": 0.03, "color": text_color(), "anchors": [(0, 1), (0, 1)]})
         self.exact_line.hide()
         p.addItem(self.exact_line)
         p.addItem(self.ring, ignoreBounds=True)  # a marker never stretches the axes
-        p.addItem(self.cursor, ignoreBounds=True)
+        p.addItem(self.depth_cursor, ignoreBounds=True)
         self.empty = pg.TextItem(EMPTY_TEXT, color=text_color(), anchor=(0.5, 0.5))
         p.addItem(self.empty)
         self._y_extent: tuple[float, float] | None = None
@@ -270,8 +270,8 @@ class LayerErrorPlot(QWidget):
                 pts.setData([])
                 continue
             x = s.depth.copy()
-            if name in ("baseline", "sample") and r is not None:
-                x = aligned_x(res, r)  # type: ignore[arg-type]
+            if name in ("baseline", "sample") and r is not None and res is not None:
+                x = aligned_x(res, r)
                 order = np.argsort(x, kind="stable")
             else:
                 order = np.arange(len(x))
@@ -510,14 +510,14 @@ class LayerErrorPlot(QWidget):
         i = self.layer_position(self.selected)
         if s is None or i is None or not 0 <= i < len(s.values) or not s.drawn()[i]:
             self.ring.setData([])
-            self.cursor.hide()
+            self.depth_cursor.hide()
             return
         y = s.values[i]
         if metric_spec(self.metric_key).log:
             y = np.log10(y) if y > 0 else np.nan
         self.ring.setData([float(s.depth[i])], [float(y)])
-        self.cursor.setValue(float(s.depth[i]))
-        self.cursor.show()
+        self.depth_cursor.setValue(float(s.depth[i]))
+        self.depth_cursor.show()
 
     def layer_position(self, op_index: int | None) -> int | None:
         """Position in result.layers of B's op `op_index` (its first output)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -67,7 +67,7 @@ class OpListModel(QAbstractTableModel):
     def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(OP_COLUMNS)
 
-    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or self.subgraph is None:
             return None
         sg, op, c = self.subgraph, self.subgraph.ops[index.row()], index.column()
@@ -106,8 +106,8 @@ class OpListModel(QAbstractTableModel):
                 return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
             ins = ", ".join(sg.tensors[i].name if i >= 0 else "(none)" for i in op.inputs)
-            outs = ", ".join(sg.tensors[o].name for o in op.outputs if o >= 0)
-            return f"{op.type} v{op.version}\ninputs: {ins}\noutputs: {outs}"
+            out_names = ", ".join(sg.tensors[o].name for o in op.outputs if o >= 0)
+            return f"{op.type} v{op.version}\ninputs: {ins}\noutputs: {out_names}"
         return None
 
     def headerData(self, section: int, orientation, role=Qt.ItemDataRole.DisplayRole):
@@ -137,7 +137,9 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.accept_tflite_drops()  # onto a pane: that pane's slot
         self.title = QLabel(f"<b>{SLOT_TITLES[slot]}</b>")
         self.info = ElidedLabel()  # a long file name is cut in the middle (whole in the tooltip), never widens the window
-        self.close_button = QToolButton(text="✕", toolTip=f"Close model {slot}", autoRaise=True)
+        self.close_button = QToolButton(autoRaise=True)
+        self.close_button.setText("✕")
+        self.close_button.setToolTip(f"Close model {slot}")
         self.close_button.clicked.connect(lambda: self.close_requested.emit(self.slot))
         self.close_button.hide()
         head = QHBoxLayout()
@@ -181,7 +183,7 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.stack = QStackedWidget()
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(split)
-        lay = QVBoxLayout(self)
+        self.column = lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(head)
         lay.addWidget(self.stack, 1)
@@ -208,11 +210,12 @@ class ModelPane(TfliteDropTarget, QWidget):
             self.info.setText("")
             self.info.setToolTip("")
             return
+        sg = model.main
         sig = f"signature '{model.signature_key}', " if model.signature_key else ""
-        extra = f", {sig}subgraph {sg.index} of {len(model.subgraphs)}" if len(model.subgraphs) > 1 else ""  # type: ignore[union-attr]
+        extra = f", {sig}subgraph {sg.index} of {len(model.subgraphs)}" if len(model.subgraphs) > 1 else ""
         self.info.setText(
             f"{Path(model.path).name} — {model.size_bytes / 1024:,.0f} KiB, "
-            f"{len(sg.ops)} ops, {len(sg.tensors)} tensors{extra}"  # type: ignore[union-attr]
+            f"{len(sg.ops)} ops, {len(sg.tensors)} tensors{extra}"
         )
         self.info.setToolTip(model.path)
 
@@ -258,10 +261,10 @@ class ModelPane(TfliteDropTarget, QWidget):
     def height_for(self, op_rows_wanted: int = OP_ROWS, tensor_rows: int = TENSOR_ROWS) -> int:
         """Pane height at which the op list shows `op_rows_wanted` rows and the tensor table
         `tensor_rows` (the main window's default share for the panes asks for this)."""
-        m = self.layout().contentsMargins()
+        m = self.column.contentsMargins()
         head = max(w.sizeHint().height() for w in (self.title, self.info, self.close_button))
         row = self.op_view.verticalHeader().defaultSectionSize()
-        return (m.top() + m.bottom() + head + self.layout().spacing() + self.splitter.handleWidth()
+        return (m.top() + m.bottom() + head + self.column.spacing() + self.splitter.handleWidth()
                 + self._ops_frame() + op_rows_wanted * row + self.tensors.frame_height() + tensor_rows * row)
 
     def table_rows_shown(self) -> tuple[int, int]:

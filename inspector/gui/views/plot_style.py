@@ -37,7 +37,7 @@ def style_plot(widget: pg.PlotWidget | pg.GraphicsLayoutWidget, plots: list[pg.P
     bg = pal.color(QPalette.ColorRole.Base)
     fg = pal.color(QPalette.ColorRole.Text)
     widget.setBackground(bg)
-    items = plots if plots is not None else [widget.getPlotItem()]  # type: ignore[union-attr]
+    items = plots if plots is not None else [widget.getPlotItem()]
     for p in items:
         for name in ("left", "bottom", "right", "top"):
             ax = p.getAxis(name)

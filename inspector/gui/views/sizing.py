@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt, Signal
 from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QAbstractScrollArea, QHeaderView, QLabel, QSizePolicy, QSplitter
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QTableView
 
 
-def table_height(t: QAbstractScrollArea, rows: int) -> int:
+def table_height(t: QTableView, rows: int) -> int:
     """Height of a table view showing `rows` rows with its header, frame and horizontal scroll bar."""
-    head: QHeaderView = t.horizontalHeader()  # type: ignore[attr-defined]
-    row = t.verticalHeader().defaultSectionSize()  # type: ignore[attr-defined]
+    head = t.horizontalHeader()
+    row = t.verticalHeader().defaultSectionSize()
     return head.sizeHint().height() + rows * row + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height()
 
 
@@ -31,19 +31,19 @@ class CappedLabel(QLabel):
             self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.setText(text)
 
-    def text(self) -> str:  # type: ignore[override]
+    def text(self) -> str:
         return self._full
 
     def shown_text(self) -> str:
         """What is drawn (the whole text, or its start and '…')."""
         return super().text()
 
-    def setText(self, text: str) -> None:  # type: ignore[override]
+    def setText(self, text: str) -> None:
         self._full = text or ""
         self.setToolTip(self._full if self._full else "")
         self._fit()
 
-    def clear(self) -> None:  # type: ignore[override]
+    def clear(self) -> None:
         """QLabel.clear would leave `text()` (the whole text) saying what was shown."""
         self.setText("")
 
@@ -174,17 +174,17 @@ class ElidedLabel(QLabel):
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setText(text)
 
-    def text(self) -> str:  # type: ignore[override]
+    def text(self) -> str:
         return self._full
 
     def shown_text(self) -> str:
         return super().text()
 
-    def setText(self, text: str) -> None:  # type: ignore[override]
+    def setText(self, text: str) -> None:
         self._full = text or ""
         self._elide()
 
-    def setToolTip(self, tip: str) -> None:  # type: ignore[override]
+    def setToolTip(self, tip: str) -> None:
         """An explicit tooltip (a path) replaces the default one (the whole text when cut)."""
         self._tip = tip or None
         self._elide()

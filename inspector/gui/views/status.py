@@ -36,12 +36,16 @@ class ErrorBanner(QFrame):
         self.label = QLabel()
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)  # elided, not widened
-        self.more_button = QToolButton(text="More", autoRaise=True, toolTip="Show the whole message")
+        self.more_button = QToolButton(autoRaise=True)
+        self.more_button.setText("More")
+        self.more_button.setToolTip("Show the whole message")
         self.more_button.clicked.connect(self.toggle)
         self.more_button.hide()
-        self.close_button = close = QToolButton(text="✕", autoRaise=True, toolTip="Dismiss")
+        self.close_button = close = QToolButton(autoRaise=True)
+        close.setText("✕")
+        close.setToolTip("Dismiss")
         close.clicked.connect(self.hide)
-        lay = QHBoxLayout(self)
+        self.row = lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 4, 4, 4)
         lay.addWidget(self.label, 1)
         lay.addWidget(self.more_button)
@@ -72,12 +76,13 @@ class ErrorBanner(QFrame):
 
     def _layout_text(self) -> None:
         fm = self.label.fontMetrics()
-        lay = self.layout()
+        lay = self.row
         m = lay.contentsMargins()
         close_w = self.close_button.sizeHint().width()
         room = self.contentsRect().width() - m.left() - m.right() - close_w - lay.spacing() - 4
-        if self.action_widget() is not None and self.action_widget().isVisible():
-            room -= self.action_widget().sizeHint().width() + lay.spacing()
+        action = self.action_widget()
+        if action is not None and action.isVisible():
+            room -= action.sizeHint().width() + lay.spacing()
         one_line = "\n" not in self._text and fm.horizontalAdvance(self._text) <= room
         self.more_button.setVisible(not one_line)
         width = max(40, room - (0 if one_line else self.more_button.sizeHint().width() + lay.spacing()))
@@ -113,9 +118,15 @@ class NoticeBanner(ErrorBanner):
         self.action_button: QPushButton | None = None
         if action:
             self.action_button = QPushButton(action)
-            self.layout().insertWidget(1, self.action_button)
+            self.row.insertWidget(1, self.action_button)
 
     def action_widget(self) -> QWidget | None:
+        return self.action_button
+
+    def button(self) -> QPushButton:
+        """The action button (a notice made with an `action` text has one)."""
+        if self.action_button is None:
+            raise ValueError(f"{self.objectName()} has no action button")
         return self.action_button
 
 

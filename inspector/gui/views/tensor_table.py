@@ -14,6 +14,7 @@ import numpy as np
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
+    QPersistentModelIndex,
     QSortFilterProxyModel,
     Qt,
     QTimer,
@@ -55,8 +56,10 @@ class ExtraColumns(Protocol):
     """Columns another feature adds after the table's own (e.g. QAT ranges beside B's scales):
     display cells (None: the tensor has none), sort keys, and which rows carry a finding."""
 
-    headers: tuple[str, ...]
-    tips: dict[str, str]
+    @property
+    def headers(self) -> tuple[str, ...]: ...
+    @property
+    def tips(self) -> dict[str, str]: ...
 
     def cells(self, tensor: int) -> tuple[str, ...] | None: ...
 
@@ -174,7 +177,10 @@ class TensorTableModel(QAbstractTableModel):
         return "" if cells is None else cells[column - len(COLUMNS)]
 
     def header(self, column: int) -> str:
-        return COLUMNS[column] if column < len(COLUMNS) else self.extra.headers[column - len(COLUMNS)]  # type: ignore[union-attr]
+        if column < len(COLUMNS):
+            return COLUMNS[column]
+        assert self.extra is not None, "a column after COLUMNS is an extra one"
+        return self.extra.headers[column - len(COLUMNS)]
 
     def set_subgraph(self, sg: Subgraph | None, model: Model | None = None) -> None:
         """`model` (the file `sg` belongs to) lets blockwise tensors show their block scales."""
@@ -199,7 +205,8 @@ class TensorTableModel(QAbstractTableModel):
     def text(self, tensor: int) -> tuple[str, ...]:
         hit = self._rows.get(tensor)
         if hit is None:
-            t = self.subgraph.tensors[tensor]  # type: ignore[union-attr]
+            assert self.subgraph is not None, "rows exist with a subgraph only"
+            t = self.subgraph.tensors[tensor]
             hit = self._rows[tensor] = format_row(t, blockwise_of(self._model, t))
         return hit
 
@@ -235,7 +242,7 @@ class TensorTableModel(QAbstractTableModel):
     def columnCount(self, parent=QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(COLUMNS) + (len(self.extra.headers) if self.extra is not None else 0)
 
-    def data(self, index: QModelIndex, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index: QModelIndex | QPersistentModelIndex, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid() or self.subgraph is None:
             return None
         ti, c = self.tensor_at(index.row()), index.column()
@@ -276,7 +283,9 @@ class TensorTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return self.header(section)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return TOOLTIPS.get(COLUMNS[section]) if section < len(COLUMNS) else self.extra.tips.get(self.header(section))  # type: ignore[union-attr]
+            if section < len(COLUMNS):
+                return TOOLTIPS.get(COLUMNS[section])
+            return self.extra.tips.get(self.header(section)) if self.extra is not None else None
         return None
 
 
@@ -299,9 +308,9 @@ class TensorFilter(QSortFilterProxyModel):
     def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
         self.sourceModel().sort(column, order)
 
-    def filterAcceptsRow(self, row: int, parent: QModelIndex) -> bool:
-        src: TensorTableModel = self.sourceModel()  # type: ignore[assignment]
-        if src.subgraph is None:
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
+        src = self.sourceModel()
+        if not isinstance(src, TensorTableModel) or src.subgraph is None:
             return False
         ti = src.tensor_at(row)
         t = src.subgraph.tensors[ti]
@@ -323,7 +332,7 @@ class TensorTable(QWidget):
         """Height of everything but the rows: filter row, spacing, header, frame, scroll bar."""
         from inspector.gui.views.sizing import table_height
 
-        return self.filter_edit.sizeHint().height() + self.layout().spacing() + table_height(self.view, 0)
+        return self.filter_edit.sizeHint().height() + self.column.spacing() + table_height(self.view, 0)
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -353,7 +362,7 @@ class TensorTable(QWidget):
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.filter_edit, 1)
         top.addWidget(self.kind_combo)
-        lay = QVBoxLayout(self)
+        self.column = lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(self.view)

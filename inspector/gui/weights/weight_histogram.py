@@ -195,10 +195,11 @@ class WeightHistogramView(QWidget):
                 ln.hide()
             self.channel_plot.hide()
             return
-        src = w.b or w.a
+        src = w.b or w.a  # an analysis shown has A's or B's tensor
+        name = src.name if src is not None else ""
         ch = f", channel {w.channel}" if w.channel is not None else ""
-        self.title.setText(f"<b>{src.name}</b>{ch}")  # type: ignore[union-attr]  # an analysis shown has A's or B's tensor
-        self.title.setToolTip(src.name)  # type: ignore[union-attr]  # as above
+        self.title.setText(f"<b>{name}</b>{ch}")
+        self.title.setToolTip(name)
         notes = "".join(f"<br><i>{n}</i>" for n in w.notes)
         self.summary.setText(summary_text(w) + notes)
         self.fine = None  # decided by _update_detail for the visible range

@@ -20,24 +20,24 @@ def test_dialogs_never_start_in_resources(qtbot, window, tmp_path, monkeypatch, 
     recent = window.recent
     assert Path(recent.last_dir).resolve() == resources_dir() / "examples"  # the open dialog may start there
     assert recent.save_dir == str(home)
-    assert window.review.exporter.default_folder() == str(home)
-    assert Path(window.session.save_start()) == home / f"session{SUFFIX}"
+    assert window.features.review.exporter.default_folder() == str(home)
+    assert Path(window.features.session.save_start()) == home / f"session{SUFFIX}"
     # A session saved (through the dialog) moves the save folder there.
     out = tmp_path / "mine"
     out.mkdir()
     monkeypatch.setattr("inspector.gui.session.feature.QFileDialog.getSaveFileName",
                         lambda *a, **k: (str(out / "s.tqi.json"), ""))  # fmt: skip
-    window.session.choose_save()
+    window.features.session.choose_save()
     assert (out / "s.tqi.json").is_file()
     assert recent.save_dir == str(out)
-    assert window.review.exporter.default_folder() == str(out)
+    assert window.features.review.exporter.default_folder() == str(out)
     # Models opened from the user's own folder: their folder is the default.
     open_wait(qtbot, window, "B", fixture_path("int8"))
     window.settings.remove("last_save_dir")
     assert recent.save_dir == str(Path(fixture_path("int8")).resolve().parent)
     # An export folder remembered inside resources (an older version's default) is not reused.
     window.settings.setValue("export/last_dir", str(resources_dir() / "examples"))
-    assert window.review.exporter.default_folder() == recent.save_dir
+    assert window.features.review.exporter.default_folder() == recent.save_dir
 
 
 def test_save_model_as_never_starts_in_the_versions_cache(qtbot, window, tmp_path, monkeypatch, fixture_path):
@@ -54,13 +54,13 @@ def test_save_model_as_never_starts_in_the_versions_cache(qtbot, window, tmp_pat
     starts = []
     monkeypatch.setattr("inspector.gui.requantize.feature.QFileDialog.getSaveFileName",
                         lambda _w, _t, start, _f: (starts.append(start), ("", ""))[1])  # fmt: skip
-    window.requantize_panel.save_model_button.click()
+    window.features.requantize_panel.save_model_button.click()
     assert Path(starts[-1]).parent.resolve() == Path(fb).resolve().parent, starts
     mine = tmp_path / "mine"
     mine.mkdir()
     window.recent.remember_save_dir(mine / "x.tflite")
-    window.requantize_panel.save_model_button.click()
+    window.features.requantize_panel.save_model_button.click()
     assert Path(starts[-1]).parent == mine
     window.settings.setValue("last_save_dir", str(cache))  # an old default inside the cache: not reused
-    window.requantize_panel.save_model_button.click()
+    window.features.requantize_panel.save_model_button.click()
     assert Path(starts[-1]).parent.resolve() == Path(fb).resolve().parent

@@ -71,7 +71,7 @@ def test_selecting_a_layer_selects_its_weight_tensor(qtbot, window, example_pair
     dw = next(op for op in mq.main.ops if op.type == "DEPTHWISE_CONV_2D")
     _click_op(window, "B", dw.index)
     assert window.panes["B"].tensors.selected_tensor() == dw.inputs[1]
-    assert window.weights_view.analysis.b.name == mq.main.tensors[dw.inputs[1]].name
+    assert window.features.weights_view.analysis.b.name == mq.main.tensors[dw.inputs[1]].name
 
 
 @pytest.mark.parametrize("kind", ["not_tflite", "truncated", "missing", "empty"])
@@ -112,14 +112,14 @@ def test_lone_model_works(qtbot, window, fixture_path):
     mq = Model(fixture_path("int8"))
     conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
     _click_op(window, "B", conv.index)
-    w = window.weights_view.analysis
+    w = window.features.weights_view.analysis
     assert w is not None and w.a is None and w.metrics is None
-    assert not window.weights_view.curve_a.isVisible() and window.weights_view.curve_b.isVisible()
+    assert not window.features.weights_view.curve_a.isVisible() and window.features.weights_view.curve_b.isVisible()
     q = mq.main.tensors[conv.inputs[1]].quantization
-    assert len(window.per_channel_view.scale_points.getOriginalDataset()[1]) == q.num_channels
+    assert len(window.features.per_channel_view.scale_points.getOriginalDataset()[1]) == q.num_channels
     assert window.panes["A"].selected_op() is None
     window.controller.close_model("B")
-    assert window.weights_view.analysis is None and window.panes["B"].stack.currentIndex() == 0
+    assert window.features.weights_view.analysis is None and window.panes["B"].stack.currentIndex() == 0
 
 
 def _drop(target, paths):

@@ -29,12 +29,12 @@ def test_open_recent_back_to_a_pair_describes_its_samples(qtbot, window, example
     shape = window.controller.models["A"].main.tensors[window.controller.models["A"].main.inputs[0]].shape
     samples = tmp_path / "two_hundred.npy"
     np.save(samples, np.random.default_rng(0).random((200, *shape[1:]), dtype=np.float32))
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(samples), "")))
-    window.compare_features.choose_sample_file()
-    with qtbot.waitSignal(window.compare.result_changed, timeout=120_000):
+    window.features.compare_features.choose_sample_file()
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=120_000):
         click_enabled(qtbot, panel.run_button)
-    assert window.compare.result.samples == 200
+    assert window.features.compare.result.samples == 200
     open_pair_checked(qtbot, window, *cnn_pair)  # another pair
     assert "No samples chosen" in panel.status.text()
     _recent(qtbot, window, "A", a)  # back through Open recent, one model at a time

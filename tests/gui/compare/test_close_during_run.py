@@ -21,10 +21,10 @@ def test_closing_the_window_during_a_run_stops_it_without_a_traceback(qtbot, win
     open_wait(qtbot, window, "B", fb)
     opts = CompareOptions(samples=SampleSettings(count=400, seed=1))
     outcome: list[str] = []
-    w = window.compare.run(opts)
+    w = window.features.compare.run(opts)
     w.failed.connect(lambda m: outcome.append(f"failed {m}"))
     w.cancelled.connect(lambda: outcome.append("cancelled"))
-    qtbot.waitUntil(lambda: window.compare.running and w._cancel is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: window.features.compare.running and w._cancel is not None, timeout=10_000)
     qtbot.wait(300)  # the worker process is computing
     assert not w.is_done
     with caplog.at_level(logging.ERROR):

@@ -22,12 +22,12 @@ RUN_MS = 60_000
 
 
 def _run(qtbot, window, count: int = 4, seed: int = 3, isolated: bool = False):
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     use_random_samples(window)
     panel.count.setValue(count)
     panel.seed.setValue(seed)
     panel.isolated.setChecked(isolated)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
@@ -74,7 +74,7 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, cnn_window, f
     assert [lay.tensor_name for lay in result.layers] == [lay.tensor_name for lay in indep.layers]
 
     # One point per matched layer; drawn SQNR = the independent run's (inf drawn above the finite ones).
-    plot = win.compare_features.plot
+    plot = win.features.compare_features.plot
     assert plot.metric_key == "sqnr_db"
     x, y = plot.point_data("accumulated")
     # integer shape ops (SHAPE, STRIDED_SLICE, PACK: equal by construction) are not on the error curve
@@ -102,7 +102,7 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, cnn_window, f
     # Click the depthwise conv's point: both panes and the activation view follow.
     k = next(i for i, lay in enumerate(drawn) if lay.op_type == "DEPTHWISE_CONV_2D")
     layer = drawn[k]
-    win.tabs.setCurrentWidget(win.compare_features.page)
+    win.tabs.setCurrentWidget(win.features.compare_features.page)
     qtbot.waitUntil(lambda: plot.plot.isVisible())
     with qtbot.waitSignal(win.controller.selection_changed, timeout=5000):
         _click_point(qtbot, plot, x[k], y[k])
@@ -113,7 +113,7 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, cnn_window, f
     rx, _ry = plot.ring.getData()
     assert list(rx) == [layer.op_index]  # the ring sits at B's op index
 
-    view = win.compare_features.activations
+    view = win.features.compare_features.activations
     assert view.layer is layer and layer.tensor_name in view.title.text()
     view.log_check.setChecked(False)
     edges, fc, qc = view.histogram_data()
@@ -138,8 +138,8 @@ def test_run_plot_click_selects_layer_and_shows_activations(qtbot, cnn_window, f
 
     # Output summary at the top.
     out = indep.outputs[0].metrics
-    assert win.compare_features.summary.isVisible()
-    assert f"{out.sqnr_db:.4g} dB" in win.compare_features.summary.text and "runtime optimized" in win.compare_features.summary.text
+    assert win.features.compare_features.summary.isVisible()
+    assert f"{out.sqnr_db:.4g} dB" in win.features.compare_features.summary.text and "runtime optimized" in win.features.compare_features.summary.text
 
     # Metric switch: MSE on a log axis, values log10 of the independent MSE.
     plot.set_metric("mse")
@@ -170,9 +170,9 @@ def test_sqnr_column_colours_good_and_bad_layers(qtbot, example_window, example_
 def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
     win = example_window
     first = _run(qtbot, win, count=2)
-    win.compare.set_baseline(first, "before: int8")
+    win.features.compare.set_baseline(first, "before: int8")
     second = _run(qtbot, win, count=3, seed=5)
-    plot = win.compare_features.plot
+    plot = win.features.compare_features.plot
     bx, by = plot.point_data("baseline")
     ax, ay = plot.point_data("accumulated")
     first_drawn = [lay for lay in first.layers if not is_shape_only(lay)]
@@ -185,28 +185,28 @@ def test_baseline_series_and_stale_result(qtbot, example_window, example_pair):
     assert "before: int8" in labels and "accumulated (end to end)" in labels
     # Closing model B makes the result stale: views clear, the baseline (of the closed pair) too;
     # the summary strip keeps its place (no layout jump) and shows the hint.
-    height = win.compare_features.summary.height()
+    height = win.features.compare_features.summary.height()
     win.controller.close_model("B")
-    assert win.compare.result is None and win.compare.baseline is None
+    assert win.features.compare.result is None and win.features.compare.baseline is None
     assert len(plot.point_data("accumulated")[0]) == 0 and len(plot.point_data("baseline")[0]) == 0
-    assert win.compare_features.summary.isVisible() and win.compare_features.summary.text == ""
-    assert win.compare_features.summary.height() == height
+    assert win.features.compare_features.summary.isVisible() and win.features.compare_features.summary.text == ""
+    assert win.features.compare_features.summary.height() == height
     assert win.panes["A"].ops.errors == {}
 
 
 def test_cancel_keeps_the_app_usable(qtbot, example_window):
     win = example_window
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     use_random_samples(win)  # the example opens with its bundled inputs: too few to still be running
     panel.count.setValue(100_000)  # minutes of work
-    with qtbot.waitSignal(win.compare.progress, timeout=RUN_MS):
+    with qtbot.waitSignal(win.features.compare.progress, timeout=RUN_MS):
         click_enabled(qtbot, panel.run_button)
-    assert win.compare.running, panel.status.text()
+    assert win.features.compare.running, panel.status.text()
     assert panel.cancel_button.isEnabled() and not panel.run_button.isEnabled()
-    with qtbot.waitSignal(win.compare.cancelled, timeout=15_000):
+    with qtbot.waitSignal(win.features.compare.cancelled, timeout=15_000):
         qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: panel.run_button.isEnabled(), timeout=5000)
-    assert win.compare.result is None and "Cancelled" in panel.status.text()
+    assert win.features.compare.result is None and "Cancelled" in panel.status.text()
     result = _run(qtbot, win, count=2)
     assert result.samples == 2
 
@@ -216,12 +216,12 @@ def test_custom_op_fails_with_a_message_naming_the_op(qtbot, window, fixture_pat
     custom = next(op.type for op in Model(path).main.ops if op.is_custom)
     open_wait(qtbot, window, "A", path)
     open_wait(qtbot, window, "B", path)
-    with qtbot.waitSignal(window.compare.failed, timeout=RUN_MS) as blocker:
-        window.compare.run(CompareOptions(samples=SampleSettings(count=2)))
+    with qtbot.waitSignal(window.features.compare.failed, timeout=RUN_MS) as blocker:
+        window.features.compare.run(CompareOptions(samples=SampleSettings(count=2)))
     msg = blocker.args[0]
     assert custom in msg and str(path.name) in msg
     assert window.banner.isVisible() and custom in window.banner.text
-    assert "Failed" in window.compare_features.inputs.status.text() and window.compare_features.inputs.run_button.isEnabled()
+    assert "Failed" in window.features.compare_features.inputs.status.text() and window.features.compare_features.inputs.run_button.isEnabled()
     # Still usable: the example pair compares fine afterwards.
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
@@ -236,7 +236,7 @@ def test_large_model_keeps_selected_values_and_collects_others(qtbot, cnn_window
 
     monkeypatch.setattr(cc_mod, "keep_plan", lambda qm, selected=None: keep_plan(qm, selected, budget=0))
     win = cnn_window
-    cf = win.compare_features
+    cf = win.features.compare_features
     q = win.controller.models["B"].main
     conv = next(op for op in q.ops if op.type == "CONV_2D")
     win.controller.select_op("B", conv.index, tensor=conv.outputs[0])
@@ -248,7 +248,7 @@ def test_large_model_keeps_selected_values_and_collects_others(qtbot, cnn_window
     add = result.layers[k]
     assert cf.activations.hist is None and cf.activations.collect.isVisibleTo(cf.activations)
     assert "not kept" in cf.activations.title.text()
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         qtbot.mouseClick(cf.activations.collect, Qt.MouseButton.LeftButton)
     again = blocker.args[0]
     assert add.quant_tensor in again.kept and conv.outputs[0] in again.kept and again.samples == 2
@@ -261,7 +261,7 @@ def test_dynamic_range_model_every_metric_and_float_activations(qtbot, window, f
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", fixture_path("dynamic"))
     result = _run(qtbot, window, count=2)
-    plot = window.compare_features.plot
+    plot = window.features.compare_features.plot
     n = len(result.layers)
     for key in ("sqnr_db", "mse", "max_abs", "cosine", "rmse_over_scale", "clip_rate", "range_use"):
         plot.set_metric(key)
@@ -270,6 +270,6 @@ def test_dynamic_range_model_every_metric_and_float_activations(qtbot, window, f
         assert len(x) == len(drawable) <= n, key
     fc = next(i for i, lay in enumerate(result.layers) if lay.op_type == "FULLY_CONNECTED")
     plot.click_layer(fc)
-    view = window.compare_features.activations
+    view = window.features.compare_features.activations
     assert view.hist is not None and view.hist.rep_lo is None and view.hist.steps_per_bin is None
     assert "no quantization grid" in view.title.text() and not view.range_lines[0].isVisible()

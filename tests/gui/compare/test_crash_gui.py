@@ -17,7 +17,7 @@ RUN_MS = 120_000
 
 
 def _compare(window):
-    return window.compare
+    return window.features.compare
 
 
 def _click_op(win, slot: str, op: int) -> None:
@@ -55,7 +55,7 @@ def test_worker_killed_mid_run(qtbot, window, example_pair, fixture_path):
     conv = next(op.index for op in mq.main.ops if op.type == "CONV_2D")
     _click_op(window, "B", conv)
     assert window.controller.selection.op_b == conv
-    assert window.opmath.op_math_panel.math.op_index == conv
+    assert window.features.opmath.op_math_panel.math.op_index == conv
     open_wait(qtbot, window, "B", fixture_path("int8"))
     assert Path(window.controller.models["B"].path).name == "int8.tflite"
 
@@ -66,7 +66,7 @@ def test_worker_killed_mid_run(qtbot, window, example_pair, fixture_path):
     result = sig.args[0]
     assert result is not None and result.samples == 2 and len(result.layers) > 5
     assert isolation.default_worker().pid not in (None, pid)
-    assert window.compare_features.source.result() is result  # op math / audit / export / session see it
+    assert window.features.compare_features.source.result() is result  # op math / audit / export / session see it
 
 
 def test_custom_op_model_shows_clear_error(qtbot, window, fixture_path):
@@ -82,10 +82,10 @@ def test_custom_op_model_shows_clear_error(qtbot, window, fixture_path):
     assert msg in window.banner.text
     # The model is still inspectable: its custom op has op math ("float") and an audit.
     _click_op(window, "B", len(window.controller.models["B"].main.ops) - 1)
-    assert window.opmath.op_math_panel.math.op_type == "MyCustomSoftmax"
+    assert window.features.opmath.op_math_panel.math.op_type == "MyCustomSoftmax"
     # the audit ran on B alone (the comparison failed): the same findings as an independent audit
     from inspector.core.review.audit import audit_model
 
     expected = audit_model(window.controller.models["B"])
-    assert window.review.findings == expected  # a list (here empty): the audit ran, unlike None
-    assert Path(cp).name in window.review.audit_view.summary.text()
+    assert window.features.review.findings == expected  # a list (here empty): the audit ran, unlike None
+    assert Path(cp).name in window.features.review.audit_view.summary.text()

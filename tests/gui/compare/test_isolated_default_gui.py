@@ -9,14 +9,14 @@ RUN_MS = 60_000
 
 
 def _run(qtbot, window):
-    panel = window.compare_features.inputs
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+    panel = window.features.compare_features.inputs
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
 
 def test_the_own_error_is_on_by_default_and_a_toggle_says_when_to_run_again(qtbot, window, example_pair):
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     assert panel.isolated.isChecked() and window.state.options.isolated
     assert "own (isolated) error" in panel.isolated.text()
     panel.isolated.setChecked(False)
@@ -29,7 +29,7 @@ def test_the_own_error_is_on_by_default_and_a_toggle_says_when_to_run_again(qtbo
     panel.count.setValue(2)
     result = _run(qtbot, window)
     assert result.isolated and any(lay.isolated is not None for lay in result.layers)
-    assert window.compare_features.act_isolated.isEnabled()
+    assert window.features.compare_features.act_isolated.isEnabled()
     panel.isolated.setChecked(False)
     assert not window.state.options.isolated
     assert panel.status.text().startswith("Own (isolated) error off: the next run leaves it out")

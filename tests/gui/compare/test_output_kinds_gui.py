@@ -25,11 +25,11 @@ def kinds():
 def _run(qtbot, window, models, npz, name):
     open_wait(qtbot, window, "A", str(models[f"{name}_float"]))
     open_wait(qtbot, window, "B", str(models[f"{name}_int8"]))
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(npz))
     panel.count.setValue(0)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
@@ -37,12 +37,12 @@ def _run(qtbot, window, models, npz, name):
 def test_regression_output_shows_regression_figures(qtbot, window, kinds):
     models, npz = kinds
     result = _run(qtbot, window, models, npz, "landmarks")
-    task = window.compare.task
+    task = window.features.compare.task
     assert task.kind == "regression" and result.task().regression.rmse == pytest.approx(task.regression.rmse)
     m = task.regression
-    summary = window.compare_features.summary.text
+    summary = window.features.compare_features.summary.text
     assert "top-1" not in summary and f"RMSE {m.rmse:.4g}" in summary and "% of range" in summary
-    view = window.compare_features.worst
+    view = window.features.compare_features.worst
     headers = [view.table.horizontalHeaderItem(c).text() for c in range(view.table.columnCount())]
     assert headers[2:5] == ["RMSE", "MAE", "Max error"]
     top = task.worst(1)[0]
@@ -58,12 +58,12 @@ def test_regression_output_shows_regression_figures(qtbot, window, kinds):
 def test_constant_tied_classifier_reports_no_agreement(qtbot, window, kinds):
     models, npz = kinds
     _run(qtbot, window, models, npz, "const")
-    task = window.compare.task
+    task = window.features.compare.task
     assert task.kind == "classification" and task.top1_agreement is None
-    summary = window.compare_features.summary.text
+    summary = window.features.compare_features.summary.text
     assert "top-1 agreement not reported" in summary and "100.0 %" not in summary and "output constant" in summary
-    assert "tied" in window.compare_features.worst.summary.text()
-    _show_tab(window.compare_features.worst)
+    assert "tied" in window.features.compare_features.worst.summary.text()
+    _show_tab(window.features.compare_features.worst)
     window.resize(1280, 800)
     window.grab().save("/tmp/h18-outputs-tied-1280.png")
 
@@ -95,11 +95,11 @@ def test_bias_correction_gain_is_stated_held_out_or_in_sample(qtbot, window, exa
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     use_random_samples(window)
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.count.setValue(count)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS):
         click_enabled(qtbot, panel.run_button)
-    rq, ed = window.requantize, window.requantize_panel.editor
+    rq, ed = window.features.requantize, window.features.requantize_panel.editor
     cal_text = ed.calibration.text()
     assert ("held-out" in cal_text) == held_out and ("in-sample" in cal_text) != held_out
     convs = [op.index for op in window.controller.models["B"].main.ops if op.type == "CONV_2D"]
@@ -118,6 +118,6 @@ def test_bias_correction_gain_is_stated_held_out_or_in_sample(qtbot, window, exa
         assert f"{g.before_db:.2f} dB → {g.after_db:.2f} dB" in status
     else:
         assert "in-sample" in status
-    _show_tab(window.requantize_panel)
+    _show_tab(window.features.requantize_panel)
     window.resize(1280, 800)
     window.grab().save(f"/tmp/h18-outputs-requant-{count}.png")

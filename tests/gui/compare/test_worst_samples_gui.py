@@ -33,11 +33,11 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     fa, fb = str(models["cls_float"]), str(models["cls_int8_broken"])
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("folder"))
     panel.path.setText(str(folder))
     panel.count.setValue(0)  # all 60 images
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     result = blocker.args[0]
     task = compare_models(fa, fb, CompareOptions(samples=SampleSettings(source=str(folder), count=None))).task()
@@ -45,7 +45,7 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     assert task.accuracy_drop_pct > 10  # the broken model loses accuracy
 
     # The list: every sample, in core's worst-first order, flipped predictions first.
-    view = window.compare_features.worst
+    view = window.features.compare_features.worst
     table = view.table
     assert table.rowCount() == 60
     order = [table.item(r, 0).data(Qt.ItemDataRole.UserRole) for r in range(60)]
@@ -70,12 +70,12 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     pc = view.per_class
     assert pc.labels == sorted(task.per_class) == list(range(len(CLASSES)))
     np.testing.assert_allclose(pc.drops, [task.per_class[k]["drop_pct"] for k in pc.labels])
-    assert "drop" in window.compare_features.summary.text and f"{task.accuracy_drop_pct:.1f} points" in window.compare_features.summary.text
+    assert "drop" in window.features.compare_features.summary.text and f"{task.accuracy_drop_pct:.1f} points" in window.features.compare_features.summary.text
 
     # Selecting the worst sample re-runs it alone; its layerwise error joins the layer error plot.
-    plot = window.compare_features.plot
+    plot = window.features.compare_features.plot
     assert len(plot.point_data("sample")[0]) == 0
-    with qtbot.waitSignal(window.compare.sample_changed, timeout=RUN_MS) as sb:
+    with qtbot.waitSignal(window.features.compare.sample_changed, timeout=RUN_MS) as sb:
         view.select_row(0)
     run = sb.args[0]
     assert run.index == top.index and run.result.sources == (top.source,) and run.result.samples == 1
@@ -91,5 +91,5 @@ def test_worst_samples_list_per_class_and_sample_rerun(qtbot, window, task_data,
     # The broken layer stands out: good before it, far below 0 dB from it on.
     k = next(i for i, lay in enumerate(result.layers) if BROKEN_LAYER in lay.tensor_name)
     assert y[k - 1] > 30 and y[k] < 0 and y[k] == y[: k + 1].min()
-    sx, sy = window.compare_features.sample_plot.point_data("sample")
+    sx, sy = window.features.compare_features.sample_plot.point_data("sample")
     np.testing.assert_allclose(sy, y)

@@ -56,9 +56,9 @@ def test_apply_fix_does_not_block(qtbot, diagnosed):
     window, _f, _q, op, _o, _r = diagnosed
     _settle(qtbot)
     with _watch("apply fix") as dog:
-        with qtbot.waitSignal(window.requantize.finished, timeout=RUN_MS) as blocker:
-            assert window.diagnosis_features.apply_fix(op) is not None
-        qtbot.waitUntil(lambda: not window.requantize.running, timeout=RUN_MS)
+        with qtbot.waitSignal(window.features.requantize.finished, timeout=RUN_MS) as blocker:
+            assert window.features.diagnosis_features.apply_fix(op) is not None
+        qtbot.waitUntil(lambda: not window.features.requantize.running, timeout=RUN_MS)
     assert blocker.args[0].kind == "edited"  # the action went to completion
     assert dog.longest_ms < BOUND_MS, dog.report()
 
@@ -68,23 +68,23 @@ def test_apply_fix_on_the_example_does_not_block(qtbot, window, example_pair):
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
-        click_enabled(qtbot, window.compare_features.inputs.run_button)
-    result = window.diagnosis_features.diagnosed()
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
+        click_enabled(qtbot, window.features.compare_features.inputs.run_button)
+    result = window.features.diagnosis_features.diagnosed()
     op = next(lay.op_index for lay in result.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None)
     assert blocker.args[0] is not None
     _settle(qtbot)
     with _watch("apply fix (example)") as dog:
-        with qtbot.waitSignal(window.requantize.finished, timeout=RUN_MS):
-            assert window.diagnosis_features.apply_fix(op) is not None
-        qtbot.waitUntil(lambda: not window.requantize.running, timeout=RUN_MS)
+        with qtbot.waitSignal(window.features.requantize.finished, timeout=RUN_MS):
+            assert window.features.diagnosis_features.apply_fix(op) is not None
+        qtbot.waitUntil(lambda: not window.features.requantize.running, timeout=RUN_MS)
         qtbot.wait(100)
     assert dog.longest_ms < BOUND_MS, dog.report()
 
 
 def _run_parity(qtbot, win):
-    view = win.parity.view
-    with qtbot.waitSignal(win.parity.controller.result_changed, timeout=RUN_MS) as blocker:
+    view = win.features.parity.view
+    with qtbot.waitSignal(win.features.parity.controller.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, view.run_button)
     qtbot.waitUntil(view.run_button.isEnabled, timeout=RUN_MS)
     return blocker.args[0]
@@ -94,12 +94,12 @@ def test_parity_results_arriving_do_not_block(qtbot, window, example_pair):
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    window.tabs.setCurrentWidget(window.parity.view)
+    window.tabs.setCurrentWidget(window.features.parity.view)
     _settle(qtbot)
     with _watch("parity") as dog:
         result = _run_parity(qtbot, window)
         qtbot.wait(100)  # what the result's arrival queued runs too
-    assert result is not None and window.parity.view.table.rowCount() == len(result.layers)
+    assert result is not None and window.features.parity.view.table.rowCount() == len(result.layers)
     assert dog.longest_ms < BOUND_MS, dog.report()
 
 
@@ -108,12 +108,12 @@ def test_opening_a_session_does_not_block(qtbot, window, settings, example_pair,
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     opts = CompareOptions(samples=SampleSettings(count=8, seed=1))
-    window.compare.set_options(opts)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):
-        window.compare.run(opts)
+    window.features.compare.set_options(opts)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS):
+        window.features.compare.run(opts)
     _run_parity(qtbot, window)
     path = tmp_path / "s.tqi.json"
-    window.session.save(path)
+    window.features.session.save(path)
 
     other = MainWindow(settings=QSettings(str(tmp_path / "other.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(other)
@@ -121,9 +121,9 @@ def test_opening_a_session_does_not_block(qtbot, window, settings, example_pair,
     other.show()
     _settle(qtbot)
     with _watch("open session") as dog:
-        with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
-            assert other.session.open(path)
+        with qtbot.waitSignal(other.features.session.restored, timeout=RUN_MS):
+            assert other.features.session.open(path)
         qtbot.wait(100)
-    assert other.compare.result is not None and other.parity.controller.result is not None
+    assert other.features.compare.result is not None and other.features.parity.controller.result is not None
     assert dog.longest_ms < BOUND_MS, dog.report()
 

@@ -100,41 +100,41 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
     gaps: dict[str, float] = {}
     win = window
     win.resize(1280, 800)
-    graph = win.graph
+    graph = win.features.graph
 
     def open_pair() -> None:
         with qtbot.waitSignal(graph.laid_out, timeout=RUN_MS):
             open_wait(qtbot, win, "A", fa)
             open_wait(qtbot, win, "B", fb)
-        qtbot.waitUntil(lambda: win.pair.checker.worker is None, timeout=RUN_MS)
+        qtbot.waitUntil(lambda: win.features.pair.checker.worker is None, timeout=RUN_MS)
         qtbot.wait(100)
 
     _measure(qtbot, "open the pair", gaps, open_pair)
     assert len(win.controller.models["B"].main.ops) == 1502
 
     opts = CompareOptions(samples=SampleSettings(count=4, seed=1))
-    win.compare.set_options(opts)
-    win.compare_features.show_page()
+    win.features.compare.set_options(opts)
+    win.features.compare_features.show_page()
 
     def result_arrives() -> None:
-        with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS):
-            win.compare.run(opts)
-        qtbot.waitUntil(lambda: not win.compare.running, timeout=RUN_MS)
+        with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS):
+            win.features.compare.run(opts)
+        qtbot.waitUntil(lambda: not win.features.compare.running, timeout=RUN_MS)
         qtbot.wait(100)
 
     _measure(qtbot, "the comparison result arriving", gaps, result_arrives)
-    result = win.compare.result
+    result = win.features.compare.result
     assert result is not None and len(result.layers) == 1500
 
     pane = win.ui.panes["B"]
     ops = iter([901, 450, 1200, 30, 700, 1400])
     _measure(qtbot, "click an op with Layer error shown", gaps, lambda: _click_row(qtbot, pane, next(ops)))
-    assert win.compare_features.plot.selected in (901, 450, 1200, 30, 700, 1400)
+    assert win.features.compare_features.plot.selected in (901, 450, 1200, 30, 700, 1400)
 
     def switch_to_layer_error() -> None:
-        win.ui.show_tab(win.compare_features.activations)
+        win.ui.show_tab(win.features.compare_features.activations)
         qtbot.wait(60)
-        win.compare_features.show_page()
+        win.features.compare_features.show_page()
         qtbot.wait(60)
 
     _measure(qtbot, "switch to Layer error", gaps, switch_to_layer_error)
@@ -146,7 +146,7 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
         canvas.select(1000)
         graph.click("B", 1000)
         qtbot.wait(60)
-        win.compare_features.show_page()
+        win.features.compare_features.show_page()
         qtbot.wait(60)
 
     _measure(qtbot, "graph click then Layer error", gaps, graph_click_then_layer_error)
@@ -161,7 +161,7 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
     _measure(qtbot, "resize the window", gaps, resize)
 
     outcome: list[str] = []
-    rq = win.requantize
+    rq = win.features.requantize
     rq.finished.connect(lambda v: outcome.append(f"finished {v.name}"))
     rq.failed.connect(lambda m: outcome.append(f"failed {m}"))
     rq.unchanged.connect(lambda m: outcome.append(f"unchanged {m}"))
@@ -170,7 +170,7 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
         """A diagnosed fix when the diagnosis proposes one; else (blame finds this model's error
         spread over hundreds of blocks, no single op carrying 10 % of it, so it proposes none)
         the re-calibration of the worst layer by own error: the same Requantize work Apply fix runs."""
-        now = win.diagnosis_features.diagnosed()
+        now = win.features.diagnosis_features.diagnosed()
         fixable = [lay for lay in now.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None]
         if fixable:
             lay = next((x for x in fixable if x.diagnosis.fix.edit == "recalibrate"), fixable[0])
@@ -181,7 +181,7 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
 
     def apply_fix() -> None:
         outcome.clear()
-        assert win.requantize_features.apply_plan(fix_plan_now()) is not None
+        assert win.features.requantize_features.apply_plan(fix_plan_now()) is not None
         qtbot.waitUntil(lambda: bool(outcome), timeout=RUN_MS)
         qtbot.waitUntil(lambda: not rq.running, timeout=RUN_MS)
         qtbot.wait(100)

@@ -27,7 +27,7 @@ def test_controllers_relay_only_what_app_state_emitted(qtbot, window, example_pa
             depth[0] -= 1
 
     monkeypatch.setattr(Event, "emit", counted)
-    c, cc, rq = window.controller, window.compare, window.requantize
+    c, cc, rq = window.controller, window.features.compare, window.features.requantize
     signals = {
         "model_changed": c.slot_changed, "models_changed": c.pair_changed, "selection_changed": c.selection_changed,
         "signature_changed": c.signature_changed, "options_changed": cc.options_changed,
@@ -50,9 +50,9 @@ def test_controllers_relay_only_what_app_state_emitted(qtbot, window, example_pa
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fb)  # the wrong way round: the pair check swaps them
     open_wait(qtbot, window, "B", fa)
-    qtbot.waitUntil(lambda: c.models["A"] is not None and c.models["A"].path == fa and window.pair.checker.check is not None,
+    qtbot.waitUntil(lambda: c.models["A"] is not None and c.models["A"].path == fa and window.features.pair.checker.check is not None,
                     timeout=WAIT_MS)  # fmt: skip
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("random"))
     panel.count.setValue(2)
     with qtbot.waitSignal(cc.result_changed, timeout=RUN_MS) as blocker:
@@ -81,10 +81,10 @@ def test_an_inputs_panel_edit_changes_its_own_field_only(qtbot, window, example_
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    state, panel = window.state, window.compare_features.inputs
+    state, panel = window.state, window.features.compare_features.inputs
     opts = CompareOptions(samples=SampleSettings(count=3, seed=1), runtime="reference", isolated=True,
                           keep_values=frozenset({2, 5}), threads=1, task_kind="other")  # fmt: skip
-    window.compare.set_options(opts)
+    window.features.compare.set_options(opts)
     panel.seed.setValue(7)
     assert state.options == CompareOptions(samples=SampleSettings(count=3, seed=7), runtime="reference", isolated=True,
                                            keep_values=frozenset({2, 5}), threads=1, task_kind="other")  # fmt: skip
@@ -105,6 +105,6 @@ def test_features_find_menus_by_name_not_by_text(window):
     ui, bar = window.ui, window.menuBar()
     assert [a.text() for a in bar.actions()] == ["&File", "&View", "&Compare", "Re&quantize", "&Help"]  # Help last
     assert ui.menu("Compare").menuAction() is bar.actions()[2] and ui.menu("File").menuAction() is bar.actions()[0]
-    assert window.pair.act_example in ui.menu("File").actions()
+    assert window.features.pair.act_example in ui.menu("File").actions()
     hits = subprocess.run(["grep", "-rn", 'text().replace("&"', "inspector/gui"], cwd=REPO, capture_output=True, text=True).stdout
     assert hits == ""

@@ -30,7 +30,7 @@ def test_cause_column_and_plot_tooltip(qtbot, diagnosed):
     assert tip.startswith("clipping: ") and f"fix: re-calibrate op {op}" in tip
     down = next(lay for lay in result.layers if lay.op_index > op and lay.diagnosis.cause == "inherited")
     assert model.data(model.index(down.op_index, CAUSE_COLUMN)) == f"← op {op}"
-    plot = win.compare_features.plot
+    plot = win.features.compare_features.plot
     i = next(k for k, lay in enumerate(result.layers) if lay.op_index == op)
     name = next(iter(plot.series))  # the current result's series
     text = plot._tip(0, 0, (name, i, result))
@@ -39,11 +39,11 @@ def test_cause_column_and_plot_tooltip(qtbot, diagnosed):
 
 def test_apply_fix_runs_the_edit_and_shows_before_after(qtbot, diagnosed):
     win, f, q, op, opts, before = diagnosed
-    feats = win.diagnosis_features
-    with qtbot.waitSignal(win.requantize.finished, timeout=RUN_MS) as blocker:
+    feats = win.features.diagnosis_features
+    with qtbot.waitSignal(win.features.requantize.finished, timeout=RUN_MS) as blocker:
         assert feats.apply_fix(op) is not None
     v = blocker.args[0]
-    ed = win.requantize_panel.editor
+    ed = win.features.requantize_panel.editor
     assert ed.current_route() == "surgical" and ed.table.rowCount() == 1  # the fix was queued in the plan
     assert [(e.kind, e.ops) for e in ed.plan().edits] == [("recalibrate", (op,))]
     assert v.kind == "edited" and v.edited_ops == (op,)
@@ -63,7 +63,7 @@ def test_apply_fix_runs_the_edit_and_shows_before_after(qtbot, diagnosed):
 
 def test_extract_as_repro_from_a_layer(qtbot, diagnosed, tmp_path):
     win, _f, q, op, _o, _r = diagnosed
-    feats = win.diagnosis_features
+    feats = win.features.diagnosis_features
     win.panes["B"].op_view.selectRow(op)
     feats._context_menu("B", win.panes["B"].op_view, win.panes["B"].op_view.visualRect(win.panes["B"].ops.index(op, 0)).center())
     texts = [a.text() for a in feats.menu.actions()]
@@ -93,8 +93,8 @@ def test_runtime_parity_turns_a_layer_into_a_kernel_cause(qtbot, diagnosed):
     parity = RuntimeParityResult(str(q), ("reference", "optimized"), (1, 1), 4,
                                  (LayerParity(lay.op_index, lay.op_type, lay.tensor_name, lay.quant_tensor, 0.3, 6.0, True,
                                               {"optimized": Difference(0.3, 6.0)}),), (), subgraph=0)  # fmt: skip
-    win.parity.controller.set_result(parity)
+    win.features.parity.controller.set_result(parity)
     assert model.data(model.index(lay.op_index, CAUSE_COLUMN)) == "kernel"
     assert "6 LSB" in model.data(model.index(lay.op_index, CAUSE_COLUMN), role=0x03)
-    win.parity.controller.set_result(None)
+    win.features.parity.controller.set_result(None)
     assert model.data(model.index(lay.op_index, CAUSE_COLUMN)) != "kernel"  # parity cleared: the comparison's own

@@ -30,9 +30,9 @@ def compared(qtbot, window, tmp_path):
     open_wait(qtbot, window, "A", paths["det_float"])
     open_wait(qtbot, window, "B", paths["det_int8"])
     opts = CompareOptions(samples=SampleSettings(count=None, source=str(npz)))
-    window.compare.set_options(opts)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
-        window.compare.run(opts)
+    window.features.compare.set_options(opts)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
+        window.features.compare.run(opts)
     result = blocker.args[0]
     cat = next(lay for lay in result.layers if lay.op_type == "CONCATENATION")
     return window, result, cat
@@ -54,7 +54,7 @@ def test_worst_channel_column_and_tooltip(compared):
 
 def test_layer_plot_offers_the_worst_channel_metric(compared):
     win, result, cat = compared
-    plot = win.compare_features.plot
+    plot = win.features.compare_features.plot
     combo = plot.metric_combo
     i = combo.findData("worst_channel_sqnr_db")
     assert i >= 0 and combo.itemText(i) == "worst channel SQNR"
@@ -69,7 +69,7 @@ def test_layer_plot_offers_the_worst_channel_metric(compared):
 def test_per_channel_view_marks_the_slices(qtbot, compared):
     win, _result, cat = compared
     win.controller.select_op("B", cat.op_index)
-    view = win.per_channel_view
+    view = win.features.per_channel_view
     qtbot.waitUntil(lambda: view.channel_plots.isVisible() or bool(view.slice_items), timeout=5000)
     labels = [item.textItem.toPlainText() for _plot, item in view.slice_items if hasattr(item, "textItem")]
     assert len(labels) == 2 and labels[1].startswith("slice 4:7 · op") and "LOGISTIC" in labels[1]
@@ -80,16 +80,16 @@ def test_per_channel_view_marks_the_slices(qtbot, compared):
 
 def test_output_summary_names_the_slice(compared):
     win, _result, _cat = compared
-    text = win.compare_features.summary.text
+    text = win.features.compare_features.summary.text
     assert "⚠ slice 4:7 of op" in text and "LOGISTIC" in text and "the tensor reads" in text
 
 
 def test_apply_fix_of_the_mixed_ranges_concatenation(qtbot, compared):
     win, before, cat = compared
-    feats = win.diagnosis_features
+    feats = win.features.diagnosis_features
     fix = cat.diagnosis.fix
     assert fix.edit == "keep_float"
-    with qtbot.waitSignal(win.requantize.finished, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.requantize.finished, timeout=RUN_MS) as blocker:
         assert feats.apply_fix(cat.op_index) is not None
     v = blocker.args[0]
     after = v.comparison

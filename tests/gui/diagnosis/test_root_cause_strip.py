@@ -15,22 +15,23 @@ RUN_MS = 120_000
 def test_the_root_cause_leads_with_apply_fix(qtbot, window, tmp_path):
     window.settings.setValue(AUTORUN_KEY, True)
     act = next(a for a in window.ui.menu("File").actions() if a.text().replace("&", "") == "Open the example pair")
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None):
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None):
         act.trigger()
-    strip = window.diagnosis_features.strip
+    strip = window.features.diagnosis_features.strip
     qtbot.waitUntil(lambda: strip.root is not None, timeout=5000)
     assert strip.root.op_index == 1 and strip.root.fix.ops == (1,)
     text = strip.label.text()
     assert "op 1 RESHAPE, input range clipped" in text and "re-calibrate op 1" in text
     assert strip.isVisible() and strip.button.isVisible() and strip.button.isEnabled()
     # above the output summary: the root cause first
-    assert strip.mapTo(window, strip.rect().topLeft()).y() < window.compare_features.summary.mapTo(window, window.compare_features.summary.rect().topLeft()).y()
+    summary = window.features.compare_features.summary
+    assert strip.mapTo(window, strip.rect().topLeft()).y() < summary.mapTo(window, summary.rect().topLeft()).y()
     shots = os.environ.get("INSPECTOR_SHOTS", str(tmp_path))
     for w, h in ((1280, 800), (1920, 1080)):
         window.resize(w, h)
         qtbot.wait(50)
         assert window.grab().save(os.path.join(shots, f"root_cause_{w}x{h}.png"))
-    with qtbot.waitSignal(window.diagnosis_features.rq.finished, timeout=RUN_MS):
+    with qtbot.waitSignal(window.features.diagnosis_features.rq.finished, timeout=RUN_MS):
         strip.button.click()
-    qtbot.waitUntil(lambda: bool(window.diagnosis_features.outcome), timeout=RUN_MS)
-    assert window.diagnosis_features.outcome[0].startswith("held-out accuracy 93.8 → 98.4 %")
+    qtbot.waitUntil(lambda: bool(window.features.diagnosis_features.outcome), timeout=RUN_MS)
+    assert window.features.diagnosis_features.outcome[0].startswith("held-out accuracy 93.8 → 98.4 %")

@@ -21,7 +21,7 @@ RUN_MS = 120_000
 def test_example_pair_opens_compared(qtbot, window, example_pair):
     window.settings.setValue(AUTORUN_KEY, True)
     fa, fb = (str(p) for p in example_pair)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS,
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS,
                           check_params_cb=lambda r: r is not None) as blocker:  # fmt: skip
         window.open_files([fa, fb], "A")
     result = blocker.args[0]
@@ -32,7 +32,7 @@ def test_example_pair_opens_compared(qtbot, window, example_pair):
     assert [lay.metrics.sqnr_db for lay in result.layers] == pytest.approx([lay.metrics.sqnr_db for lay in want.layers])
     # the story on the first screen: accuracy float -> int8 several points lower, and the worst
     # layer (the diagnosis' first cause) named with its cause in model B's layer list
-    summary = window.compare_features.summary.text
+    summary = window.features.compare_features.summary.text
     task = want.task()  # the figures shown are core's (its accuracies are checked against LiteRT in test_example_labels)
     fa_pct, qa_pct = 100 * task.float_accuracy, 100 * task.quant_accuracy
     assert f"accuracy {fa_pct:.1f} % → {qa_pct:.1f} %" in summary and f"drop {fa_pct - qa_pct:.1f} points" in summary
@@ -42,27 +42,27 @@ def test_example_pair_opens_compared(qtbot, window, example_pair):
     # the input's range (op 1 holds it): the name the root-cause strip gives it (this read "clipping" before:
     # the layer row and the strip named one cause two ways)
     assert worst["cause"] == "input_range" and window.panes["B"].ops.data(cell) == "input range"
-    assert "No comparison yet" not in window.compare_features.summary.label.text()
-    assert "top-1 agreement" in window.compare_features.summary.text  # labels came with the inputs
+    assert "No comparison yet" not in window.features.compare_features.summary.label.text()
+    assert "top-1 agreement" in window.features.compare_features.summary.text  # labels came with the inputs
     # the first screen shows the run's plot, not the empty weight histogram ("Select a layer…")
-    assert window.tabs.currentWidget() is window.compare_features.page
+    assert window.tabs.currentWidget() is window.features.compare_features.page
 
 
 def test_example_run_keeps_a_tab_the_user_chose(qtbot, window, example_pair):
     window.settings.setValue(AUTORUN_KEY, True)
-    window.tabs.setCurrentWidget(window.review.audit_view)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None):
+    window.tabs.setCurrentWidget(window.features.review.audit_view)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None):
         window.open_files([str(p) for p in example_pair], "A")
-    assert window.tabs.currentWidget() is window.review.audit_view
+    assert window.tabs.currentWidget() is window.features.review.audit_view
 
 
 def test_other_pair_says_run_once_both_are_open(qtbot, window, fixture_path):
     window.settings.setValue(AUTORUN_KEY, True)
-    label = window.compare_features.summary.label
+    label = window.features.compare_features.summary.label
     assert "open models A and B" in label.text()
     open_wait(qtbot, window, "A", fixture_path("float"))
     assert "open models A and B" in label.text()
     open_wait(qtbot, window, "B", fixture_path("int8"))
     qtbot.wait(50)
     assert READY_TEXT in label.text() and "Run comparison" in label.text()
-    assert window.compare.result is None and not window.compare.running  # not the example: no automatic run
+    assert window.features.compare.result is None and not window.features.compare.running  # not the example: no automatic run

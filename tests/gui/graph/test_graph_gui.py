@@ -19,7 +19,7 @@ WAIT_MS = 30_000
 def _opened(qtbot, window, pair):
     """`pair`: the fixture CNN (`cnn_pair`: 13+ ops, a residual ADD, shape ops; the bundled
     digits example is too small for the selection and search checks)."""
-    g = window.graph
+    g = window.features.graph
     f, q = pair
     open_pair_checked(qtbot, window, f, q)
     qtbot.waitUntil(lambda: g.view.canvas["B"].graph is not None and g.graphs["B"] is g.view.canvas["B"].graph, timeout=WAIT_MS)
@@ -53,7 +53,7 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window, cnn
     sel = window.controller.selection
     assert sel.op("B") == 5 and sel.op("A") == window.controller.counterpart_op("B", 5)
     assert window.panes["B"].selected_op() == 5
-    assert window.compare_features.plot.selected == 5
+    assert window.features.compare_features.plot.selected == 5
     assert canvas.nodes[5].selected and canvas.selected == 5
 
     # a selection made elsewhere (the layer plot's click) centres its node
@@ -64,7 +64,7 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window, cnn
         return canvas.mapToScene(canvas.viewport().rect()).boundingRect()
 
     assert not visible().intersects(canvas.nodes[12].sceneBoundingRect())
-    window.compare_features.plot.layer_clicked.emit(12)
+    window.features.compare_features.plot.layer_clicked.emit(12)
     assert canvas.selected == 12 and not canvas.nodes[5].selected
     assert visible().contains(canvas.nodes[12].sceneBoundingRect())
     assert abs(visible().center().y() - canvas.nodes[12].sceneBoundingRect().center().y()) < 2  # centred (vertically:
@@ -76,7 +76,7 @@ def test_structure_first_then_colours_and_selection_both_ways(qtbot, window, cnn
     b = window.controller.models["B"].main
     k = next(k for k, e in enumerate(graph.edges) if e.tensor in b.ops[5].outputs)
     t = b.tensors[graph.edges[k].tensor]
-    (x1, y1), (x2, y2) = canvas.layout.edges[k][:2]
+    (x1, y1), (x2, y2) = canvas.graph_layout.edges[k][:2]
     mid = QPointF((x1 + x2) / 2, (y1 + y2) / 2)
     canvas.centerOn(mid)
     tip = canvas.tooltip_at(canvas.mapFromScene(mid))
@@ -114,7 +114,7 @@ def test_a_big_graph_is_laid_out_without_freezing_the_window(qtbot, window):
 
     path = deep_transformer(REPO / ".fixture-cache", 8, "float")
     open_wait(qtbot, window, "B", path)
-    g = window.graph
+    g = window.features.graph
     qtbot.waitUntil(lambda: len(g.view.canvas["B"].nodes) >= 300 and not g._pending, timeout=WAIT_MS)
     window.tabs.setCurrentWidget(g.view)
     gaps, last = [], [time.perf_counter()]
@@ -165,7 +165,7 @@ def test_the_graph_follows_the_chosen_signature(qtbot, sig_window, sig_pair):
     from inspector.core.tflite.model import Model
     from tests.helpers.gui_helpers import choose_signature
 
-    g = sig_window.graph
+    g = sig_window.features.graph
     ref = Model(sig_pair[1])
     for key in ("prefill", "decode"):
         choose_signature(qtbot, sig_window, key)
@@ -179,7 +179,7 @@ def test_the_graph_follows_the_chosen_signature(qtbot, sig_window, sig_pair):
 def test_another_subgraph_is_drawn_as_structure_and_back(qtbot, sig_window, sig_pair):
     from inspector.core.tflite.model import Model
 
-    g = sig_window.graph
+    g = sig_window.features.graph
     combo = g.view.subgraph
     qtbot.waitUntil(lambda: g.graphs["B"] is not None and not g._pending, timeout=WAIT_MS)
     main = sig_window.controller.models["B"].main.index

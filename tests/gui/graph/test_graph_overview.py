@@ -33,22 +33,22 @@ def _painted(img, fill: str) -> int:
 def test_fit_the_overview_and_maximize_on_a_1500_op_model(qtbot, window):
     fa, fb = residual_pair(REPO / ".fixture-cache")
     window.resize(1280, 800)
-    g = window.graph
+    g = window.features.graph
     with qtbot.waitSignal(g.laid_out, timeout=WAIT_MS):
         open_wait(qtbot, window, "A", fa)
         open_wait(qtbot, window, "B", fb)
     window.tabs.setCurrentWidget(g.view)
     opts = CompareOptions(samples=SampleSettings(count=2, seed=1))
-    with qtbot.waitSignal(window.compare.result_changed, timeout=WAIT_MS):
-        window.compare.run(opts)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=WAIT_MS):
+        window.features.compare.run(opts)
     qtbot.waitUntil(lambda: g.styles["B"] is not None and g.styles["B"].metric is not None, timeout=WAIT_MS)  # styled in a worker
     canvas, style = g.view.canvas["B"], g.styles["B"]
     fills = {n.fill for n in style.nodes}
     assert len(fills) > 2
 
     # the result arrived while the Graph tab was shown: the layer plot, drawn when shown, has it
-    plot = window.compare_features.plot
-    window.compare_features.show_page()
+    plot = window.features.compare_features.plot
+    window.features.compare_features.show_page()
     qtbot.wait(50)
     assert not plot.empty.isVisible() and plot.overview.isVisible()
     assert 0 < len(plot.points["accumulated"].getData()[0]) <= 300  # the detail's range only

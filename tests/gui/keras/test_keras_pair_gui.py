@@ -20,13 +20,13 @@ WAIT = 180_000
 
 
 def _open(qtbot, window, keras_models, b, cache) -> None:
-    window.keras.cache_root = str(cache)  # the tests' twin cache (reused), never the user's
+    window.features.keras.cache_root = str(cache)  # the tests' twin cache (reused), never the user's
     w = window.open_model("A", keras_models / "mlp_qat.h5")
     qtbot.waitUntil(lambda: w.is_done, timeout=WAIT)
     assert w.error is None, w.error
-    qtbot.waitUntil(lambda: window.controller.models["A"] is not None and window.keras.source is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: window.controller.models["A"] is not None and window.features.keras.source is not None, timeout=WAIT)
     open_wait(qtbot, window, "B", b)
-    checker = window.pair.checker
+    checker = window.features.pair.checker
     qtbot.waitUntil(lambda: checker.worker is None and checker.check is not None, timeout=WAIT_MS)
 
 
@@ -34,10 +34,10 @@ def test_another_training_gets_the_not_twins_banner(qtbot, window, keras_models,
     """Item 1. Before: no banner (the check compared A's bias with B's kernel and found nothing)."""
     other = keras_other / "other_qat_int8.tflite"
     _open(qtbot, window, keras_models, other, keras_twin_cache)
-    check = window.pair.checker.check
+    check = window.features.pair.checker.check
     steps = kernel_steps(window.controller.models["A"].path, other)
     assert not check.related
-    banner = window.pair.pair_banner
+    banner = window.features.pair.pair_banner
     assert banner.isVisible() and banner.text.startswith("Not a float model and its quantized twin:")
     assert f"{np.mean(steps > 2):.0%} of the paired weights disagree by more than 2 quantization steps" in banner.text
 
@@ -49,41 +49,41 @@ def test_qat_pair_one_number_per_layer(qtbot, window, keras_models, keras_twin_c
     b_path = keras_models / "mlp_qat_int8.tflite"
     _open(qtbot, window, keras_models, b_path, keras_twin_cache)
     # The main comparison (Layer error tab) and the Keras comparison, on the same inputs.
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(keras_models / "mlp_inputs.npz"))
     panel.path.editingFinished.emit()
-    with qtbot.waitSignal(window.compare.result_changed, timeout=WAIT) as blocker:
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=WAIT) as blocker:
         click_enabled(qtbot, panel.run_button)
     main = blocker.args[0]
-    qtbot.waitUntil(lambda: window.keras.source["info"]["tflite"] == str(b_path), timeout=WAIT)
-    w = window.keras.compare()
+    qtbot.waitUntil(lambda: window.features.keras.source["info"]["tflite"] == str(b_path), timeout=WAIT)
+    w = window.features.keras.compare()
     qtbot.waitUntil(lambda: w.is_done, timeout=WAIT)
     assert w.error is None, w.error
-    qtbot.waitUntil(lambda: window.keras.comparison is not None, timeout=WAIT)  # queued after is_done
-    keras = {layer["op_index"]: layer for layer in window.keras.comparison["layers"]}
+    qtbot.waitUntil(lambda: window.features.keras.comparison is not None, timeout=WAIT)  # queued after is_done
+    keras = {layer["op_index"]: layer for layer in window.features.keras.comparison["layers"]}
     fc = [layer for layer in main.layers if layer.op_type == "FULLY_CONNECTED" and layer.op_index in keras]
     assert len(fc) == 2  # quant_dense_1, quant_dense_2 (quant_probs pairs with the SOFTMAX in Keras)
     for layer in fc:
         assert layer.metrics.sqnr_db == pytest.approx(keras[layer.op_index]["metrics"]["sqnr_db"], abs=0.05)
     # Each view names its reference.
-    titles = [lbl.text() for lbl in window.findChildren(type(window.keras.view.summary)) if "reference: the float twin" in lbl.text()]
+    titles = [lbl.text() for lbl in window.findChildren(type(window.features.keras.view.summary)) if "reference: the float twin" in lbl.text()]
     assert titles, "the layer error plot's title names the float twin as reference"
-    assert "Reference: the Keras simulation" in window.keras.view.summary.text()
-    assert "References: the main plot and op table measure B against the float twin" in window.keras.view.header.text()
+    assert "Reference: the Keras simulation" in window.features.keras.view.summary.text()
+    assert "References: the main plot and op table measure B against the float twin" in window.features.keras.view.header.text()
     window.controller.select_op("B", fc[0].op_index)
     # Item 1: the export verifies, no banner.
-    check = window.pair.checker.check
+    check = window.features.pair.checker.check
     assert check.related and check.note == "" and check.weights_compared == 3
-    assert not window.pair.pair_banner.isVisible()
+    assert not window.features.pair.pair_banner.isVisible()
     # Item 4: the tab lists every QAT variable, with what it becomes.
-    var = window.keras.view.var_table
+    var = window.features.keras.view.var_table
     names = [(var.item(r, 0).text(), var.item(r, 1).text()) for r in range(var.rowCount())]
     assert ("quantize_layer", "quantize_layer_min") in names and ("quant_probs", "pre_activation_max") in names
     assert sum(1 for _, n in names if n == "optimizer_step") == 4
     step = next(r for r in range(var.rowCount()) if var.item(r, 1).text() == "optimizer_step")
     assert var.item(step, 4).text() == "-1" and "does not count training steps" in var.item(step, 6).text()
-    counts = window.keras.view.var_counts.text()  # model.summary()'s: 784x256+256, 256x128+128, 128x10+10 (+ 3 + 3x5)
+    counts = window.features.keras.view.var_counts.text()  # model.summary()'s: 784x256+256, 256x128+128, 128x10+10 (+ 3 + 3x5)
     assert counts.startswith("model.summary(): 235,164 params, 235,146 trainable, 18 non-trainable")
     assert "quant_dense_1 200,965 (5 non-trainable)" in counts
     if os.environ.get("KERAS_SHOTS"):
@@ -114,7 +114,7 @@ def _shots(qtbot, window, op: int) -> None:
     """Screenshots for the issue (KERAS_SHOTS=1): main plot and op table, weights, Keras tab."""
     for size in ((1280, 800), (1920, 1080)):
         window.resize(*size)
-        window.tabs.setCurrentWidget(window.compare_features.page)
+        window.tabs.setCurrentWidget(window.features.compare_features.page)
         window.controller.select_op("B", op)
         qtbot.wait(400)
         window.grab().save(f"/tmp/keras_main_{size[0]}.png")
@@ -123,8 +123,8 @@ def _shots(qtbot, window, op: int) -> None:
             window.tabs.setCurrentWidget(weights)
             qtbot.wait(400)
             window.grab().save(f"/tmp/keras_weights_{size[0]}.png")
-        window.keras.show_tab()
-        view = window.keras.view
+        window.features.keras.show_tab()
+        view = window.features.keras.view
         for page, name in ((0, "ranges"), (1, "variables")):
             view.qat_pages.setCurrentIndex(page)
             qtbot.wait(400)

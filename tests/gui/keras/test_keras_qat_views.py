@@ -69,14 +69,14 @@ def _span_values(cell: str) -> list[float]:
 
 
 def _open_pair(qtbot, window, model, b, tmp_path):
-    window.keras.cache_root = str(tmp_path / "twins")
+    window.features.keras.cache_root = str(tmp_path / "twins")
     w = window.open_model("A", model)
     qtbot.waitUntil(lambda: w.is_done, timeout=WAIT)
     assert w.error is None, w.error
-    qtbot.waitUntil(lambda: window.keras.source is not None and window.controller.models["A"] is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: window.features.keras.source is not None and window.controller.models["A"] is not None, timeout=WAIT)
     window.open_model("B", b)
     qtbot.waitUntil(lambda: window.controller.models["B"] is not None, timeout=WAIT)
-    qtbot.waitUntil(lambda: bool(window.keras.qat_tensors), timeout=WAIT)
+    qtbot.waitUntil(lambda: bool(window.features.keras.qat_tensors), timeout=WAIT)
 
 
 def _check_table(table, expected: dict[int, dict], params) -> None:
@@ -110,29 +110,29 @@ def test_mlp_qat_ranges_in_b_tensor_table_and_op_math(qtbot, window, keras_model
     fc2 = next(q for q in info["qat"] if q["layer"] == "quant_dense_2")
     op = fc2["tflite"]["activation"]["op_index"]
     window.controller.select_op("B", op)
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     assert panel.math is not None and panel.math.op_index == op
     assert panel.qat_box.isVisibleTo(panel)
     qt = panel.qat_table
-    rows = {qt.cell_text(r, qt.column("Role")): r for r in range(qt.rowCount())}
+    rows = {qt.cell_text(r, qt.column_of("Role")): r for r in range(qt.rowCount())}
     assert set(rows) == {"input", "weights", "output"}
     roles = {t.role: t.index for t in panel.math.tensors}
     for role, r in rows.items():
         ti = roles[role]
         e = expected[ti]
-        assert qt.cell_text(r, qt.column("Tensor")) == info_name(info, ti)
-        assert float(qt.cell_text(r, qt.column("QAT scale"))) == pytest.approx(e["scale"][0], rel=1e-7)
-        assert int(qt.cell_text(r, qt.column("QAT Z"))) == e["zp"]
-        assert float(qt.cell_text(r, qt.column("B scale"))) == pytest.approx(params[ti][0][0], rel=1e-7)
-        assert int(qt.cell_text(r, qt.column("B Z"))) == params[ti][1][0]
-    assert "ReLU output" in qt.cell_text(rows["output"], qt.column("Finding"))
+        assert qt.cell_text(r, qt.column_of("Tensor")) == info_name(info, ti)
+        assert float(qt.cell_text(r, qt.column_of("QAT scale"))) == pytest.approx(e["scale"][0], rel=1e-7)
+        assert int(qt.cell_text(r, qt.column_of("QAT Z"))) == e["zp"]
+        assert float(qt.cell_text(r, qt.column_of("B scale"))) == pytest.approx(params[ti][0][0], rel=1e-7)
+        assert int(qt.cell_text(r, qt.column_of("B Z"))) == params[ti][1][0]
+    assert "ReLU output" in qt.cell_text(rows["output"], qt.column_of("Finding"))
     assert "max(|min|, |max|)/127" in panel.qat_caption.text()
     assert panel.summary.toPlainText().startswith("QAT findings") and "ReLU output" in panel.summary.toPlainText()
     text = panel.as_text()
     assert "QAT range → scale" in text and f"{expected[roles['weights']]['scale'][0]:.8g}" in text
     # Closing B removes the columns and the section (B's tensors no longer pair with the ranges).
     window.controller.close_model("B")
-    qtbot.waitUntil(lambda: not window.keras.qat_tensors, timeout=WAIT)
+    qtbot.waitUntil(lambda: not window.features.keras.qat_tensors, timeout=WAIT)
     assert window.panes["B"].tensors.model.extra is None
     assert not panel.qat_box.isVisibleTo(panel)
 
@@ -150,11 +150,11 @@ def info_name(info: dict, ti: int) -> str:
 
 def _shots(qtbot, window, b, op) -> None:
     window.open_model("B", b)
-    qtbot.waitUntil(lambda: bool(window.keras.qat_tensors), timeout=WAIT)
+    qtbot.waitUntil(lambda: bool(window.features.keras.qat_tensors), timeout=WAIT)
     window.controller.select_op("B", op)
     for size in ((1280, 800), (1920, 1080)):
         window.resize(*size)
-        window.tabs.setCurrentWidget(window.opmath.op_math_panel)
+        window.tabs.setCurrentWidget(window.features.opmath.op_math_panel)
         qtbot.wait(300)
         window.grab().save(f"/tmp/h20v-opmath-{size[0]}.png")
         window.panes["B"].tensors.view.horizontalScrollBar().setValue(10**6)  # the QAT columns, right of B's own
@@ -180,13 +180,13 @@ def test_cnn_per_channel_kernel_ranges_in_b_tensor_table(qtbot, window, keras_mo
     kernel = conv["tflite"]["weights"]["tensor"]
     op = next(o.index for o in window.controller.models["B"].main.ops if kernel in o.inputs)
     window.controller.select_op("B", op)
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     qt = panel.qat_table
-    r = next(r for r in range(qt.rowCount()) if qt.cell_text(r, qt.column("Role")) == "weights")
-    assert qt.cell_text(r, qt.column("QAT range")) == f"quant_conv1 · kernel ×{len(expected[kernel]['scale'])}"
-    assert _span_values(qt.cell_text(r, qt.column("QAT scale"))) == pytest.approx(
+    r = next(r for r in range(qt.rowCount()) if qt.cell_text(r, qt.column_of("Role")) == "weights")
+    assert qt.cell_text(r, qt.column_of("QAT range")) == f"quant_conv1 · kernel ×{len(expected[kernel]['scale'])}"
+    assert _span_values(qt.cell_text(r, qt.column_of("QAT scale"))) == pytest.approx(
         sorted({expected[kernel]["scale"].min(), expected[kernel]["scale"].max()}), rel=1e-7)
-    assert _span_values(qt.cell_text(r, qt.column("B scale"))) == pytest.approx(sorted({params[kernel][0].min(), params[kernel][0].max()}), rel=1e-7)
+    assert _span_values(qt.cell_text(r, qt.column_of("B scale"))) == pytest.approx(sorted({params[kernel][0].min(), params[kernel][0].max()}), rel=1e-7)
     if os.environ.get("KERAS_SHOTS"):
         for size in ((1280, 800), (1920, 1080)):
             window.resize(*size)

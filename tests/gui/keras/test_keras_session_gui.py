@@ -17,38 +17,38 @@ WAIT = 180_000
 def _window(qtbot, tmp_path, name: str) -> MainWindow:
     win = MainWindow(settings=QSettings(str(tmp_path / f"{name}.ini"), QSettings.Format.IniFormat))
     qtbot.addWidget(win)
-    win.keras.cache_root = str(tmp_path / f"twins-{name}")
+    win.features.keras.cache_root = str(tmp_path / f"twins-{name}")
     win.show()
     return win
 
 
 def _restored(qtbot, win, path, want: dict) -> None:
-    with qtbot.waitSignal(win.session.restored, timeout=WAIT):
-        assert win.session.open(path)
-    qtbot.waitUntil(lambda: win.keras.comparison is not None, timeout=60_000)
-    assert Path(win.keras.source["path"]).resolve() == Path(want["source"]).resolve()
-    assert win.keras.comparison == want["comparison"]
-    assert win.keras.view.layer_table.rowCount() == len(want["comparison"]["layers"])
-    assert win.keras.view.layer_table.item(3, 2).text() == "quant_probs"
-    assert win.keras.view.qat_table.rowCount() >= 4  # the QAT ranges are back beside B
+    with qtbot.waitSignal(win.features.session.restored, timeout=WAIT):
+        assert win.features.session.open(path)
+    qtbot.waitUntil(lambda: win.features.keras.comparison is not None, timeout=60_000)
+    assert Path(win.features.keras.source["path"]).resolve() == Path(want["source"]).resolve()
+    assert win.features.keras.comparison == want["comparison"]
+    assert win.features.keras.view.layer_table.rowCount() == len(want["comparison"]["layers"])
+    assert win.features.keras.view.layer_table.item(3, 2).text() == "quant_probs"
+    assert win.features.keras.view.qat_table.rowCount() >= 4  # the QAT ranges are back beside B
 
 
 def test_session_keeps_the_keras_source_and_table(qtbot, window, keras_models, tmp_path):
     h5, b_path = keras_models / "mlp_qat.h5", keras_models / "mlp_qat_int8.tflite"
-    window.keras.cache_root = str(tmp_path / "twins")
+    window.features.keras.cache_root = str(tmp_path / "twins")
     w = window.open_model("A", h5)
     qtbot.waitUntil(lambda: w.is_done, timeout=WAIT)
-    qtbot.waitUntil(lambda: window.controller.models["A"] is not None and window.keras.source is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: window.controller.models["A"] is not None and window.features.keras.source is not None, timeout=WAIT)
     window.open_model("B", b_path)
-    qtbot.waitUntil(lambda: window.keras.source["info"].get("tflite") == str(b_path), timeout=WAIT)
-    cw = window.keras.compare()
+    qtbot.waitUntil(lambda: window.features.keras.source["info"].get("tflite") == str(b_path), timeout=WAIT)
+    cw = window.features.keras.compare()
     qtbot.waitUntil(lambda: cw.is_done, timeout=WAIT)
     assert cw.error is None, cw.error
     # is_done is set on the worker thread; the result reaches the feature by a queued signal after it
-    qtbot.waitUntil(lambda: window.keras.comparison is not None, timeout=WAIT)
-    table = window.keras.comparison
+    qtbot.waitUntil(lambda: window.features.keras.comparison is not None, timeout=WAIT)
+    table = window.features.keras.comparison
     path = tmp_path / "keras.tqi.json"
-    window.session.save(path)
+    window.features.session.save(path)
 
     saved = load_session(path)
     twin = window.controller.models["A"].path

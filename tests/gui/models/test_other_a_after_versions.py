@@ -14,7 +14,7 @@ from tests.helpers.gui_helpers import open_pair_checked, open_wait
 def test_another_a_brings_back_the_opened_b(qtbot, window, example_pair, fixture_path, tmp_path):
     fa, fb = (str(p) for p in example_pair)
     open_pair_checked(qtbot, window, fa, fb)
-    rq, c = window.requantize, window.controller
+    rq, c = window.features.requantize, window.controller
     v1 = str(tmp_path / "v1_edit.tflite")  # as a requantize run leaves it in the versions folder
     shutil.copyfile(fb, v1)
     rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
@@ -36,7 +36,7 @@ def test_versions_made_here_survive_another_a_and_come_back_with_their_pair(qtbo
     again: the versions list offers v1 again (it dropped to v0, v1 lost with only a status line)."""
     fa, fb = (str(p) for p in example_pair)
     open_pair_checked(qtbot, window, fa, fb)
-    rq, c = window.requantize, window.controller
+    rq, c = window.features.requantize, window.controller
     v1 = str(tmp_path / "v1_edit.tflite")
     shutil.copyfile(fb, v1)
     rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
@@ -61,7 +61,7 @@ def test_another_version_of_b_keeps_the_selected_layer(qtbot, window, example_pa
     selection; the selected layer stays selected, found again by its tensor's name."""
     fa, fb = (str(p) for p in example_pair)
     open_pair_checked(qtbot, window, fa, fb)
-    rq, c = window.requantize, window.controller
+    rq, c = window.features.requantize, window.controller
     v1 = str(tmp_path / "v1_edit.tflite")
     shutil.copyfile(fb, v1)
     rq.state.add_version(Version(1, "v1 edit", v1, fa, "edited", source=fb))
@@ -79,10 +79,10 @@ def test_a_version_with_the_same_ops_keeps_the_graph_drawn(qtbot, window, exampl
     """Apply fix on a 1,500-op model rebuilt 1,500 graph items; a version whose edit kept the ops
     (re-calibration, weights) now takes over the items drawn, with its own tensors (tooltips)."""
     fa, fb = (str(p) for p in example_pair)
-    g = window.graph
+    g = window.features.graph
     with qtbot.waitSignal(g.laid_out, timeout=20000):
         open_pair_checked(qtbot, window, fa, fb)
-    rq, c = window.requantize, window.controller
+    rq, c = window.features.requantize, window.controller
     canvas = g.view.canvas["B"]
     items, before = list(canvas.items_by_id), canvas.graph
     v1 = str(tmp_path / "v1_edit.tflite")

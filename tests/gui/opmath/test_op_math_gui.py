@@ -22,7 +22,7 @@ def _click_op(win, slot: str, op: int) -> None:
 
 
 def _column(table, header: str) -> list[str]:
-    c = table.column(header)
+    c = table.column_of(header)
     return [table.cell_text(r, c) for r in range(table.rowCount())]
 
 
@@ -32,7 +32,7 @@ def test_full_int8_conv(qtbot, window, fixture_path):
     mq = Model(fixture_path("int8"))
     conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
     _click_op(window, "B", conv.index)
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     assert panel.math == op_math(mq, conv.index)
     assert f"op {conv.index} <b>CONV_2D</b>" in panel.header.text() and "full integer (int8)" in panel.header.text()
 
@@ -64,9 +64,9 @@ def test_full_int8_conv(qtbot, window, fixture_path):
     rows = {panel.tensor_table.cell_text(r, 0): r for r in range(panel.tensor_table.rowCount())}
     assert set(rows) == {"input", "weights", "bias", "output"}
     z3 = t_out.quantization.zero_points[0]
-    rng = panel.tensor_table.cell_text(rows["output"], panel.tensor_table.column("Representable range"))
+    rng = panel.tensor_table.cell_text(rows["output"], panel.tensor_table.column_of("Representable range"))
     assert rng == f"[{s3 * (-128 - z3):.5g}, {s3 * (127 - z3):.5g}]"
-    assert panel.tensor_table.cell_text(rows["output"], panel.tensor_table.column("Range use")) == "—"
+    assert panel.tensor_table.cell_text(rows["output"], panel.tensor_table.column_of("Range use")) == "—"
     # Copy as text carries every M0.
     panel.copy_button.click()
     text = QGuiApplication.clipboard().text()
@@ -79,7 +79,7 @@ def test_hybrid_fully_connected_has_no_s3(qtbot, window, fixture_path):
     mq = Model(fixture_path("dynamic"))
     fc = next(op for op in mq.main.ops if op.type == "FULLY_CONNECTED" and classify(mq.main, op) == "hybrid")
     _click_op(window, "B", fc.index)
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     assert panel.math == op_math(mq, fc.index)
     assert "hybrid" in panel.header.text()
     html = panel.summary.toPlainText()
@@ -95,7 +95,7 @@ def test_hybrid_fully_connected_has_no_s3(qtbot, window, fixture_path):
     np.testing.assert_allclose([float(v) for v in _column(table, "S2")], w.quantization.scales, rtol=1e-5)
     out_row = next(r for r in range(panel.tensor_table.rowCount()) if panel.tensor_table.cell_text(r, 0) == "output")
     assert panel.tensor_table.cell_text(out_row, 2) == "float32"
-    assert panel.tensor_table.cell_text(out_row, panel.tensor_table.column("Scale S")) == "—"
+    assert panel.tensor_table.cell_text(out_row, panel.tensor_table.column_of("Scale S")) == "—"
 
 
 def _grid(panel):
@@ -109,22 +109,22 @@ def test_observed_range_use_after_comparison(qtbot, window, fixture_path):
     open_wait(qtbot, window, "A", fp)
     open_wait(qtbot, window, "B", qp)
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
-    window.compare_features.source.set_result(result)
+    window.features.compare_features.source.set_result(result)
     mq = Model(qp)
     conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
     _click_op(window, "B", conv.index)
     layer = result.layer_for_tensor(conv.outputs[0])
     assert layer is not None and layer.metrics.range_use is not None
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     t = panel.tensor_table
     out_row = next(r for r in range(t.rowCount()) if t.cell_text(r, 0) == "output")
-    assert t.cell_text(out_row, t.column("Range use")) == f"{layer.metrics.range_use * 100:.1f}%"
-    assert t.cell_text(out_row, t.column("Clipped")) == f"{layer.metrics.clip_rate * 100:.2f}%"
+    assert t.cell_text(out_row, t.column_of("Range use")) == f"{layer.metrics.range_use * 100:.1f}%"
+    assert t.cell_text(out_row, t.column_of("Clipped")) == f"{layer.metrics.clip_rate * 100:.2f}%"
     assert "Observed in the comparison run" in panel.summary.toPlainText()
 
 
 def test_empty_and_float_only(qtbot, window, fixture_path):
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     assert panel.math is None and "Select an op" in panel.header.text()
     open_wait(qtbot, window, "A", fixture_path("float"))
     _click_op(window, "A", 0)

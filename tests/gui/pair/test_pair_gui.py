@@ -28,16 +28,16 @@ def pairs() -> dict[str, Path]:
 def _open_pair(qtbot, win, a, b) -> None:
     open_wait(qtbot, win, "A", a)
     open_wait(qtbot, win, "B", b)
-    checker = win.pair.checker
+    checker = win.features.pair.checker
     qtbot.waitUntil(lambda: checker.worker is None and checker.check is not None, timeout=WAIT_MS)
 
 
 def _run(qtbot, win, **source):
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     if source.get("random"):
         panel.source.setCurrentIndex(panel.source.findData("random"))
         panel.count.setValue(4)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
@@ -50,15 +50,15 @@ def test_swapped_pair_is_swapped_back_with_a_note(qtbot, window, example_pair):
     assert window.panes["A"].title.text() == "<b>A · float reference</b>"
     assert window.panes["A"].info.text().startswith("example_float.tflite")
     assert window.panes["B"].info.text().startswith("example_int8.tflite")
-    banner = window.pair.pair_banner
+    banner = window.features.pair.pair_banner
     assert banner.isVisible()
     assert banner.text.startswith("Models swapped: example_int8.tflite was opened as A but is the quantized model")
     assert "A · float reference is now example_float.tflite" in banner.text
     assert "Not a float model" not in banner.text  # the swapped-back pair is a twin
-    check = window.pair.checker.check
+    check = window.features.pair.checker.check
     assert check is not None and not check.swapped and check.related
-    assert window.review.audit_view.summary.text().count("example_int8.tflite") >= 1  # the quantized one is audited
-    assert "example_float" not in window.review.audit_view.summary.text()
+    assert window.features.review.audit_view.summary.text().count("example_int8.tflite") >= 1  # the quantized one is audited
+    assert "example_float" not in window.features.review.audit_view.summary.text()
     assert c.pairing is not None and len(c.pairing.ops) >= 10
 
 
@@ -66,7 +66,7 @@ def test_unrelated_pair_warns_with_figures(qtbot, window, pairs):
     _open_pair(qtbot, window, pairs["seed21_float"], pairs["seed22_int8"])
     want = check_pair_files(pairs["seed21_float"], pairs["seed22_int8"])
     assert not want.related and want.disagree_share is not None
-    banner = window.pair.pair_banner
+    banner = window.features.pair.pair_banner
     assert banner.isVisible()
     text = banner.text
     assert text.startswith("Not a float model and its quantized twin:")
@@ -79,37 +79,37 @@ def test_unrelated_pair_warns_with_figures(qtbot, window, pairs):
     assert window.controller.models["A"].path == str(pairs["seed21_float"])  # not swapped
     result = _run(qtbot, window, random=True)
     assert result.pair_check is not None and not result.pair_check.related
-    assert "not twins" in window.compare_features.summary.text  # the results are marked
+    assert "not twins" in window.features.compare_features.summary.text  # the results are marked
 
 
 def test_twin_pair_shows_nothing(qtbot, window, pairs):
     _open_pair(qtbot, window, pairs["seed21_float"], pairs["seed21_int8"])
-    assert window.pair.checker.check.related
-    assert not window.pair.pair_banner.isVisible()
+    assert window.features.pair.checker.check.related
+    assert not window.features.pair.pair_banner.isVisible()
     # then an unrelated B: warning; back to the twin: gone
     open_wait(qtbot, window, "B", pairs["seed22_int8"])
-    qtbot.waitUntil(window.pair.pair_banner.isVisible, timeout=WAIT_MS)
+    qtbot.waitUntil(window.features.pair.pair_banner.isVisible, timeout=WAIT_MS)
     open_wait(qtbot, window, "B", pairs["seed21_int8"])
-    qtbot.waitUntil(lambda: not window.pair.pair_banner.isVisible(), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not window.features.pair.pair_banner.isVisible(), timeout=WAIT_MS)
 
 
 def test_example_first_run_uses_bundled_inputs_and_random_banner(qtbot, window, example_pair):
     _open_pair(qtbot, window, *example_pair)
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     assert window.state.samples.source == str(example_inputs()) and window.state.samples.count is ALL
     assert panel.source.currentData() == "file" and panel.path.text() == str(example_inputs())
     result = _run(qtbot, window)
     assert not result.samples_are_random and result.samples == len(np.load(example_inputs())["labels"])
     assert result.inputs.endswith("example_inputs.npz") or "example_inputs.npz" in result.inputs
-    task = window.compare.task
+    task = window.features.compare.task
     assert task is not None and task.float_accuracy is not None and task.per_class
-    assert "accuracy" in window.compare_features.summary.text
-    assert not window.pair.random_banner.isVisible()
-    assert not window.pair.pair_banner.isVisible()  # the example is a true twin
+    assert "accuracy" in window.features.compare_features.summary.text
+    assert not window.features.pair.random_banner.isVisible()
+    assert not window.features.pair.pair_banner.isVisible()  # the example is a true twin
 
     result = _run(qtbot, window, random=True)
     assert result.samples_are_random
-    banner = window.pair.random_banner
+    banner = window.features.pair.random_banner
     assert banner.isVisible() and banner.text.startswith("These results come from random inputs")
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(example_inputs()))
@@ -124,7 +124,7 @@ def test_inputs_remembered_per_pair(qtbot, window, settings, example_pair, pairs
     _open_pair(qtbot, window, pairs["seed21_float"], pairs["seed21_int8"])
     npz = tmp_path / "mine.npz"
     np.savez(npz, image=np.zeros((3, 32, 32, 3), np.float32))
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(npz))
     panel.path.editingFinished.emit()
@@ -150,13 +150,13 @@ def test_inputs_remembered_per_pair(qtbot, window, settings, example_pair, pairs
     _open_pair(qtbot, win2, *example_pair)
     s2 = win2.state.samples
     assert s2.source is None and s2.count == 3
-    assert win2.compare_features.inputs.source.currentData() == "random"
+    assert win2.features.compare_features.inputs.source.currentData() == "random"
 
 
 def test_file_menu_opens_the_example_with_its_inputs(qtbot, window, example_pair):
     window.state.set_options(window.state.options)  # nothing chosen yet
-    assert len(window.pair.open_example()) == 2
+    assert len(window.features.pair.open_example()) == 2
     want = tuple(str(p) for p in example_pair)
     qtbot.waitUntil(lambda: window.state.paths() == want, timeout=WAIT_MS)
     assert window.state.samples.source == str(example_inputs())
-    assert window.pair.act_example.text() == "Open the &example pair"
+    assert window.features.pair.act_example.text() == "Open the &example pair"

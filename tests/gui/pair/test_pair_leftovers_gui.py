@@ -20,7 +20,7 @@ RUN_MS = 120_000
 
 def test_a_suggest_failure_goes_with_its_pair(qtbot, window, example_pair, offset_pair):
     open_pair_checked(qtbot, window, *(str(p) for p in example_pair))
-    rq, ed = window.requantize, window.requantize_panel.editor
+    rq, ed = window.features.requantize, window.features.requantize_panel.editor
     rq.suggest(None, None, "surgical")  # no target and no budget: Suggest fails at once
     msg = "Give Suggest a target output SQNR or a maximum number of edits."
     assert window.banner.isVisible() and window.banner.text == msg and ed.status.text() == msg
@@ -33,8 +33,8 @@ def test_a_suggest_failure_goes_with_its_pair(qtbot, window, example_pair, offse
 def test_the_examples_inputs_stay_with_the_example(qtbot, window, example_pair, offset_pair):
     open_pair_checked(qtbot, window, *(str(p) for p in example_pair))
     assert window.state.samples.source == str(example_inputs())
-    ed, panel = window.requantize_panel.editor, window.compare_features.inputs
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):  # run on the example's own inputs
+    ed, panel = window.features.requantize_panel.editor, window.features.compare_features.inputs
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS):  # run on the example's own inputs
         click_enabled(qtbot, panel.run_button)
     assert window.state.run_options.samples.source == str(example_inputs())
     assert example_inputs().name in ed.calibration.text()

@@ -32,10 +32,10 @@ CACHE = REPO / ".fixture-cache"
 
 
 def _run(qtbot, win, count: int = 2):
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     if panel.source.currentData() == "random":
         panel.count.setValue(count)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
@@ -49,15 +49,15 @@ def test_opening_another_pair_drops_the_old_baseline_and_delta(qtbot, window, ex
     open_pair_checked(qtbot, window, fa, fb)
     use_random_samples(window)
     before = _run(qtbot, window)
-    window.compare.set_baseline(before, "before: v0")  # as a requantize run leaves it
-    plots = (window.compare_features.plot, window.requantize_panel.plot)
+    window.features.compare.set_baseline(before, "before: v0")  # as a requantize run leaves it
+    plots = (window.features.compare_features.plot, window.features.requantize_panel.plot)
     assert all(p.baseline is before for p in plots)
 
     other = str(fixture_path("int8"))  # another model B, same inputs
     open_wait(qtbot, window, "B", other)
-    assert window.compare.baseline is None and window.compare.result is None
+    assert window.features.compare.baseline is None and window.features.compare.result is None
     assert all(p.baseline is None and p.result is None for p in plots)  # nothing of the old pair drawn
-    rq = window.requantize
+    rq = window.features.requantize
     assert [v.path for v in rq.versions] == [other] and rq.current == 0 and rq.reference is None
     assert rq.delta is None
 
@@ -70,7 +70,7 @@ def test_a_pair_without_remembered_inputs_starts_from_its_default(qtbot, window,
     open_pair_checked(qtbot, window, fa, fb)
     npz = tmp_path / "images.npz"
     np.savez(npz, image=np.random.default_rng(0).random((3, 32, 32, 3), np.float32))
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(npz))
     panel.path.editingFinished.emit()
@@ -93,11 +93,11 @@ def test_a_later_success_hides_the_comparison_failed_banner(qtbot, window, offse
     open_pair_checked(qtbot, window, *offset_pair)
     bad = tmp_path / "images.npz"
     np.savez(bad, image=np.zeros((2, 32, 32, 3), np.float32))  # not the model's (1, 64) input
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(bad))
     panel.path.editingFinished.emit()
-    with qtbot.waitSignal(window.compare.failed, timeout=RUN_MS):
+    with qtbot.waitSignal(window.features.compare.failed, timeout=RUN_MS):
         click_enabled(qtbot, panel.run_button)
     assert window.banner.isVisible() and window.banner.text.startswith("Comparison failed")
 
@@ -115,7 +115,7 @@ def test_making_v0_model_b_again_measures_it_against_nothing(qtbot, window, exam
     open_pair_checked(qtbot, window, fa, fb)
     use_random_samples(window)
     r0 = _run(qtbot, window)
-    rq, panel = window.requantize, window.requantize_panel
+    rq, panel = window.features.requantize, window.features.requantize_panel
     assert rq.versions[0].comparison is r0
     prev = fb
     for k in range(1, 5):  # copies of B stand for edited versions (same bytes, their own files)
@@ -126,7 +126,7 @@ def test_making_v0_model_b_again_measures_it_against_nothing(qtbot, window, exam
         prev = path
     with qtbot.waitSignal(window.controller.pair_changed, timeout=WAIT_MS):
         rq.compare_versions(3, 4)
-    assert (rq.current, rq.reference) == (4, 3) and window.compare.baseline_label == "before: v3 edit"
+    assert (rq.current, rq.reference) == (4, 3) and window.features.compare.baseline_label == "before: v3 edit"
     assert rq.delta is not None and (rq.delta.before_name, rq.delta.after_name) == ("v3 edit", "v4 edit")
     ed = panel.editor
     ed.add_layers([1])
@@ -136,15 +136,15 @@ def test_making_v0_model_b_again_measures_it_against_nothing(qtbot, window, exam
         panel.versions.switch_requested.emit(0)  # as the versions table does
     assert window.controller.models["B"].path == fb
     assert (rq.current, rq.reference) == (0, None)
-    assert rq.delta is None and window.compare.baseline is None
-    assert window.compare_features.plot.baseline is None and panel.plot.baseline is None
-    assert window.compare.result is r0  # v0's own comparison, no run
+    assert rq.delta is None and window.features.compare.baseline is None
+    assert window.features.compare_features.plot.baseline is None and panel.plot.baseline is None
+    assert window.features.compare.result is r0  # v0's own comparison, no run
     assert ed.status.text().startswith("v0 original int8 is model B now")
     assert ed.table.rowCount() == 0  # rows named ops of v4's numbering
 
     with qtbot.waitSignal(window.controller.pair_changed, timeout=WAIT_MS):
         panel.versions.switch_requested.emit(4)
-    assert (rq.current, rq.reference) == (4, 3) and window.compare.baseline_label == "before: v3 edit"
+    assert (rq.current, rq.reference) == (4, 3) and window.features.compare.baseline_label == "before: v3 edit"
     assert (rq.delta.before_name, rq.delta.after_name) == ("v3 edit", "v4 edit")
 
 
@@ -161,14 +161,14 @@ def test_a_pair_with_other_inputs_is_warned_about_on_open(qtbot, window, cnn_pai
     open_pair_checked(qtbot, window, fa, offset_pair[1])
     (_, shape_a), (_, shape_b) = _io(fa)[0], _io(offset_pair[1])[0]
     assert shape_a[1:] != shape_b[1:]  # the models really read different inputs
-    banner = window.pair.pair_banner
+    banner = window.features.pair.pair_banner
     assert banner.isVisible() and banner.text.startswith("Not a float model and its quantized twin:")
     dims = lambda s: [-1, *s[1:]]  # noqa: E731 - the batch dimension is free
     assert f"input 0 is {dims(shape_a)} float32 in A but {dims(shape_b)} float32 in B" in banner.text
-    assert window.pair.checker.check.io_mismatches and not window.pair.checker.check.related
+    assert window.features.pair.checker.check.io_mismatches and not window.features.pair.checker.check.related
 
     open_pair_checked(qtbot, window, *offset_pair)  # its own twin: no warning
-    assert not banner.isVisible() and window.pair.checker.check.io_mismatches == ()
+    assert not banner.isVisible() and window.features.pair.checker.check.io_mismatches == ()
 
 
 def test_a_session_brings_back_the_comparisons_of_its_versions(qtbot, window, settings, example_pair, tmp_path):
@@ -176,30 +176,30 @@ def test_a_session_brings_back_the_comparisons_of_its_versions(qtbot, window, se
     open_pair_checked(qtbot, window, fa, fb)
     use_random_samples(window)
     _run(qtbot, window)
-    rq = window.requantize
+    rq = window.features.requantize
     v1 = str(tmp_path / "v1.tflite")
     shutil.copyfile(fb, v1)
     rq.versions.append(Version(1, "v1 edit", v1, fa, "edited", source=fb))
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS):  # v1 is compared when shown
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS):  # v1 is compared when shown
         rq.compare_versions(0, 1)
-    qtbot.waitUntil(lambda: rq.versions[1].comparison is not None and not window.compare.running, timeout=RUN_MS)
+    qtbot.waitUntil(lambda: rq.versions[1].comparison is not None and not window.features.compare.running, timeout=RUN_MS)
     want = [output_sqnr_db(v.comparison) for v in rq.versions]
     assert None not in want
 
     path = tmp_path / "s.tqi.json"
-    window.session.save(path)
+    window.features.session.save(path)
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
-        other.session.open(path)
-    orq = other.requantize
+    with qtbot.waitSignal(other.features.session.restored, timeout=RUN_MS):
+        other.features.session.open(path)
+    orq = other.features.requantize
     assert [v.path for v in orq.versions] == [fb, v1] and orq.current == 1 and orq.reference == 0
     assert [output_sqnr_db(v.comparison) for v in orq.versions] == pytest.approx(want)
-    assert not other.compare.running  # nothing re-run: the figures came back with the session
+    assert not other.features.compare.running  # nothing re-run: the figures came back with the session
     assert orq.delta is not None and orq.delta.output_delta_db == pytest.approx(want[1] - want[0])
     rows = [orq.output_sqnr(i) for i in range(2)]
     assert rows == pytest.approx(want)  # the versions table's "output SQNR" column, not "not compared yet"
-    independent = compare_models(fa, v1, window.requantize.comparison_options())
+    independent = compare_models(fa, v1, window.features.requantize.comparison_options())
     assert output_sqnr_db(independent) == pytest.approx(want[1])
 
 
@@ -208,7 +208,7 @@ def test_an_edit_that_changes_nothing_makes_no_version(qtbot, window, example_pa
     open_pair_checked(qtbot, window, fa, fb)
     use_random_samples(window)
     _run(qtbot, window)
-    c, rq, ed = window.controller, window.requantize, window.requantize_panel.editor
+    c, rq, ed = window.controller, window.features.requantize, window.features.requantize_panel.editor
     conv = next(op for op in c.models["B"].main.ops if op.type == "CONV_2D")
     weights = c.models["B"].main.tensors[conv.inputs[1]]
     assert weights.quantization.per_channel  # already per-channel

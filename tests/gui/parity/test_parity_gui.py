@@ -17,8 +17,8 @@ RUN_MS = 60_000
 
 
 def _run(qtbot, win):
-    view = win.parity.view
-    with qtbot.waitSignal(win.parity.controller.result_changed, timeout=RUN_MS) as blocker:
+    view = win.features.parity.view
+    with qtbot.waitSignal(win.features.parity.controller.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, view.run_button)
     qtbot.waitUntil(view.run_button.isEnabled, timeout=RUN_MS)  # the worker's done arrived
     return blocker.args[0]
@@ -38,7 +38,7 @@ def test_parity_tab_matches_core_and_selects_layers(qtbot, window, example_pair)
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    view = window.parity.view
+    view = window.features.parity.view
     window.tabs.setCurrentWidget(view)
     assert view.table.rowCount() == 0 and view.point_data()[0].size == 0  # empty state
     assert window.state.samples.source == str(example_inputs())  # the example's inputs
@@ -105,13 +105,13 @@ def test_parity_tab_matches_core_and_selects_layers(qtbot, window, example_pair)
 
     # a new model B drops the result
     open_wait(qtbot, window, "B", fa)
-    qtbot.waitUntil(lambda: window.parity.controller.result is None, timeout=5000)
+    qtbot.waitUntil(lambda: window.features.parity.controller.result is None, timeout=5000)
     assert t.rowCount() == 0
 
 
 def test_thread_counts_and_same_sides(qtbot, window, example_pair):
     open_wait(qtbot, window, "B", example_pair[1])
-    view = window.parity.view
+    view = window.features.parity.view
     for side in (view.side1, view.side2):
         side.runtime.setCurrentIndex(side.runtime.findData("optimized"))
     qtbot.mouseClick(view.run_button, Qt.MouseButton.LeftButton)
@@ -129,10 +129,10 @@ def test_cancel_keeps_the_previous_result(qtbot, window, example_pair):
 
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
-    view, pc = window.parity.view, window.parity.controller
+    view, pc = window.features.parity.view, window.features.parity.controller
     first = _run(qtbot, window)
     use_random_samples(window)
-    window.compare_features.inputs.count.setValue(100_000)  # long
+    window.features.compare_features.inputs.count.setValue(100_000)  # long
     assert window.state.samples.count == 100_000
     with qtbot.waitSignal(pc.cancelled, timeout=RUN_MS):
         with qtbot.waitSignal(pc.progress, timeout=RUN_MS):
@@ -155,16 +155,16 @@ def test_session_keeps_the_runtime_parity(qtbot, window, settings, example_pair,
     open_wait(qtbot, window, "B", fb)
     result = _run(qtbot, window)
     path = tmp_path / "s.tqi.json"
-    window.session.save(path)
+    window.features.session.save(path)
     assert load_session(path)["results"]["parity"]["model"] == fb
 
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
-        other.session.open(path)
-    restored = other.parity.controller.result
+    with qtbot.waitSignal(other.features.session.restored, timeout=RUN_MS):
+        other.features.session.open(path)
+    restored = other.features.parity.controller.result
     assert restored is not None and restored == result  # every field, the labels and inputs too
-    view = other.parity.view
+    view = other.features.parity.view
     assert view.table.rowCount() == len(result.layers)
     x, y = view.point_data()
     assert list(x) == [layer.op_index for layer in result.layers]
@@ -177,9 +177,9 @@ def test_session_keeps_the_runtime_parity(qtbot, window, settings, example_pair,
     save_session(tmp_path / "other.tqi.json", state)
     third = MainWindow(settings=settings)
     qtbot.addWidget(third)
-    with qtbot.waitSignal(third.session.restored, timeout=RUN_MS):
-        third.session.open(tmp_path / "other.tqi.json")
-    assert third.parity.controller.result is None and "runtime parity was not restored" in third.banner.text
+    with qtbot.waitSignal(third.features.session.restored, timeout=RUN_MS):
+        third.features.session.open(tmp_path / "other.tqi.json")
+    assert third.features.parity.controller.result is None and "runtime parity was not restored" in third.banner.text
 
     open_wait(qtbot, other, "B", fa)  # another model B: its parity is gone
-    assert other.parity.controller.result is None and other.parity.view.table.rowCount() == 0
+    assert other.features.parity.controller.result is None and other.features.parity.view.table.rowCount() == 0

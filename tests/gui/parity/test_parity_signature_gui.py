@@ -30,8 +30,8 @@ def test_parity_tab_runs_the_chosen_signature(qtbot, sig_window):
     win = sig_window
     use_random_samples(win)
     choose_signature(qtbot, win, "prefill")
-    view = win.parity.view
-    with qtbot.waitSignal(win.parity.controller.result_changed, timeout=60_000,
+    view = win.features.parity.view
+    with qtbot.waitSignal(win.features.parity.controller.result_changed, timeout=60_000,
                           check_params_cb=lambda r: r is not None) as blocker:  # fmt: skip
         click_enabled(qtbot, view.run_button)
     r = blocker.args[0]
@@ -40,4 +40,4 @@ def test_parity_tab_runs_the_chosen_signature(qtbot, sig_window):
     assert [lay.op_type for lay in r.layers] == [sub.ops[lay.op_index].type for lay in r.layers]
     qtbot.waitUntil(lambda: "signature 'prefill'" in view.run_row.status.text(), timeout=5000)
     choose_signature(qtbot, win, "decode")  # another subgraph's ops: the result is dropped
-    assert win.parity.controller.result is None
+    assert win.features.parity.controller.result is None

@@ -29,7 +29,7 @@ def eq_pair(qtbot, window):
     open_wait(qtbot, window, "A", paths["eq_cnn_float"])
     open_wait(qtbot, window, "B", paths["eq_cnn_int8"])
     opts = CompareOptions(samples=SampleSettings(count=48, source=str(samples_npz(root, "cnn", 48, 3))))
-    window.compare.set_options(opts)
+    window.features.compare.set_options(opts)
     return window, paths["eq_cnn_int8"], opts
 
 
@@ -46,7 +46,7 @@ def _pair_tensors(q: Path, p: int, c: int) -> set[str]:
 
 def test_editor_offers_equalize_for_a_producer_and_runs_it(qtbot, eq_pair):
     win, q, _opts = eq_pair
-    ed, rq = win.requantize_panel.editor, win.requantize
+    ed, rq = win.features.requantize_panel.editor, win.features.requantize
     msgs: list[str] = []
     ed.message.connect(msgs.append)
     ed.new_choice.setCurrentIndex(ed.new_choice.findData("equalize"))
@@ -76,16 +76,16 @@ def test_editor_offers_equalize_for_a_producer_and_runs_it(qtbot, eq_pair):
 
 def test_apply_fix_equalize_queues_the_pair(qtbot, eq_pair):
     win, q, opts = eq_pair
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS):
-        win.compare.run(opts)
-    feats = win.diagnosis_features
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS):
+        win.features.compare.run(opts)
+    feats = win.features.diagnosis_features
     fix = Fix("equalize", (2, 3))
     fake = types.SimpleNamespace(op_index=2, diagnosis=Diagnosis("channel_imbalance", "planted", fix))
     feats.layer = lambda op: fake if op == 2 else None  # the `stats` branch's cause proposes this fix
-    with qtbot.waitSignal(win.requantize.finished, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.requantize.finished, timeout=RUN_MS) as blocker:
         assert feats.apply_fix(2) is not None
     v = blocker.args[0]
-    ed = win.requantize_panel.editor
+    ed = win.features.requantize_panel.editor
     assert ed.table.rowCount() == 1 and ed.row_b_op(0) == 2 and ed.row_choice(0)[0] == "equalize"
     assert v.edited_ops == (2, 3) and v.name.startswith("v1 equalized op 2 conv2")  # named as from the editor
     assert _changed(q.read_bytes(), Path(v.path).read_bytes()) == _pair_tensors(q, 2, 3)

@@ -13,12 +13,12 @@ from tests.helpers.gui_helpers import open_wait
 def _open(qtbot, window, example_pair):
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
-    return window.requantize_panel.editor, window.controller.state.requantize.draft
+    return window.features.requantize_panel.editor, window.controller.state.requantize.draft
 
 
 def test_the_table_is_rendered_from_the_window_draft(qtbot, window, example_pair):
     ed, draft = _open(qtbot, window, example_pair)
-    assert ed.draft is draft and window.requantize.flow is window.controller.state.requantize
+    assert ed.draft is draft and window.features.requantize.flow is window.controller.state.requantize
     draft.add([0, 5], "B", "recal_mse")  # B's input QUANTIZE (not in A) and B's conv, A's op 4
     assert ed.table.rowCount() == 2
     assert [ed.table.item(r, 0).text() for r in range(2)] == ["0", "5"]
@@ -87,7 +87,7 @@ def test_the_flow_reaches_qt_only_through_the_relay_and_holds_the_suggestion(qtb
     from inspector.core.requantize.suggest import SuggestResult, TradeoffPoint
 
     _open(qtbot, window, example_pair)
-    flow, rq = window.controller.state.requantize, window.requantize
+    flow, rq = window.controller.state.requantize, window.features.requantize
     gui = Path(gui_pkg.__file__).resolve().parent
     for name in ("draft_changed", "suggestion_changed", "pending_changed"):
         for fn in getattr(flow, name)._subscribers:
@@ -105,7 +105,7 @@ def test_the_flow_reaches_qt_only_through_the_relay_and_holds_the_suggestion(qtb
 
 def test_run_and_suggest_say_why_they_cannot_start(qtbot, window, example_pair):
     """Without both models, or while a run goes, Run and Suggest start nothing and say why."""
-    rq = window.requantize
+    rq = window.features.requantize
     said: list[str] = []
     rq.failed.connect(said.append)
     plan = SurgicalPlan((Edit("keep_float", (3,)),))

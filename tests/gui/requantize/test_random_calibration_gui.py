@@ -30,17 +30,17 @@ def test_apply_fix_and_suggest_ask_before_calibrating_on_random_samples(qtbot, w
     asks = random_calibration_asks
     op = _open(qtbot, window)
     use_random_samples(window)
-    window.compare_features.inputs.count.setValue(4)
-    rq = window.requantize
+    window.features.compare_features.inputs.count.setValue(4)
+    rq = window.features.requantize
     plan = fix_plan(Fix("recalibrate", (op,)))
     asks.answer = "cancel"
     assert rq.run(plan) is None and len(rq.versions) == 1
     assert len(asks.texts) == 1 and "4 random samples" in asks.texts[0] and "Choose inputs" in asks.texts[0]
     chosen = []
-    monkeypatch.setattr(window.compare_features.inputs, "choose_path", lambda: chosen.append(True))
+    monkeypatch.setattr(window.features.compare_features.inputs, "choose_path", lambda: chosen.append(True))
     asks.answer = "choose"
     assert rq.suggest(80.0, 1) is None and chosen == [True] and not rq.running
-    assert window.compare_features.inputs.source.currentData() == "file"
+    assert window.features.compare_features.inputs.source.currentData() == "file"
     assert len(asks.texts) == 2 and asks.texts[1].startswith("Suggest")
     use_random_samples(window)
     asks.answer = "random"
@@ -54,12 +54,12 @@ def test_with_inputs_chosen_nothing_is_asked(qtbot, window, random_calibration_a
     op = _open(qtbot, window)
     npz = tmp_path / "cal.npz"
     np.savez(npz, features=vf.inputs(8, 0))
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(npz))
     panel.path.editingFinished.emit()
     assert window.controller.state.samples.source == str(npz)
-    rq = window.requantize
+    rq = window.features.requantize
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS):
         assert rq.run(fix_plan(Fix("recalibrate", (op,)))) is not None
     assert random_calibration_asks.texts == []

@@ -35,11 +35,11 @@ def _sha(p) -> str:
 
 
 def _compare(qtbot, win):
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     use_random_samples(win)
     panel.count.setValue(SAMPLES)
     panel.seed.setValue(SEED)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
@@ -58,7 +58,7 @@ def loop(qtbot, window, example_pair, tmp_path):
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     before = _compare(qtbot, window)
-    rq, ed = window.requantize, window.requantize_panel.editor
+    rq, ed = window.features.requantize, window.features.requantize_panel.editor
     ed.set_route("quantizer")
     ed.new_choice.setCurrentIndex(ed.new_choice.findData("keep_float"))
     for op in (LOGITS, SOFTMAX):  # select each layer (as a click in a layer list does), then Add
@@ -72,7 +72,7 @@ def loop(qtbot, window, example_pair, tmp_path):
 
 def test_keep_float_two_layers_improves_output(qtbot, loop):
     win, fa, fb, before, v2 = loop
-    rq, panel = win.requantize, win.requantize_panel
+    rq, panel = win.features.requantize, win.features.requantize_panel
     fm = Model(fa)
     names = [fm.main.tensors[fm.main.ops[i].outputs[0]].name for i in (LOGITS, SOFTMAX)]
 
@@ -99,11 +99,11 @@ def test_keep_float_two_layers_improves_output(qtbot, loop):
     assert _op_dtypes(Model(fb), names[0])[0] == "int8"  # it was int8 before
 
     # The comparison re-ran on the new B with the same samples; the re-calibrated one is the baseline.
-    after = win.compare.result
+    after = win.features.compare.result
     assert after is v2.comparison and after.quant_path == v2.path and after.samples == SAMPLES
     base = v1.comparison
-    assert base is not None and win.compare.baseline is base and base.quant_path == v1.path
-    for plot in (panel.plot, win.compare_features.plot):  # two series: baseline + new
+    assert base is not None and win.features.compare.baseline is base and base.quant_path == v1.path
+    for plot in (panel.plot, win.features.compare_features.plot):  # two series: baseline + new
         xb, yb = plot.point_data("baseline")
         xa, ya = plot.point_data("accumulated")
         assert len(xb) >= 9 and len(xa) >= 9
@@ -153,13 +153,13 @@ def test_keep_float_two_layers_improves_output(qtbot, loop):
     at = table.visualRect(table.model().index(0, 0)).center()
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=at)  # a real double-click:
     qtbot.mouseDClick(table.viewport(), Qt.MouseButton.LeftButton, pos=at)  # press, release, double
-    qtbot.waitUntil(lambda: win.controller.models["B"].path == fb and win.compare.result is before, timeout=RUN_MS)
+    qtbot.waitUntil(lambda: win.controller.models["B"].path == fb and win.features.compare.result is before, timeout=RUN_MS)
     assert rq.current == 0 and _sha(win.controller.models["B"].path) == _sha(fb)
 
 
 def test_save_model_and_recipe(qtbot, loop, tmp_path):
     win, fa, fb, _before, v1 = loop  # v1 here: the plan's version (v2, after the re-calibrated one)
-    rq = win.requantize
+    rq = win.features.requantize
     fb_hash, fa_hash = _sha(fb), _sha(fa)
 
     out = tmp_path / "kept_float.tflite"
@@ -192,7 +192,7 @@ def test_suggest_tradeoff_and_apply(qtbot, window, example_pair):
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     _compare(qtbot, window)
-    rq, panel = window.requantize, window.requantize_panel
+    rq, panel = window.features.requantize, window.features.requantize_panel
     box = panel.suggest
     box.treatment.setCurrentIndex(box.treatment.findData("keep_float"))  # the quantizer route
     box.use_target.setChecked(True)
@@ -225,10 +225,10 @@ def test_failure_reaches_banner(qtbot, window, example_pair):
     fb = str(example_pair[1])
     open_wait(qtbot, window, "A", fb)  # a quantized model as the 'float' model
     open_wait(qtbot, window, "B", fb)
-    rq = window.requantize
-    window.requantize_panel.editor.set_route("quantizer")
+    rq = window.features.requantize
+    window.features.requantize_panel.editor.set_route("quantizer")
     with qtbot.waitSignal(rq.failed, timeout=RUN_MS) as blocker:
-        rq.run(window.requantize_panel.editor.plan())
+        rq.run(window.features.requantize_panel.editor.plan())
     msg = blocker.args[0]
     assert "already quantized" in msg and fb in msg
     qtbot.waitUntil(lambda: window.banner.isVisible(), timeout=5000)
@@ -240,9 +240,9 @@ def test_cancel_keeps_model_b(qtbot, window, example_pair):
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    rq, ed = window.requantize, window.requantize_panel.editor
+    rq, ed = window.features.requantize, window.features.requantize_panel.editor
     use_random_samples(window)  # the example's bundled inputs are too few to still be running
-    window.compare_features.inputs.count.setValue(100_000)
+    window.features.compare_features.inputs.count.setValue(100_000)
     ed.add_layers([LOGITS], "keep_float")
     with qtbot.waitSignal(rq.running_changed, timeout=RUN_MS, check_params_cb=lambda running, _w: not running):
         with qtbot.waitSignal(rq.progress, timeout=RUN_MS):  # the run is under way in the worker
@@ -259,14 +259,14 @@ def test_session_restores_versions(qtbot, loop, settings, tmp_path):
 
     win, fa, fb, _before, v1 = loop
     path = tmp_path / "s.tqi.json"
-    win.session.save(path)
+    win.features.session.save(path)
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
-        other.session.open(path)
-    rq = other.requantize
-    assert [v.name for v in rq.versions] == [v.name for v in win.requantize.versions]
-    assert [v.path for v in rq.versions] == [fb, win.requantize.versions[1].path, v1.path]
+    with qtbot.waitSignal(other.features.session.restored, timeout=RUN_MS):
+        other.features.session.open(path)
+    rq = other.features.requantize
+    assert [v.name for v in rq.versions] == [v.name for v in win.features.requantize.versions]
+    assert [v.path for v in rq.versions] == [fb, win.features.requantize.versions[1].path, v1.path]
     assert rq.current == 2 and other.controller.models["B"].path == v1.path
     assert rq.versions[2].plan == v1.plan and rq.versions[2].recipe == v1.recipe and rq.versions[2].source == fb
     assert rq.versions[1].kind == "recalibrated" and rq.versions[1].source == fb
@@ -292,9 +292,9 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
     fa, fb = (str(p) for p in example_pair)
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    rq, ed = window.requantize, window.requantize_panel.editor
+    rq, ed = window.features.requantize, window.features.requantize_panel.editor
     use_random_samples(window)
-    window.compare_features.inputs.count.setValue(100_000)  # long: the before-comparison runs first
+    window.features.compare_features.inputs.count.setValue(100_000)  # long: the before-comparison runs first
     ed.add_layers([LOGITS], "keep_float")
     failures: list[str] = []
     rq.failed.connect(failures.append)
@@ -310,7 +310,7 @@ def test_worker_killed_mid_run_is_an_error_not_a_crash(qtbot, window, example_pa
     assert msg in window.banner.text
     assert len(rq.versions) == 1 and window.controller.models["B"].path == fb
 
-    window.compare_features.inputs.count.setValue(SAMPLES)  # the next run gets a fresh worker
+    window.features.compare_features.inputs.count.setValue(SAMPLES)  # the next run gets a fresh worker
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS):
         click_enabled(qtbot, ed.run_button)
     assert len(rq.versions) == 2 and window.controller.models["B"].path == rq.versions[1].path
@@ -321,7 +321,7 @@ def test_typed_op_indices_are_b_ops(qtbot, window, example_pair):
     the plan names A's matching op, and each row shows B's op with A's beside it."""
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
-    c, ed = window.controller, window.requantize_features.panel.editor
+    c, ed = window.controller, window.features.requantize_features.panel.editor
     b_ops = [op.index for op in c.models["B"].main.ops if op.type == "CONV_2D"]
     pairs = [(b, c.counterpart_op("B", b)) for b in b_ops]
     b, a = next((b, a) for b, a in pairs if a is not None and a != b)  # QUANTIZE at the input shifts B's numbering
@@ -347,7 +347,7 @@ def test_surgical_rows_hold_b_ops_also_without_a_counterpart(qtbot, window, exam
 
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
-    c, ed = window.controller, window.requantize_features.panel.editor
+    c, ed = window.controller, window.features.requantize_features.panel.editor
     qm = c.models["B"]
     quant = next(op.index for op in qm.main.ops if op.type == "QUANTIZE")
     conv = next(op.index for op in qm.main.ops if op.type == "CONV_2D")
@@ -363,5 +363,5 @@ def test_surgical_rows_hold_b_ops_also_without_a_counterpart(qtbot, window, exam
     assert ed.b_ops() == [quant]
     ed.clear_layers()
     c.select_op("B", quant)  # e.g. a click on the layer-error plot, which emits B's op index
-    window.requantize_features.add_selected()
+    window.features.requantize_features.add_selected()
     assert ed.b_ops() == [quant] and [e.ops for e in ed.surgical_plan().edits] == [(quant,)]

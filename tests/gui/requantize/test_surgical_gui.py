@@ -31,10 +31,10 @@ SKIP = ("QUANTIZE", "DEQUANTIZE")
 
 
 def _compare(qtbot, win):
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     panel.count.setValue(SAMPLES)
     panel.seed.setValue(SEED)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     return blocker.args[0]
 
@@ -52,7 +52,7 @@ def kept(qtbot, window, cnn_pair):
     use_random_samples(window)  # _opts() are random samples
     before = _compare(qtbot, window)
     worst = min((L for L in before.layers if L.op_type not in SKIP), key=lambda L: L.metrics.sqnr_db)
-    rq, ed = window.requantize, window.requantize_panel.editor
+    rq, ed = window.features.requantize, window.features.requantize_panel.editor
     assert ed.current_route() == "surgical" and ed.new_choice.currentData() == "keep_float"  # the defaults
     window.controller.select_op("B", worst.op_index)  # as a click in the layer list or the plot does
     qtbot.mouseClick(ed.add_button, Qt.MouseButton.LeftButton)
@@ -64,7 +64,7 @@ def kept(qtbot, window, cnn_pair):
 
 def test_keep_float_worst_layer_changes_only_that_op(qtbot, kept):
     win, fa, fb, before, worst, v1 = kept
-    rq, panel = win.requantize, win.requantize_panel
+    rq, panel = win.features.requantize, win.features.requantize_panel
     assert v1.kind == "edited" and v1.edited_ops == (worst.op_index,)
     assert [v.name for v in rq.versions] == ["v0 original int8", f"v1 keep-float op {worst.op_index} logits"]  # B's op and its name
     assert worst.op_type == "FULLY_CONNECTED"  # the CNN's logits
@@ -93,7 +93,7 @@ def test_keep_float_worst_layer_changes_only_that_op(qtbot, kept):
     d = rq.delta
     assert d.output_before_db == pytest.approx(ind_before, rel=1e-9)
     assert d.output_after_db == pytest.approx(ind_after, rel=1e-9)
-    assert win.compare.baseline is before and win.compare.result is v1.comparison
+    assert win.features.compare.baseline is before and win.features.compare.result is v1.comparison
 
     # The delta table lists exactly that op as edited (the rest are untouched upstream layers and
     # the layers downstream that only inherit the change).
@@ -117,11 +117,11 @@ def test_keep_float_worst_layer_changes_only_that_op(qtbot, kept):
 def test_plan_saved_from_the_tab_reproduces_the_bytes(qtbot, kept, tmp_path):
     win, fa, fb, _before, _worst, v1 = kept
     out = tmp_path / "plan.json"
-    assert win.requantize.save_recipe_to(out)
+    assert win.features.requantize.save_recipe_to(out)
     plan = load_plan(str(out))
     assert json.loads(out.read_text())["route"] == "surgical"
     assert apply_plan(fa, fb, plan).model_bytes == Path(v1.path).read_bytes()
-    assert not win.requantize.save_recipe_to(fb)  # never over an input
+    assert not win.features.requantize.save_recipe_to(fb)  # never over an input
     assert "refusing to overwrite" in win.banner.text
 
 
@@ -132,7 +132,7 @@ def test_per_channel_and_recalibration_from_the_editor(qtbot, window, cnn_pair):
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     _compare(qtbot, window)
-    c, rq, ed = window.controller, window.requantize, window.requantize_panel.editor
+    c, rq, ed = window.controller, window.features.requantize, window.features.requantize_panel.editor
     convs = [op.index for op in c.models["B"].main.ops if op.type == "CONV_2D"]
     ed.ops_edit.setText(f"{convs[0]}, {convs[1]}")
     ed._add_typed()
@@ -166,12 +166,12 @@ def test_surgical_suggest_tradeoff_and_apply(qtbot, window):
     fa, fb, npz = str(m["cls_float"]), str(m["cls_int8_broken"]), str(t.npz(40))
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
-    window.compare_features.inputs.set_options(CompareOptions(samples=SampleSettings(count=None, source=npz)))
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
-        click_enabled(qtbot, window.compare_features.inputs.run_button)
+    window.features.compare_features.inputs.set_options(CompareOptions(samples=SampleSettings(count=None, source=npz)))
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
+        click_enabled(qtbot, window.features.compare_features.inputs.run_button)
     before = blocker.args[0]
     assert before.samples == 40
-    rq, panel = window.requantize, window.requantize_panel
+    rq, panel = window.features.requantize, window.features.requantize_panel
     box = panel.suggest
     assert box.treatment.currentData() == "surgical" and box.objective.currentData() == "op:5"  # the defaults
     box.use_target.setChecked(True)
@@ -217,7 +217,7 @@ def test_second_edit_on_the_edited_model_and_session(qtbot, kept, settings, tmp_
     from inspector.gui.main_window import MainWindow
 
     win, fa, fb, _before, worst, v1 = kept
-    rq, ed = win.requantize, win.requantize_panel.editor
+    rq, ed = win.features.requantize, win.features.requantize_panel.editor
     b1 = Model(v1.path)
     # conv2: on these 4 samples its measured mean error is large enough to move its int32 bias
     conv = next(op.index for op in b1.main.ops if op.type == "CONV_2D" and "conv2_1" in b1.main.tensors[op.outputs[0]].name)
@@ -243,16 +243,16 @@ def test_second_edit_on_the_edited_model_and_session(qtbot, kept, settings, tmp_
     assert edited.op_index == conv and edited.edit == "bias correction" and rq.delta.before_name == v1.name
 
     path = tmp_path / "s.tqi.json"
-    win.session.save(path)
+    win.features.session.save(path)
     other = MainWindow(settings=settings)
     qtbot.addWidget(other)
-    with qtbot.waitSignal(other.session.restored, timeout=RUN_MS):
-        other.session.open(path)
-    orq = other.requantize
+    with qtbot.waitSignal(other.features.session.restored, timeout=RUN_MS):
+        other.features.session.open(path)
+    orq = other.features.requantize
     assert [v.path for v in orq.versions] == [fb, v1.path, v2.path] and orq.current == 2
     for got, want in zip(orq.versions[1:], (v1, v2), strict=True):
         assert got.surgical and got.plan == want.plan and got.edited_ops == want.edited_ops and got.source == want.source
-    with qtbot.waitSignal(other.compare.result_changed, timeout=RUN_MS):  # v1 is compared when shown
+    with qtbot.waitSignal(other.features.compare.result_changed, timeout=RUN_MS):  # v1 is compared when shown
         orq.switch_to(1)
     qtbot.waitUntil(lambda: orq.versions[1].comparison is not None, timeout=RUN_MS)
     orq.compare_versions(1, 2)
@@ -265,7 +265,7 @@ def test_editor_offers_only_the_edits_that_apply(qtbot, window, cnn_pair):
     output, a16w8 a 16x8 kernel: the other choices are greyed out per row, and adding one says so."""
     open_wait(qtbot, window, "A", cnn_pair[0])
     open_wait(qtbot, window, "B", cnn_pair[1])
-    c, ed = window.controller, window.requantize_panel.editor
+    c, ed = window.controller, window.features.requantize_panel.editor
     qm = c.models["B"]
     add = next(op.index for op in qm.main.ops if op.type == "ADD")
     softmax = next(op.index for op in qm.main.ops if op.type == "SOFTMAX")

@@ -27,7 +27,7 @@ def _planted_pair(qtbot, window, fixture_path, tmp_path):
 
 def test_planted_violations_listed_and_selectable(qtbot, window, fixture_path, tmp_path):
     path, info = _planted_pair(qtbot, window, fixture_path, tmp_path)
-    view = window.review.audit_view
+    view = window.features.review.audit_view
     model = Model(path)
     expected = audit_model(model)
     assert view.model.findings == expected  # exactly what core finds, nothing dropped
@@ -52,12 +52,12 @@ def test_planted_violations_listed_and_selectable(qtbot, window, fixture_path, t
         assert window.panes["B"].selected_op() == want["op_index"]
         assert window.panes["B"].tensors.selected_tensor() == want["tensor_index"]
         assert window.panes["A"].selected_op() == window.controller.counterpart_op("B", want["op_index"])
-        assert window.opmath.op_math_panel.math.op_index == want["op_index"]
+        assert window.features.opmath.op_math_panel.math.op_index == want["op_index"]
 
 
 def test_sort_and_filter(qtbot, window, fixture_path, tmp_path):
     _planted_pair(qtbot, window, fixture_path, tmp_path)
-    view = window.review.audit_view
+    view = window.features.review.audit_view
     everything = view.visible_findings()
     assert len(everything) == len(view.model.findings) > 4
     view.view.sortByColumn(0, Qt.SortOrder.DescendingOrder)  # severity: errors first
@@ -80,19 +80,19 @@ def test_sort_and_filter(qtbot, window, fixture_path, tmp_path):
 
 def test_reaudit_on_model_and_comparison_change(qtbot, window, fixture_path, tmp_path):
     _planted_pair(qtbot, window, fixture_path, tmp_path)
-    view = window.review.audit_view
+    view = window.features.review.audit_view
     assert any(f.severity == "error" for f in view.model.findings)
     # A clean converter-built model B: no errors, no warnings.
     fp, qp = fixture_path("float"), fixture_path("int8")
-    with qtbot.waitSignal(window.review.audit_updated, timeout=20_000):
+    with qtbot.waitSignal(window.features.review.audit_updated, timeout=20_000):
         open_wait(qtbot, window, "B", qp)
     assert view.model.findings == audit_model(Model(qp))
     assert not [f for f in view.model.findings if f.severity in ("error", "warning")]
     assert "no rule violations" in view.summary.text()
     # After a comparison: range-use / clipping findings use the observed ranges.
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
-    with qtbot.waitSignal(window.review.audit_updated, timeout=20_000):
-        window.compare_features.source.set_result(result)
+    with qtbot.waitSignal(window.features.review.audit_updated, timeout=20_000):
+        window.features.compare_features.source.set_result(result)
     assert view.model.findings == audit_model(Model(qp), result)
     assert "observed in the comparison" in view.summary.text()
     # Closing model B empties the audit.

@@ -13,6 +13,6 @@ def test_dangling_metadata_buffer_opens_with_an_audit_warning(qtbot, window, fix
     assert mb == [n]
     open_wait(qtbot, window, "B", bad)
     assert window.controller.models["B"] is not None
-    findings = [f for f in window.review.audit_view.visible_findings() if f.rule == "dangling-reference"]
+    findings = [f for f in window.features.review.audit_view.visible_findings() if f.rule == "dangling-reference"]
     assert len(findings) == 1 and findings[0].severity == "warning"
     assert f"names buffer {n}, but the model has {n} buffers" in findings[0].message

@@ -39,7 +39,7 @@ def _sha(p: Path) -> str:
 
 
 def _export(qtbot, window, folder, base, kinds=None):
-    ex = window.review.exporter
+    ex = window.features.review.exporter
     with qtbot.waitSignal(ex.exported, timeout=WAIT_MS) as sig:
         ex.export(folder, base) if kinds is None else ex.export(folder, base, kinds)
     return sig.args[0]
@@ -51,7 +51,7 @@ def test_export_four_files_with_comparison(qtbot, window, fixture_path, tmp_path
     open_wait(qtbot, window, "A", fp)
     open_wait(qtbot, window, "B", qp)
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=2), threads=1))
-    window.compare_features.source.set_result(result)
+    window.features.compare_features.source.set_result(result)
     out = tmp_path / "out"
     out.mkdir()
     written = _export(qtbot, window, out, "review")
@@ -87,7 +87,7 @@ def test_dialog_defaults_and_no_comparison(qtbot, window, fixture_path, tmp_path
     qp = fixture_path("int8")
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", qp)
-    ex = window.review.exporter
+    ex = window.features.review.exporter
     d = ex.show_dialog()
     qtbot.addWidget(d)
     assert d.folder.text() == str(Path(qp).resolve().parent) and d.base.text() == "int8-report"
@@ -110,7 +110,7 @@ def test_export_error_is_shown(qtbot, window, fixture_path, tmp_path):
     open_wait(qtbot, window, "B", fixture_path("int8"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    ex = window.review.exporter
+    ex = window.features.review.exporter
     with qtbot.waitSignal(ex.failed, timeout=WAIT_MS) as sig:
         ex.export(blocker / "sub", "r")  # a folder below a regular file cannot exist
     assert window.banner.isVisible() and "Export failed" in window.banner.text

@@ -27,16 +27,16 @@ def test_report_of_an_edited_version_names_its_provenance(qtbot, window, tmp_pat
     open_wait(qtbot, window, "A", fa)
     open_wait(qtbot, window, "B", fb)
     use_random_samples(window)
-    window.compare_features.inputs.count.setValue(4)
+    window.features.compare_features.inputs.count.setValue(4)
     op = next(o.index for o in load_model(fb).main.ops if o.type == "FULLY_CONNECTED" and o.index > 1)
-    rq = window.requantize
+    rq = window.features.requantize
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS):
         rq.run(fix_plan(Fix("recalibrate", (op,))))
     qtbot.waitUntil(lambda: len(rq.versions) == 2 and window.controller.models["B"].path == rq.versions[1].path, timeout=RUN_MS)
     v1 = rq.versions[1]
     out = tmp_path / "out"
     out.mkdir()
-    ex = window.review.exporter
+    ex = window.features.review.exporter
     with qtbot.waitSignal(ex.exported, timeout=RUN_MS):
         ex.export(out, "edited", ["html", "json"])
     rep = json.loads((out / "edited.json").read_text())

@@ -30,7 +30,7 @@ def comparison(fixture_path):
 
 
 def _compare(window):
-    return window.compare
+    return window.features.compare
 
 
 def _new_window(qtbot, tmp_path, name: str) -> MainWindow:
@@ -41,8 +41,8 @@ def _new_window(qtbot, tmp_path, name: str) -> MainWindow:
 
 
 def _open_session(qtbot, win, path) -> dict:
-    with qtbot.waitSignal(win.session.restored, timeout=WAIT_MS) as sig:
-        assert win.session.open(path)
+    with qtbot.waitSignal(win.features.session.restored, timeout=WAIT_MS) as sig:
+        assert win.features.session.open(path)
     return sig.args[0]
 
 
@@ -50,7 +50,7 @@ def _pair(qtbot, win, fp, qp, result=None) -> None:
     open_wait(qtbot, win, "A", fp)
     open_wait(qtbot, win, "B", qp)
     if result is not None:
-        win.compare_features.source.set_result(result)
+        win.features.compare_features.source.set_result(result)
 
 
 def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, comparison):
@@ -58,13 +58,13 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     opts = CompareOptions(samples=SampleSettings(count=3, seed=7), runtime="reference", isolated=True, keep_values=frozenset({5, 2}))
     _compare(window).set_options(opts)
     _pair(qtbot, window, fp, qp, comparison)
-    assert window.compare.result is comparison  # the session's result goes through the comparison controller
+    assert window.features.compare.result is comparison  # the session's result goes through the comparison controller
     bias = window.controller.subgraph("B").ops[3].inputs[2]
     window.controller.select_op("B", 3, tensor=bias)
     window.controller.set_channel(5)
     sel = window.controller.selection
     path = tmp_path / "s.tqi.json"
-    window.session.save(path)
+    window.features.session.save(path)
     saved = load_session(path)
     assert saved["models"]["quant"]["path"] == str(Path(qp).resolve()) and saved["models"]["quant"]["sha256"]
     assert saved["selection"]["op_b"] == 3 and saved["selection"]["tensor_b"] == bias
@@ -78,12 +78,13 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     assert [Path(c2.models[s].path).resolve() for s in "AB"] == [Path(fp).resolve(), Path(qp).resolve()]
     assert c2.selection == sel and c2.channel == 5
     assert win2.panes["B"].selected_op() == 3 and win2.panes["B"].tensors.selected_tensor() == bias
-    assert win2.compare.options == opts
-    restored = win2.compare.result
-    assert restored is not None and win2.compare_features.source.result() is restored and restored.to_json()["layers"] == comparison.to_json()["layers"]
+    assert win2.features.compare.options == opts
+    restored = win2.features.compare.result
+    assert restored is not None and win2.features.compare_features.source.result() is restored
+    assert restored.to_json()["layers"] == comparison.to_json()["layers"]
     # Views built on the restored comparison: observed ranges in the op math, comparison checks in the audit.
-    assert win2.opmath.op_math_panel.math.op_index == 3
-    assert "observed in the comparison" in win2.review.audit_view.summary.text()
+    assert win2.features.opmath.op_math_panel.math.op_index == 3
+    assert "observed in the comparison" in win2.features.review.audit_view.summary.text()
     assert not win2.banner.isVisible()
 
 
@@ -95,7 +96,7 @@ def test_changed_and_missing_models_are_reported(qtbot, window, fixture_path, tm
     result = compare_models(str(fp), str(qp), CompareOptions(samples=SampleSettings(count=1), threads=1))
     _pair(qtbot, window, fp, qp, result)
     path = tmp_path / "s.tqi.json"
-    window.session.save(path)
+    window.features.session.save(path)
     # Model B changes on disk (planted violations, same size: different content).
     data, _ = planted(fixture_path("int8"), ["weight_zero_point"])
     qp.write_bytes(data)
@@ -105,7 +106,7 @@ def test_changed_and_missing_models_are_reported(qtbot, window, fixture_path, tm
     assert win2.banner.isVisible() and f"model B: {qp}" in text and "changed since the session was saved" in text
     assert "comparison result was not restored" in text
     assert win2.controller.models["B"] is not None  # still opened, for inspection
-    assert win2.compare_features.source.result() is None
+    assert win2.features.compare_features.source.result() is None
     # Model A is gone: reported, slot left empty, the rest restored.
     fp.unlink()
     win3 = _new_window(qtbot, tmp_path, "missing")
@@ -120,7 +121,7 @@ def test_bad_session_file_shows_error(qtbot, window, fixture_path, tmp_path, con
     open_wait(qtbot, window, "B", fixture_path("int8"))
     bad = tmp_path / "bad.tqi.json"
     bad.write_text(content)
-    assert not window.session.open(bad)
+    assert not window.features.session.open(bad)
     assert window.banner.isVisible() and needle in window.banner.text and str(bad) in window.banner.text
     assert window.controller.models["B"] is not None  # nothing lost
 
@@ -142,13 +143,13 @@ def test_crash_recovery_offer_restore_and_autosave(qtbot, window, fixture_path, 
         "results": {"compare": comparison.to_json()},
     })  # fmt: skip
     asked = []
-    session = window.session
+    session = window.features.session
     with qtbot.waitSignal(session.restored, timeout=WAIT_MS):
         rec = session.start_recovery(CrashRecovery(base), ask=lambda r: asked.append(r) or True)
     assert rec is not None and rec.pid == crashed.pid and asked == [rec]
     c = window.controller
     assert Path(c.models["B"].path).resolve() == Path(qp).resolve() and c.selection.op_b == 5
-    assert window.compare_features.source.result() is not None
+    assert window.features.compare_features.source.result() is not None
     assert not crashed.marker.exists() and not crashed.autosave_file.exists()  # offered once
     # This instance is marked running and autosaves what it shows.
     assert session.recovery.marker.exists()
@@ -169,10 +170,10 @@ def test_recovery_declined_discards(qtbot, window, tmp_path, fixture_path):
     crashed = CrashRecovery(base, pid=_dead_pid())
     crashed.start()
     save_session(crashed.autosave_file, {"models": {"float": str(fixture_path("float")), "quant": None}})
-    assert window.session.start_recovery(CrashRecovery(base), ask=lambda r: False) is None
+    assert window.features.session.start_recovery(CrashRecovery(base), ask=lambda r: False) is None
     assert window.controller.models["A"] is None
     assert not crashed.autosave_file.exists()
-    window.session.clean_exit()
+    window.features.session.clean_exit()
 
 
 def test_reopened_from_another_working_directory(qtbot, tmp_path, fixture_path, monkeypatch):
@@ -189,11 +190,11 @@ def test_reopened_from_another_working_directory(qtbot, tmp_path, fixture_path, 
     monkeypatch.chdir(work)
     win = _new_window(qtbot, tmp_path, "first")
     _pair(qtbot, win, "float.tflite", "int8.tflite")
-    win.compare.set_options(CompareOptions(samples=SampleSettings(count=2, source="x.npy")))
-    assert win.requantize.versions[0].path == str(work / "int8.tflite")
+    win.features.compare.set_options(CompareOptions(samples=SampleSettings(count=2, source="x.npy")))
+    assert win.features.requantize.versions[0].path == str(work / "int8.tflite")
     session = tmp_path / "sessions" / "s.tqi.json"
     session.parent.mkdir()
-    win.session.save(session)
+    win.features.session.save(session)
     saved = json.loads(session.read_text())
     assert saved["requantize_plans"][0]["path"] == str(work / "int8.tflite")
     assert saved["requantize_plans"][0]["float_model"] == str(work / "float.tflite")
@@ -206,8 +207,8 @@ def test_reopened_from_another_working_directory(qtbot, tmp_path, fixture_path, 
     _open_session(qtbot, win2, session)
     assert not win2.banner.isVisible(), win2.banner.text
     assert [win2.controller.models[s].path for s in "AB"] == [str(work / "float.tflite"), str(work / "int8.tflite")]
-    assert [v.path for v in win2.requantize.versions] == [str(work / "int8.tflite")]
-    assert win2.compare.options.samples.source == str(work / "x.npy")
+    assert [v.path for v in win2.features.requantize.versions] == [str(work / "int8.tflite")]
+    assert win2.features.compare.options.samples.source == str(work / "x.npy")
 
     # A session written with paths relative to its own folder opens from a third directory.
     rel = dict(saved)

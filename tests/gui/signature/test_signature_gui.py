@@ -21,7 +21,7 @@ CACHE = REPO / ".fixture-cache"
 
 def test_chooser_offers_the_signatures(sig_window, sig_pair):
     win = sig_window
-    chooser = win.signature_features.chooser
+    chooser = win.features.signature_features.chooser
     assert not chooser.isHidden()
     ref = Model(sig_pair[1])
     keys = [chooser.combo.itemData(k) for k in range(chooser.combo.count())]
@@ -40,19 +40,19 @@ def test_choosing_decode_compares_that_signature(qtbot, sig_window, sig_pair):
     ref_q = Model(fb).for_signature("decode")
     ref_f = Model(fa).for_signature("decode")
     assert win.state.options.signature == "decode"
-    assert win.compare_features.inputs.options().signature == "decode"  # the Run button keeps it
+    assert win.features.compare_features.inputs.options().signature == "decode"  # the Run button keeps it
     # The op tables show the decode subgraph of each model.
     for slot, ref in (("A", ref_f), ("B", ref_q)):
         pane = win.panes[slot]
         assert pane.ops.subgraph is not None and pane.ops.subgraph.index == ref.main.index
         assert [pane.ops.data(pane.ops.index(r, 1)) for r in range(pane.ops.rowCount())] == [op.type for op in ref.main.ops]
         assert "signature 'decode'" in pane.info.text()
-    assert "kv_cache: 1×8×16 float32" in win.signature_features.chooser.details.text()
+    assert "kv_cache: 1×8×16 float32" in win.features.signature_features.chooser.details.text()
 
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     panel.count.setValue(3)
     panel.seed.setValue(5)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     result = blocker.args[0]
     assert result.signature == "decode"
@@ -68,12 +68,12 @@ def test_choosing_decode_compares_that_signature(qtbot, sig_window, sig_pair):
 
     # Selecting a layer selects that op in decode's subgraph of B (and A's counterpart).
     lay = result.layers[0]
-    win.compare_features.select_layer(lay.op_index)
+    win.features.compare_features.select_layer(lay.op_index)
     assert win.controller.selection.op("B") == lay.op_index
 
     # Back to prefill: the decode result is dropped (its ops are another subgraph's).
     choose_signature(qtbot, win, "prefill")
-    assert win.compare.result is None
+    assert win.features.compare.result is None
     assert win.panes["B"].ops.subgraph.index == Model(fb).for_signature("prefill").main.index
 
 
@@ -83,13 +83,13 @@ def test_session_saves_and_restores_the_signature(qtbot, sig_window, sig_pair, t
     b_ops = len(win.panes["B"].ops.subgraph.ops)
     win.controller.select_op("B", b_ops - 1)
     path = tmp_path / "s.tqi.json"
-    win.session.save(path)
+    win.features.session.save(path)
     assert load_session(path)["inputs"]["signature"] == "prefill"
     choose_signature(qtbot, win, "decode")
-    with qtbot.waitSignal(win.session.restored, timeout=20_000):
-        win.session.open(path)
+    with qtbot.waitSignal(win.features.session.restored, timeout=20_000):
+        win.features.session.open(path)
     assert win.state.options.signature == "prefill"
-    assert win.signature_features.chooser.current_key() == "prefill"
+    assert win.features.signature_features.chooser.current_key() == "prefill"
     assert win.panes["B"].ops.subgraph.index == Model(sig_pair[1]).for_signature("prefill").main.index
     assert win.controller.selection.op("B") == b_ops - 1  # indices of prefill's subgraph
 
@@ -97,7 +97,7 @@ def test_session_saves_and_restores_the_signature(qtbot, sig_window, sig_pair, t
 def test_single_signature_model_shows_no_chooser(qtbot, window, example_pair):
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
-    assert window.signature_features.chooser.isHidden()
+    assert window.features.signature_features.chooser.isHidden()
     assert window.state.options.signature is None
 
 
@@ -105,7 +105,7 @@ def test_dynamic_input_shows_its_signature_shape_and_runs_with_the_samples(qtbot
     f, q = cache_path(CACHE, "dyn_float"), cache_path(CACHE, "dyn_int8")
     open_wait(qtbot, window, "A", f)
     open_wait(qtbot, window, "B", q)
-    chooser = window.signature_features.chooser
+    chooser = window.features.signature_features.chooser
     assert not chooser.isHidden() and chooser.combo.isHidden()  # nothing to choose, but a dynamic input
     qm = Model(q)
     t = qm.main.tensors[qm.main.inputs[0]]
@@ -121,11 +121,11 @@ def test_dynamic_input_shows_its_signature_shape_and_runs_with_the_samples(qtbot
     rng = np.random.default_rng(4)
     npz = tmp_path / "audio.npz"
     np.savez(npz, audio=rng.uniform(-1, 1, (3, DYN_WIDTH)).astype(np.float32))
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.source.setCurrentIndex(panel.source.findData("file"))
     panel.path.setText(str(npz))
     panel.count.setValue(0)  # all
-    with qtbot.waitSignal(window.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, panel.run_button)
     result = blocker.args[0]
     assert result.samples == 3
@@ -147,7 +147,7 @@ def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair, route
     choose_signature(qtbot, win, "prefill")
     fm = Model(sig_pair[0]).for_signature("prefill")
     fc = next(op for op in fm.main.ops if op.type == "FULLY_CONNECTED")
-    rq, ed = win.requantize, win.requantize_panel.editor
+    rq, ed = win.features.requantize, win.features.requantize_panel.editor
     assert ed.draft.float_model is not None and ed.draft.float_model.main.index == fm.main.index == 1  # the editor lists prefill's ops
     ed.route.setCurrentIndex(ed.route.findData(route))
     ed.new_choice.setCurrentIndex(ed.new_choice.findData("keep_float"))
@@ -161,8 +161,8 @@ def test_requantize_uses_the_chosen_signature(qtbot, sig_window, sig_pair, route
     fcs = {new.tensors[op.outputs[0]].name: new.tensors[op.inputs[1]].dtype for op in new.ops if op.type == "FULLY_CONNECTED"}
     want = fm.main.tensors[fc.outputs[0]].name + ("/float" if route == "surgical" else "")  # surgical: QUANTIZEd into B's tensor
     assert [n for n, d in fcs.items() if d == "float32"] == [want], fcs
-    assert win.compare.result is not None and win.compare.result.signature == "prefill"
-    assert win.compare.result.quant_path == version.path
+    assert win.features.compare.result is not None and win.features.compare.result.signature == "prefill"
+    assert win.features.compare.result.quant_path == version.path
     if route == "surgical":
         from inspector.core.tflite.model import Model as M
 
@@ -179,12 +179,12 @@ def test_surgical_suggest_on_the_chosen_signature(qtbot, sig_window, sig_pair):
     applied version compares on prefill, and decode's subgraph keeps every byte."""
     win = sig_window
     choose_signature(qtbot, win, "prefill")
-    panel = win.compare_features.inputs
+    panel = win.features.compare_features.inputs
     use_random_samples(win)
     panel.count.setValue(4)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS):
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS):
         click_enabled(qtbot, panel.run_button)
-    rq, box = win.requantize, win.requantize_panel.suggest
+    rq, box = win.features.requantize, win.features.requantize_panel.suggest
     assert box.treatment.currentData() == "surgical"
     box.use_target.setChecked(False)
     box.use_budget.setChecked(True)
@@ -198,7 +198,7 @@ def test_surgical_suggest_on_the_chosen_signature(qtbot, sig_window, sig_pair):
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as done:
         click_enabled(qtbot, box.apply_button)
     v = done.args[0]
-    assert win.compare.result is not None and win.compare.result.signature == "prefill" and win.compare.result.quant_path == v.path
+    assert win.features.compare.result is not None and win.features.compare.result.signature == "prefill" and win.features.compare.result.quant_path == v.path
     old_d, new_d = Model(sig_pair[1]).for_signature("decode").main, Model(v.path).for_signature("decode").main
     assert [t.name for t in old_d.tensors] == [t.name for t in new_d.tensors] and len(old_d.ops) == len(new_d.ops)
     for a, b in zip(old_d.tensors, new_d.tensors, strict=True):

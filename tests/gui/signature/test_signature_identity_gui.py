@@ -34,22 +34,22 @@ def test_op_math_tab_explains_the_signatures_op(qtbot, sig_window, sig_pair):
     choose_signature(qtbot, win, "prefill")
     fc = next(i for i, (t, _, _) in enumerate(ops) if t == "FULLY_CONNECTED")
     _click_op(win, "B", fc)
-    panel = win.opmath.op_math_panel
+    panel = win.features.opmath.op_math_panel
     assert (panel.math.subgraph, panel.math.op_index, panel.math.op_type) == (si, fc, ops[fc][0])
     assert panel.math == op_math(Model(fb).for_signature("prefill"), fc)
     assert "signature 'prefill' (subgraph 1)" in html.unescape(panel.header.text())
 
     # After a comparison of prefill, the tab shows prefill's SQNR on prefill's output tensor.
-    inputs = win.compare_features.inputs
+    inputs = win.features.compare_features.inputs
     inputs.source.setCurrentIndex(inputs.source.findData("random"))
     inputs.count.setValue(2)
-    with qtbot.waitSignal(win.compare.result_changed, timeout=RUN_MS) as blocker:
+    with qtbot.waitSignal(win.features.compare.result_changed, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, inputs.run_button)
     result = blocker.args[0]
     assert result.signature == "prefill"
     lay = next(x for x in result.layers if x.op_index == fc)
     _click_op(win, "B", fc)
-    out = next(t for t in win.opmath.op_math_panel.math.tensors if t.index == lay.quant_tensor)
+    out = next(t for t in win.features.opmath.op_math_panel.math.tensors if t.index == lay.quant_tensor)
     assert out.index in ops[fc][2]
     assert out.observed["sqnr_db"] == pytest.approx(lay.metrics.sqnr_db)
 
@@ -62,7 +62,7 @@ def test_audit_finding_of_another_subgraph_is_selectable(qtbot, sig_window, sig_
     fc = next(i for i, (t, _, _) in enumerate(ops) if t == "FULLY_CONNECTED")
     weight = ops[fc][1][1]
     finding = Finding("info", "hybrid-op", fc, "FULLY_CONNECTED", weight, "w", "test finding in prefill", subgraph=si)
-    audit = win.review.audit_view
+    audit = win.features.review.audit_view
     audit.set_findings([finding], "sig_int8.tflite")
     with qtbot.waitSignal(win.controller.signature_changed, timeout=5000):
         audit.select_row(0)
@@ -70,7 +70,7 @@ def test_audit_finding_of_another_subgraph_is_selectable(qtbot, sig_window, sig_
     assert win.panes["B"].ops.subgraph.index == si
     assert win.controller.selection.op("B") == fc
     assert win.controller.selection.tensor("B") == weight
-    math = win.opmath.op_math_panel.math
+    math = win.features.opmath.op_math_panel.math
     assert (math.subgraph, math.op_index, math.op_type) == (si, fc, "FULLY_CONNECTED")
     assert "signature 'prefill' (subgraph 1)" in win.statusBar().currentMessage()
 

@@ -56,9 +56,9 @@ def test_number_columns_fit_their_text(qtbot, window, fixture_path):
 def test_sqnr_column_can_show_isolated_error(qtbot, window, fixture_path, isolated_result):
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", fixture_path("int8"))
-    act = window.compare_features.act_isolated
+    act = window.features.compare_features.act_isolated
     assert not act.isEnabled()
-    window.compare.set_result(isolated_result)
+    window.features.compare.set_result(isolated_result)
     assert act.isEnabled() and not act.isChecked()
     ops = window.panes["B"].ops
     layer = next(la for la in isolated_result.layers if la.isolated is not None and la.isolated.sqnr_db < 90
@@ -70,7 +70,7 @@ def test_sqnr_column_can_show_isolated_error(qtbot, window, fixture_path, isolat
     act.setChecked(False)
     assert cell() == f"{layer.metrics.sqnr_db:.4g}"
     act.setChecked(True)
-    window.compare.set_result(None)  # no isolated figures: back to the accumulated header, action off
+    window.features.compare.set_result(None)  # no isolated figures: back to the accumulated header, action off
     assert not act.isEnabled() and ops.headerData(5, Qt.Orientation.Horizontal) == "SQNR"
 
 
@@ -78,13 +78,13 @@ def test_plots_have_margins_and_empty_plots_no_axes(qtbot, window):
     """Every plot keeps a margin from the window edge; an empty plot shows its hint without axes."""
     from inspector.gui.views.plot_style import PLOT_MARGINS
 
-    cf, rq = window.compare_features, window.requantize_panel
-    plots = [window.weights_view.plot, cf.plot.plot, rq.tradeoff.plot, cf.activations.hist_plot, cf.activations.scatter_plot]
+    cf, rq = window.features.compare_features, window.features.requantize_panel
+    plots = [window.features.weights_view.plot, cf.plot.plot, rq.tradeoff.plot, cf.activations.hist_plot, cf.activations.scatter_plot]
     for w in plots:
         item = w.getPlotItem()
         assert tuple(item.layout.getContentsMargins()) == pytest.approx(PLOT_MARGINS)
         assert not item.getAxis("left").isVisible() and not item.getAxis("bottom").isVisible()
-    assert not window.weights_view.legend.isVisible() and not cf.activations.legend.isVisible()
+    assert not window.features.weights_view.legend.isVisible() and not cf.activations.legend.isVisible()
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (1600, 1000)])
@@ -92,7 +92,7 @@ def test_op_math_tables_show_all_tensor_rows_and_whole_headers(qtbot, window, fi
     window.resize(*size)
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", fixture_path("int8"))
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     window.tabs.setCurrentWidget(panel)
     conv = next(op for op in window.controller.subgraph("B").ops if op.type == "CONV_2D")
     window.controller.select_op("B", conv.index)
@@ -118,9 +118,9 @@ def test_exact_line_label_has_room_above_the_data(qtbot, window, fixture_path, i
     window.resize(*size)
     open_wait(qtbot, window, "A", fixture_path("float"))
     open_wait(qtbot, window, "B", fixture_path("int8"))
-    cf = window.compare_features
+    cf = window.features.compare_features
     window.tabs.setCurrentWidget(cf.page)
-    window.compare.set_result(isolated_result)
+    window.features.compare.set_result(isolated_result)
     qtbot.wait(50)
     plot = cf.plot
     if not plot.exact_line.isVisible():
@@ -175,14 +175,14 @@ def test_three_banners_take_one_line_each_at_1280x720(qtbot, window):
     window.resize(1280, 720)
     long_warning = "Not a float model and its quantized twin: " + "; ".join(f"reason {i} with its figures" for i in range(12)) + "."
     window.banner.show_message("model.tflite: the worker process was killed (signal SIGKILL)")
-    window.pair.pair_banner.show_message(long_warning)
-    window.pair.random_banner.show_message(RANDOM_TEXT)
-    qtbot.waitUntil(lambda: window.pair.pair_banner.label.width() > 0)
-    banners = (window.banner, window.pair.pair_banner, window.pair.random_banner)
+    window.features.pair.pair_banner.show_message(long_warning)
+    window.features.pair.random_banner.show_message(RANDOM_TEXT)
+    qtbot.waitUntil(lambda: window.features.pair.pair_banner.label.width() > 0)
+    banners = (window.banner, window.features.pair.pair_banner, window.features.pair.random_banner)
     line = window.banner.label.fontMetrics().lineSpacing()
     for b in banners:
         assert b.isVisible() and b.label.height() < 2 * line, b.text
-    warn = window.pair.pair_banner
+    warn = window.features.pair.pair_banner
     assert warn.text == long_warning and warn.label.toolTip() == long_warning
     assert warn.label.text().endswith("…") and warn.label.text() != long_warning
     assert warn.more_button.isVisible() and not window.banner.more_button.isVisible()  # the short error fits

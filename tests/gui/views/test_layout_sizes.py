@@ -23,8 +23,8 @@ def _long_names(src: Path, out: Path) -> Path:
 
 
 def _buttons(window):
-    return [window.compare_features.inputs.run_button, window.parity.view.run_button,
-            window.requantize_panel.editor.run_button]
+    return [window.features.compare_features.inputs.run_button, window.features.parity.view.run_button,
+            window.features.requantize_panel.editor.run_button]
 
 
 def test_long_tensor_name_keeps_the_window_inside_1280(qtbot, window, example_pair, tmp_path):
@@ -35,8 +35,8 @@ def test_long_tensor_name_keeps_the_window_inside_1280(qtbot, window, example_pa
     qtbot.wait(50)
     m = window.controller.models["A"]
     assert m.main.tensors[m.main.ops[0].outputs[0]].name.startswith(LONG)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=120_000):  # names in the plot, causes, activations
-        click_enabled(qtbot, window.compare_features.inputs.run_button)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=120_000):  # names in the plot, causes, activations
+        click_enabled(qtbot, window.features.compare_features.inputs.run_button)
     widest = []
     for slot in ("A", "B"):  # the names show in the tables, the op math, the activation and weight views
         window.controller.select_op(slot, 3)

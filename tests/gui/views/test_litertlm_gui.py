@@ -75,9 +75,9 @@ def test_sections_dialog_lists_and_opens_sections(qtbot, window, bundle, tmp_pat
     assert "model.litertlm#1 ↔ model.litertlm#2" in window.windowTitle()
 
     # The sections compare like the files they hold.
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     panel.count.setValue(3)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=60_000) as blocker:
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=60_000) as blocker:
         click_enabled(qtbot, panel.run_button)
     result = blocker.args[0]
     indep_r = compare_models(str(f), str(q), CompareOptions(samples=SampleSettings(count=3, seed=panel.seed.value())))
@@ -86,14 +86,14 @@ def test_sections_dialog_lists_and_opens_sections(qtbot, window, bundle, tmp_pat
 
     # A session stores the addresses (size and hash of the bundle) and reopens them.
     s = tmp_path / "bundle.tqi.json"
-    window.session.save(s)
+    window.features.session.save(s)
     saved = load_session(s)["models"]
     assert saved["float"]["path"] == f"{path.resolve()}#1" and saved["quant"]["path"] == f"{path.resolve()}#2"
     assert saved["float"]["size"] == path.stat().st_size
     window.controller.close_model("A")
     window.controller.close_model("B")
-    with qtbot.waitSignal(window.session.restored, timeout=WAIT_MS):
-        window.session.open(s)
+    with qtbot.waitSignal(window.features.session.restored, timeout=WAIT_MS):
+        window.features.session.open(s)
     assert window.controller.models["A"].path == f"{path.resolve()}#1"
     assert window.controller.models["B"].path == f"{path.resolve()}#2"
     assert not window.banner.isVisible()

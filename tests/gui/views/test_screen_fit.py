@@ -83,7 +83,7 @@ def test_the_requantize_tab_fits_at_the_default_size_on_1920x1080(qtbot, window,
     window.resize(*window_size(1920, 1080 - 40))  # a task bar's 40 px
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
-    panel = window.requantize_panel
+    panel = window.features.requantize_panel
     window.tabs.setCurrentWidget(panel)
     qtbot.wait(100)
     sa = panel.findChildren(QScrollArea)[0]
@@ -101,18 +101,18 @@ def test_the_requantize_tab_takes_room_from_the_panes_at_1280x800(qtbot, window,
     open_wait(qtbot, window, "B", example_pair[1])
     qtbot.wait(50)
     tabs_default = window.main_splitter.sizes()[1]
-    window.tabs.setCurrentWidget(window.requantize_panel)
+    window.tabs.setCurrentWidget(window.features.requantize_panel)
     qtbot.wait(50)
     top, tabs = window.main_splitter.sizes()
     assert tabs > tabs_default + 30, (tabs_default, tabs)
     assert all(window.panes[s].table_rows_shown()[0] >= 3 for s in ("A", "B"))
-    window.compare_features.show_page()
+    window.features.compare_features.show_page()
     qtbot.wait(50)
     assert abs(window.main_splitter.sizes()[1] - tabs_default) <= 2
 
 
 def test_the_samples_path_field_shows_the_whole_path_in_its_tooltip(qtbot, window, tmp_path):
-    panel = window.compare_features.inputs
+    panel = window.features.compare_features.inputs
     long = str(tmp_path / ("a_folder_of_calibration_images_with_a_long_name_" * 3) / "samples.npz")
     panel.path.setText(long)
     assert panel.path.toolTip() == long

@@ -20,11 +20,11 @@ def _scrolled(window) -> dict[str, int]:
 def test_another_pair_starts_its_tables_at_the_top(qtbot, window, cnn_pair, tmp_path):
     window.resize(1280, 800)
     open_pair_checked(qtbot, window, *cnn_pair)
-    window.compare_features.inputs.count.setValue(40)
-    with qtbot.waitSignal(window.compare.result_changed, timeout=120_000):
-        click_enabled(qtbot, window.compare_features.inputs.run_button)
-    worst = window.compare_features.worst.table
-    window.tabs.setCurrentWidget(window.compare_features.page)
+    window.features.compare_features.inputs.count.setValue(40)
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=120_000):
+        click_enabled(qtbot, window.features.compare_features.inputs.run_button)
+    worst = window.features.compare_features.worst.table
+    window.tabs.setCurrentWidget(window.features.compare_features.page)
     qtbot.wait(50)
     views = {"A ops": window.panes["A"].op_view, "B ops": window.panes["B"].op_view,
              "B tensors": window.panes["B"].tensors.view, "worst samples": worst}
@@ -52,7 +52,7 @@ def test_another_version_of_b_keeps_the_spot(qtbot, window, cnn_pair, tmp_path):
     open_pair_checked(qtbot, window, fa, fb)
     v1 = str(tmp_path / "v1.tflite")
     shutil.copyfile(fb, v1)  # a copy stands for an edited version
-    rq = window.requantize
+    rq = window.features.requantize
     rq.versions.append(Version(1, "v1 edit", v1, fa, "edited", source=fb))
     views = [window.panes["A"].op_view, window.panes["B"].op_view, window.panes["B"].tensors.view]
     for view in views:
@@ -60,7 +60,7 @@ def test_another_version_of_b_keeps_the_spot(qtbot, window, cnn_pair, tmp_path):
     before = [v.verticalScrollBar().value() for v in views]
     assert all(before)
     with qtbot.waitSignal(window.controller.pair_changed, timeout=20_000):
-        window.requantize_panel.versions.switch_requested.emit(1)  # as the versions table does
+        window.features.requantize_panel.versions.switch_requested.emit(1)  # as the versions table does
     qtbot.wait(50)
     assert window.controller.models["B"].path == v1
     assert [v.verticalScrollBar().value() for v in views] == before

@@ -31,7 +31,7 @@ def test_tables_keep_their_rows_at_1280x800(qtbot, window, example_pair):
     for slot in ("A", "B"):
         ops, tensors = window.panes[slot].table_rows_shown()
         assert ops >= 4 and tensors >= 4, (slot, ops, tensors)  # the tensor tables showed 2
-    panel = window.requantize_panel
+    panel = window.features.requantize_panel
     window.tabs.setCurrentWidget(panel)
     qtbot.wait(50)
     v = panel.versions.table
@@ -48,7 +48,7 @@ def test_tables_keep_their_rows_at_1280x800(qtbot, window, example_pair):
 
 def test_suggest_text_scrolls_instead_of_being_cut(qtbot, window):
     window.resize(1280, 800)
-    panel = window.requantize_panel
+    panel = window.features.requantize_panel
     window.tabs.setCurrentWidget(panel)
     panel.middle_tabs.setCurrentWidget(panel.suggest)
     panel.suggest.set_result("\n".join(f"{k}. keep float on op {k} conv{k}: +0.50 dB" for k in range(60)), False)
@@ -61,8 +61,8 @@ def test_long_error_stays_inside_the_inputs_panel(qtbot, window):
     """Issue 19 §3: a long failure (e.g. an .npz layout error naming every key) is cut to two
     lines with '…' inside the panel, whole in the tooltip; the panel does not widen."""
     window.resize(1280, 800)
-    panel = window.compare_features.inputs
-    window.tabs.setCurrentWidget(window.compare_features.plot.parentWidget().parentWidget())
+    panel = window.features.compare_features.inputs
+    window.tabs.setCurrentWidget(window.features.compare_features.plot.parentWidget().parentWidget())
     width = panel.minimumSizeHint().width()
     message = "Failed: samples.npz: no array for input 'image'; the file has " + ", ".join(f"'x{i}'" for i in range(200))
     panel.set_running(False, message)

@@ -37,7 +37,7 @@ def test_blockwise_fc_views(qtbot, window):
     assert row[COLUMNS.index("Scale")] == f"{lo:.6g} … {hi:.6g}" and row[COLUMNS.index("Zero pt")] == "0"
     assert row[COLUMNS.index("Range")] == f"[{-8 * hi:.6g}, {7 * hi:.6g}]"
     # op math panel
-    panel = window.opmath.op_math_panel
+    panel = window.features.opmath.op_math_panel
     assert panel.math == op_math(mq, fc.index)
     grid = {a: b for a, b, _ in params(panel.math)}
     assert grid["Block size B"] == "32" and grid["Blocks"] == "512" and grid["S3 (output scale)"] == "none"
@@ -47,17 +47,17 @@ def test_blockwise_fc_views(qtbot, window):
     got = [float(table.item(r, col).text()) for r in range(table.rowCount())]
     np.testing.assert_allclose(got, p.scales.max(axis=1), rtol=1e-5)
     # weight view: per-block dequantization, per-channel SQNR, the largest block S/2 as reference
-    w = window.weights_view.analysis
+    w = window.features.weights_view.analysis
     assert w is not None and w.b is not None and w.b.blockwise is not None
     assert len(w.per_channel_sqnr_db) == mq.main.tensors[wt].shape[0]
-    x, y = window.weights_view.half_step.getOriginalDataset()
+    x, y = window.features.weights_view.half_step.getOriginalDataset()
     np.testing.assert_allclose(y, 0.5 * p.scales.max(axis=1))
     # one output channel: the combo lists them; picking one analyses that row alone
-    combo = window.weights_view.channel_combo
+    combo = window.features.weights_view.channel_combo
     assert combo.isEnabled() and combo.count() == 1 + mq.main.tensors[wt].shape[0]
     combo.setCurrentIndex(4)
-    qtbot.waitUntil(lambda: window.weights_view.analysis is not None and window.weights_view.analysis.channel == 3, timeout=20_000)
-    assert window.weights_view.analysis.total_elements == mq.main.tensors[wt].shape[1]
+    qtbot.waitUntil(lambda: window.features.weights_view.analysis is not None and window.features.weights_view.analysis.channel == 3, timeout=20_000)
+    assert window.features.weights_view.analysis.total_elements == mq.main.tensors[wt].shape[1]
     # per-channel view explains instead of plotting empty scales
-    window.per_channel_view.set_tensor(mq.main.tensors[wt], "B")
-    assert "blockwise" in window.per_channel_view.title.text()
+    window.features.per_channel_view.set_tensor(mq.main.tensors[wt], "B")
+    assert "blockwise" in window.features.per_channel_view.title.text()

@@ -16,7 +16,7 @@ def test_zoom_to_grid_puts_the_ticks_on_the_grid(qtbot, window, fixture_path):
     mq = Model(q)
     fc = next(op for op in mq.main.ops if op.type == "FULLY_CONNECTED")
     window.controller.select_op("B", fc.index)
-    view = window.weights_view
+    view = window.features.weights_view
     window.tabs.setCurrentWidget(view)
     view.channel_combo.setCurrentIndex(4)  # channel 3: its own grid
     quant = mq.main.tensors[fc.inputs[1]].quantization

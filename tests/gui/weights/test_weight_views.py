@@ -41,7 +41,7 @@ def test_histogram_items_equal_core_and_numpy(qtbot, loaded):
     tq = mq.main.tensors[conv.inputs[1]]
     tf = mf.main.tensors[pair_models(mf, mq).float_for_quant(tq.index)]
     expect = analyze_tensors(mf, tf, mq, tq)
-    view = win.weights_view
+    view = win.features.weights_view
     # Zoomed out: coarse bins (cut at the clip lines), each the numpy count of its values.
     assert view.fine is False
     xa, ya = _data(view.curve_a)
@@ -85,17 +85,17 @@ def test_per_channel_view_one_point_per_channel(qtbot, loaded):
     win.controller.select_op("B", dw.index)
     q = mq.main.tensors[dw.inputs[1]].quantization
     assert q.quantized_dimension == 3
-    sx, sy = _data(win.per_channel_view.scale_points)
-    zx, zy = _data(win.per_channel_view.zp_points)
+    sx, sy = _data(win.features.per_channel_view.scale_points)
+    zx, zy = _data(win.features.per_channel_view.zp_points)
     assert len(sx) == len(zx) == q.num_channels == mq.main.tensors[dw.inputs[1]].shape[3]
     np.testing.assert_array_equal(sy, np.asarray(q.scales, np.float64))
     np.testing.assert_array_equal(zy, np.asarray(q.zero_points, np.float64))
-    assert "dimension 3" in win.per_channel_view.title.text()
+    assert "dimension 3" in win.features.per_channel_view.title.text()
     # A per-tensor activation: a single point.
     act = next(i for i in dw.outputs)
     win.controller.select_tensor("B", act)
-    assert len(_data(win.per_channel_view.scale_points)[0]) == 1
-    assert win.weights_view.analysis is None  # activations have no weight histogram
+    assert len(_data(win.features.per_channel_view.scale_points)[0]) == 1
+    assert win.features.weights_view.analysis is None  # activations have no weight histogram
 
 
 def test_channel_selection_shows_that_channels_grid(qtbot, loaded):
@@ -103,7 +103,7 @@ def test_channel_selection_shows_that_channels_grid(qtbot, loaded):
     fc = next(op for op in mq.main.ops if op.type == "FULLY_CONNECTED")
     win.controller.select_op("B", fc.index)
     tq = mq.main.tensors[fc.inputs[1]]
-    view = win.weights_view
+    view = win.features.weights_view
     assert view.channel_combo.count() == tq.quantization.num_channels + 1
     view.channel_combo.setCurrentIndex(4)  # channel 3
     w = view.analysis
@@ -126,14 +126,14 @@ def test_float16_and_dynamic_pairs(qtbot, window, fixture_path):
     mq = Model(fixture_path("float16"))
     conv = next(op for op in mq.main.ops if op.type == "CONV_2D")
     window.controller.select_op("B", conv.index)  # weights behind DEQUANTIZE
-    w = window.weights_view.analysis
+    w = window.features.weights_view.analysis
     assert w is not None and w.b.dtype == "float16" and w.metrics.sqnr_db > 60
-    assert not any(line.isVisible() for line in window.weights_view.clip_lines)
+    assert not any(line.isVisible() for line in window.features.weights_view.clip_lines)
     open_wait(qtbot, window, "B", fixture_path("dynamic"))
     mq = Model(fixture_path("dynamic"))
     fc = next(op for op in mq.main.ops if op.type == "FULLY_CONNECTED" and mq.main.tensors[op.inputs[1]].dtype == "int8")
     window.controller.select_op("B", fc.index)
-    w = window.weights_view.analysis
+    w = window.features.weights_view.analysis
     assert w.b.dtype == "int8" and w.a.dtype == "float32" and 30 < w.metrics.sqnr_db < 70
 
 
@@ -146,7 +146,7 @@ def test_exact_channels_are_not_drawn_as_nan(qtbot, loaded):
     win, mf, mq = loaded
     conv = [op for op in mq.main.ops if op.type == "CONV_2D"][1]
     win.controller.select_op("B", conv.index)
-    view = win.weights_view
+    view = win.features.weights_view
     w = view.analysis
     sq = np.array(w.per_channel_sqnr_db, np.float64)
     sq[[0, 2]] = np.inf
@@ -171,7 +171,7 @@ def test_zoom_to_grid_sets_the_core_window(qtbot, loaded, log):
     win, mf, mq = loaded
     conv = [op for op in mq.main.ops if op.type == "CONV_2D"][1]
     win.controller.select_op("B", conv.index)
-    view = win.weights_view
+    view = win.features.weights_view
     view.log_check.setChecked(log)
     assert "coarse" in view.detail_label.text()
     before = view.plot.getPlotItem().viewRange()[0]
@@ -208,7 +208,7 @@ def test_coarse_bins_end_at_the_clip_line(qtbot, loaded):
     win, mf, mq = loaded
     conv, x, q, y = _largest_channel_conv(mf, mq)
     win.controller.select_op("B", conv.index)
-    view = win.weights_view
+    view = win.features.weights_view
     w = view.analysis
     assert view.fine is False and "clipped 0.00 %" in view.summary.text()
     fine_w = float(w.edges[1] - w.edges[0])
@@ -235,7 +235,7 @@ def test_zoom_button_from_the_fitted_view_zooms_x_and_y(qtbot, loaded):
     win, mf, mq = loaded
     conv, x, q, y = _largest_channel_conv(mf, mq)
     win.controller.select_op("B", conv.index)
-    view = win.weights_view
+    view = win.features.weights_view
     qtbot.mouseClick(view.fit_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(view.zoom_button, Qt.MouseButton.LeftButton)
     qtbot.wait(50)
