@@ -33,7 +33,8 @@ import numpy as np
 
 from inspector.core.compare.regression import RegressionMetrics, regression_metrics, sample_errors
 from inspector.core.compare.task_kind import is_score_vector, normalized_kind
-from inspector.core.stats.metrics import _finite, sqnr_db
+from inspector.core.stats.metrics import sqnr_db
+from inspector.core.writing import json_float
 
 KINDS = ("classification", "regression", "other")  # "other": the old name of "regression"
 
@@ -69,7 +70,7 @@ class SampleOutcome:
             "label": self.label,
             "float_pred": self.float_pred,
             "quant_pred": self.quant_pred,
-            "output_sqnr_db": _finite(self.output_sqnr_db),
+            "output_sqnr_db": json_float(self.output_sqnr_db),
             "cosine": self.cosine,
             "max_abs": self.max_abs,
             "flipped": self.flipped,
@@ -175,7 +176,7 @@ class TaskResult:
             "per_class": [
                 {"label": k, "name": _name(names, k), **v} for k, v in sorted(self.per_class.items())
             ],
-            "per_sample_sqnr_db": [_finite(o.output_sqnr_db) for o in self.outcomes],
+            "per_sample_sqnr_db": [json_float(o.output_sqnr_db) for o in self.outcomes],
         }
         if self.regression is not None:
             d.update({k: v for k, v in self.regression.to_json().items() if k != "name"})
