@@ -71,12 +71,8 @@ class SuggestResult:
 
 def output_sqnr(comparison: ComparisonResult) -> float:
     """Worst output SQNR of a `compare_models` result (identical outputs: +inf)."""
-    values = [_finite(o.metrics.sqnr_db) for o in comparison.outputs]
+    values = [json_float(o.metrics.sqnr_db) for o in comparison.outputs]
     return min((math.inf if v is None else float(v)) for v in values) if values else math.nan
-
-
-def _finite(v: float) -> float | None:
-    return json_float(v)
 
 
 def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> Any:
@@ -112,8 +108,8 @@ def rank_layers(comparison: ComparisonResult, float_model: Any) -> list[dict[str
         fi = layer.float_op_index
         if fi is None or not 0 <= fi < len(float_model.main.ops) or layer.op_type in SUGGEST_SKIP_OPS:
             continue
-        iso = None if layer.isolated is None else _finite(layer.isolated.sqnr_db)
-        acc = _finite(layer.metrics.sqnr_db)
+        iso = None if layer.isolated is None else json_float(layer.isolated.sqnr_db)
+        acc = json_float(layer.metrics.sqnr_db)
         score = iso if iso is not None else acc
         fop = float_model.main.ops[fi]
         name = (

@@ -61,6 +61,7 @@ from inspector.core.tflite.equalize_pair import RELU6, activation, refusal
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.op_facts import A16W8_OPS, SUGGEST_SKIP_OPS, SURGICAL_WEIGHT_OPS
 from inspector.core.tflite.signatures import select_signature
+from inspector.core.writing import json_float
 
 CHEAP_SHARE = 0.9
 SINGLE_OP_MIN_GAIN_DB = 0.5
@@ -204,8 +205,8 @@ def suggest_surgical(
     for lay in ranked:
         if lay.op_index in candidates and lay.op_index not in first:
             first[lay.op_index] = {"op": lay.op_index, "type": lay.op_type, "tensor": lay.tensor_name,
-                                   "isolated_sqnr_db": None if lay.isolated is None else _finite(lay.isolated.sqnr_db),
-                                   **({"accumulated_sqnr_db": _finite(lay.metrics.sqnr_db),
+                                   "isolated_sqnr_db": None if lay.isolated is None else json_float(lay.isolated.sqnr_db),
+                                   **({"accumulated_sqnr_db": json_float(lay.metrics.sqnr_db),
                                        "isolated": "not measured" if lay.isolated is None else "exact"}
                                       if _by_accumulated(lay) else {}),
                                    "cause": lay.diagnosis.cause if has_own_cause(lay) else None}  # fmt: skip
@@ -431,10 +432,6 @@ def _step_tries(qm: Model, layer, edits: Sequence[str]) -> list[tuple[Edit, ...]
         if first is not None and not (tries and tries[0][0].kind == first):
             tries.append((Edit(first, f"op:{op}", ops=(op,)),))
     return tries
-
-
-def _finite(v: float) -> float | None:
-    return v if math.isfinite(v) else None
 
 
 def _point_label(edits: tuple[str, ...]) -> str:
