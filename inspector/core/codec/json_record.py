@@ -12,7 +12,8 @@ dict lacks takes the field's default.
 What differs from that mapping is said next to the field, `json_field(...)` (a JSON key other than
 the field name, omitted when None, not written, a custom encoder/decoder, rounding, what null
 decodes to), and on the class: `JSON_KEYS` (the key order, when it is not the field order) and
-`JSON_EXTRA` (keys computed from the record, written and not read back).
+`JSON_EXTRA` (keys computed from the record, written and not read back; a key whose function
+returns `OMIT` is left out).
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass
 from typing import Any, ClassVar, Self, TypeVar
-
-import numpy as np
 
 from inspector.core.writing import json_float
 
@@ -40,6 +40,7 @@ class JsonField:
 
     key: str | None = None  # the JSON key (None: the field name)
     omit_none: bool = False  # not written when None
+    omit_default: bool = False  # not written when equal to the field's default (a plain default, not a factory)
     skip: bool = False  # neither written nor read (the decoder takes the field's default)
     encode: Callable[[Any], Any] | None = None  # value -> JSON (replaces the encoding by type)
     decode: Callable[[Any], Any] | None = None  # JSON -> value (replaces the decoding by type)
@@ -54,6 +55,7 @@ def json_field(
     *,
     key: str | None = None,
     omit_none: bool = False,
+    omit_default: bool = False,
     skip: bool = False,
     encode: Callable[[Any], Any] | None = None,
     decode: Callable[[Any], Any] | None = None,
@@ -66,11 +68,12 @@ def json_field(
     kw_only: Any = MISSING,
 ) -> Any:
     """`dataclasses.field` with the JSON metadata of `JsonField`."""
-    meta = {_META: JsonField(key, omit_none, skip, encode, decode, ndigits, none_as, dtype, absent, absent is not MISSING)}
+    meta = {_META: JsonField(key, omit_none, omit_default, skip, encode, decode, ndigits, none_as, dtype, absent, absent is not MISSING)}
     return dataclasses.field(default=default, default_factory=default_factory, kw_only=kw_only, metadata=meta)
 
 
 _PLAIN = JsonField()
+OMIT: Any = object()  # a `JSON_EXTRA` function's value for "no such key in this record"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,13 +100,14 @@ def encode_value(v: Any) -> Any:
         return {k: encode_value(x) for k, x in v.items()}
     if isinstance(v, enum.Enum):
         return encode_value(v.value)
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return encode_value(v.item())
     to_json = getattr(v, "to_json", None)
     if callable(to_json):
         return to_json()
+    np = sys.modules.get("numpy")  # no numpy value without numpy loaded: it is not imported here
+    if np is not None and isinstance(v, np.ndarray):
+        return v.tolist()
+    if np is not None and isinstance(v, np.generic):
+        return encode_value(v.item())
     raise TypeError(f"no JSON encoding for {type(v).__name__}")
 
 
@@ -134,7 +138,9 @@ def decode_value(hint: Any, v: Any, none_as: Any = None, dtype: Any = None) -> A
         return bool(v)
     if hint is str:
         return str(v)
-    if hint is np.ndarray:
+    if getattr(hint, "__module__", "") == "numpy" and getattr(hint, "__name__", "") == "ndarray":
+        import numpy as np
+
         return np.asarray(v, dtype or np.float32)
     if isinstance(hint, type):
         if issubclass(hint, enum.Enum):
@@ -145,31 +151,33 @@ def decode_value(hint: Any, v: Any, none_as: Any = None, dtype: Any = None) -> A
     return v
 
 
-_SLOTS: dict[type, tuple[_Slot, ...]] = {}
+_SLOTS: dict[tuple[type, bool], tuple[_Slot, ...]] = {}
 
 
-def _slots(cls: type) -> tuple[_Slot, ...]:
-    got = _SLOTS.get(cls)
+def _slots(cls: type, typed: bool) -> tuple[_Slot, ...]:
+    """The fields of `cls` with their JSON metadata; `typed`: with their resolved type hints (only
+    decoding needs them: a record whose hints do not resolve at run time still encodes)."""
+    got = _SLOTS.get((cls, typed))
     if got is None:
-        hints = typing.get_type_hints(cls)
+        hints = typing.get_type_hints(cls) if typed else {}
         got = tuple(
-            _Slot(f.name, f.metadata.get(_META, _PLAIN).key or f.name, f.metadata.get(_META, _PLAIN), hints[f.name],
+            _Slot(f.name, f.metadata.get(_META, _PLAIN).key or f.name, f.metadata.get(_META, _PLAIN), hints.get(f.name, Any),
                   f.default if f.default is not MISSING else (MISSING if f.default_factory is MISSING else f.default_factory),
-                  _admits_none(hints[f.name]))
+                  _admits_none(hints.get(f.name, Any)))
             for f in dataclasses.fields(cls)
         )
-        _SLOTS[cls] = got
+        _SLOTS[(cls, typed)] = got
     return got
 
 
 def encode(obj: Any) -> dict[str, Any]:
     """A dataclass record as a JSON-ready dict (its fields, `JSON_EXTRA`, in `JSON_KEYS` order)."""
     out: dict[str, Any] = {}
-    for s in _slots(type(obj)):
+    for s in _slots(type(obj), False):
         if s.spec.skip:
             continue
         v = getattr(obj, s.name)
-        if v is None and s.spec.omit_none:
+        if v is None and s.spec.omit_none or s.spec.omit_default and v == s.default:
             continue
         if s.spec.encode is not None:
             out[s.key] = s.spec.encode(v)
@@ -179,7 +187,9 @@ def encode(obj: Any) -> dict[str, Any]:
             out[s.key] = encode_value(v)
     extra: Mapping[str, Callable[[Any], Any]] = getattr(obj, "JSON_EXTRA", {})
     for k, fn in extra.items():
-        out[k] = encode_value(fn(obj))
+        v = fn(obj)
+        if v is not OMIT:
+            out[k] = encode_value(v)
     order: tuple[str, ...] | None = getattr(obj, "JSON_KEYS", None)
     if order is not None:
         out = {k: out[k] for k in order if k in out}
@@ -194,7 +204,7 @@ def decode(cls: type[T], d: Mapping[str, Any], **given: Any) -> T:
     """The record `cls` from a dict `encode` wrote: a missing key (or a null where the type has no
     None) takes the field's default (or its `absent` value); `given` fields are taken as they are."""
     kw: dict[str, Any] = dict(given)
-    for s in _slots(cls):
+    for s in _slots(cls, True):
         if s.name in given:
             continue
         v = d.get(s.key)
