@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
@@ -32,7 +33,7 @@ from inspector.core.writing import json_float
 
 
 @dataclass
-class SuggestResult:
+class SuggestResult(JsonRecord):
     target_sqnr_db: float | None
     max_layers: int | None
     treatment: str
@@ -42,31 +43,16 @@ class SuggestResult:
     plan: Plan
     points: list[TradeoffPoint] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    best: RequantizeResult | None = None
+    best: RequantizeResult | None = json_field(default=None, skip=True)  # its recipe is written
     calibration: dict[str, Any] | None = None  # `SampleSplit.to_json`: where the gains were measured
     candidates: list[dict[str, Any]] = field(default_factory=list)  # rank_layers rows tried, worst first
     ranked: int = 0  # layers ranked (the candidates are the worst of them)
     evaluations: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target_sqnr_db": self.target_sqnr_db,
-            "max_layers": self.max_layers,
-            "treatment": self.treatment,
-            "base": self.base,
-            "met": self.met,
-            "layers": self.layers,
-            "plan": self.plan.to_json(),
-            "recipe": self.best.recipe if self.best else None,
-            "points": [p.to_json() for p in self.points],
-            "notes": self.notes,
-            "calibration": self.calibration,
-            "evaluation": None if self.calibration is None else self.calibration["evaluation"],
-            "candidates": [{k: (json_float(v) if isinstance(v, float) else v) for k, v in c.items()}
-                           for c in self.candidates],
-            "ranked": self.ranked,
-            "evaluations": self.evaluations,
-        }  # fmt: skip
+    JSON_EXTRA = {"recipe": lambda r: r.best.recipe if r.best else None,
+                  "evaluation": lambda r: None if r.calibration is None else r.calibration["evaluation"]}  # fmt: skip
+    JSON_KEYS = ("target_sqnr_db", "max_layers", "treatment", "base", "met", "layers", "plan", "recipe", "points", "notes",
+                 "calibration", "evaluation", "candidates", "ranked", "evaluations")  # fmt: skip
 
 
 def output_sqnr(comparison: ComparisonResult) -> float:
