@@ -2,18 +2,19 @@
 
 A dataclass that inherits `JsonRecord` gets `to_json()` (a JSON-ready dict) and
 `from_json(d)` (the dataclass back). Each field is written under its name, in field order, encoded
-by its value: a nested record (anything with `to_json`) by its own `to_json`, tuples and lists as
-lists, frozensets as sorted lists, dicts key by key, numpy arrays and scalars as lists and numbers,
-Enums by value, and a float that JSON cannot hold (inf, nan) as null (`writing.json_float`).
+by its value: a nested record (anything with `to_json`) by its own `to_json`, another dataclass
+by its fields, tuples and lists as lists, frozensets as sorted lists, dicts key by key, numpy
+arrays and scalars as lists and numbers, Enums by value, and a float that JSON cannot hold (inf,
+nan) as null (`writing.json_float`).
 Decoding reads each field by its resolved type hint (`typing.get_type_hints`): nested records by
 their `from_json`, tuples back to tuples, arrays to numpy arrays of the field's dtype; a key the
 dict lacks takes the field's default.
 
 What differs from that mapping is said next to the field, `json_field(...)` (a JSON key other than
 the field name, omitted when None, not written, a custom encoder/decoder, rounding, what null
-decodes to), and on the class: `JSON_KEYS` (the key order, when it is not the field order) and
-`JSON_EXTRA` (keys computed from the record, written and not read back; a key whose function
-returns `OMIT` is left out).
+decodes to), and on the class: `JSON_KEYS` (the key order, when it is not the field order),
+`JSON_LENIENT` (a missing key reads as null) and `JSON_EXTRA` (keys computed from the record,
+written and not read back; a key whose function returns `OMIT` is left out).
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ def encode_value(v: Any) -> Any:
     to_json = getattr(v, "to_json", None)
     if callable(to_json):
         return to_json()
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):  # a plain dataclass inside a record
+        return encode(v)
     np = sys.modules.get("numpy")  # no numpy value without numpy loaded: it is not imported here
     if np is not None and isinstance(v, np.ndarray):
         return v.tolist()
@@ -202,8 +205,10 @@ def _admits_none(hint: Any) -> bool:
 
 def decode(cls: type[T], d: Mapping[str, Any], **given: Any) -> T:
     """The record `cls` from a dict `encode` wrote: a missing key (or a null where the type has no
-    None) takes the field's default (or its `absent` value); `given` fields are taken as they are."""
+    None) takes the field's default (or its `absent` value), else, when `cls.JSON_LENIENT`, reads as
+    null; `given` fields are taken as they are."""
     kw: dict[str, Any] = dict(given)
+    lenient = getattr(cls, "JSON_LENIENT", False)
     for s in _slots(cls, True):
         if s.name in given:
             continue
@@ -212,6 +217,8 @@ def decode(cls: type[T], d: Mapping[str, Any], **given: Any) -> T:
         if s.spec.skip or s.key not in d or v is None and has_default and not s.optional and s.spec.none_as is None:
             if s.spec.has_absent:
                 kw[s.name] = s.spec.absent
+            elif lenient and not has_default and not s.spec.skip:
+                kw[s.name] = s.spec.none_as
             elif not has_default and not s.spec.skip:
                 raise KeyError(s.key)
             continue  # the dataclass fills its default
@@ -225,6 +232,7 @@ class JsonRecord:
     __slots__ = ()
 
     JSON_KEYS: ClassVar[tuple[str, ...] | None] = None
+    JSON_LENIENT: ClassVar[bool] = False  # a missing key without a default reads as null (not a KeyError)
     JSON_EXTRA: ClassVar[Mapping[str, Callable[[Any], Any]]] = {}
 
     def to_json(self) -> dict[str, Any]:

@@ -16,8 +16,18 @@ import pytest
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.diagnosis_types import Blame, Diagnosis, Fix, RootCause
 from inspector.core.compare.inside import ChannelStats, SliceStats
-from inspector.core.compare.parity_result import Difference, LayerParity, OutputParity, RuntimeParityResult
-from inspector.core.compare.result import ComparisonResult, LayerResult, OutputResult, PerSampleOutputs
+from inspector.core.compare.parity_result import (
+    Difference,
+    LayerParity,
+    OutputParity,
+    RuntimeParityResult,
+)
+from inspector.core.compare.result import (
+    ComparisonResult,
+    LayerResult,
+    OutputResult,
+    PerSampleOutputs,
+)
 from inspector.core.compare.runtime_parity import compare_runtimes
 from inspector.core.stats.metrics import METRIC_KEYS, Metrics
 from inspector.core.writing import to_json_text
