@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Protocol
+
+from inspector.core.codec.json_record import JsonRecord
 
 
 class _Metrics(Protocol):  # read-only members: a frozen dataclass provides them
@@ -121,7 +122,7 @@ class HybridMath:
 
 
 @dataclass(frozen=True)
-class OpMath:
+class OpMath(JsonRecord):
     subgraph: int
     op_index: int
     op_type: str
@@ -136,18 +137,6 @@ class OpMath:
     def tensor(self, role: str) -> TensorQuant | None:
         return next((t for t in self.tensors if t.role == role), None)
 
-    def to_json(self) -> dict:
-        return _jsonable(asdict(self))
-
-
-def _jsonable(o):
-    if isinstance(o, dict):
-        return {k: _jsonable(v) for k, v in o.items()}
-    if isinstance(o, list | tuple):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    return o
 
 
 # ------------------------------------------------------------------ tensors
