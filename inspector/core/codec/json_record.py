@@ -151,6 +151,8 @@ def decode_value(hint: Any, v: Any, none_as: Any = None, dtype: Any = None) -> A
         from_json = getattr(hint, "from_json", None)
         if callable(from_json):
             return from_json(v)
+        if dataclasses.is_dataclass(hint):  # a plain dataclass inside a record
+            return decode(hint, v)
     return v
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from inspector.core.codec.json_record import JsonRecord, json_field
+from inspector.core.codec.json_record import OMIT, JsonRecord, json_field
 from inspector.core.writing import to_json_text
 
 
@@ -91,3 +91,42 @@ def test_missing_keys_and_nulls() -> None:
 def test_numpy_scalars_are_plain_numbers() -> None:
     d = Inner(np.int64(3), np.float32(0.5)).to_json()  # type: ignore[arg-type]
     assert d == {"a": 3, "b": 0.5} and type(d["a"]) is int and type(d["b"]) is float
+
+
+@dataclass(frozen=True)
+class Plain:  # no to_json: written by its fields
+    x: float
+    y: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Optional_(JsonRecord):
+    kind: str
+    flag: bool = json_field(default=False, omit_default=True)
+    plain: Plain | None = None
+    count: int = json_field(default=0)
+
+    JSON_EXTRA = {"edit": lambda o: o.kind if o.kind.startswith("eq") else OMIT}
+
+
+@dataclass(frozen=True)
+class Lenient(JsonRecord):
+    a: float
+    db: float = json_field(none_as=math.inf)
+
+    JSON_LENIENT = True
+
+
+def test_keys_written_only_when_set() -> None:
+    assert Optional_("keep").to_json() == {"kind": "keep", "plain": None, "count": 0}
+    assert Optional_("equalize", True, Plain(math.nan, (1, 2))).to_json() == {
+        "kind": "equalize", "flag": True, "plain": {"x": None, "y": [1, 2]}, "count": 0, "edit": "equalize"}  # fmt: skip
+    assert Optional_.from_json({"kind": "keep"}) == Optional_("keep")
+    back = Optional_.from_json(Optional_("eq", True, Plain(0.5, (3,)), 2).to_json())
+    assert back == Optional_("eq", True, Plain(0.5, (3,)), 2) and isinstance(back.plain, Plain)
+
+
+def test_lenient_record_reads_missing_keys_as_null() -> None:
+    assert Lenient.from_json({}) == Lenient(None, math.inf)  # type: ignore[arg-type]
+    with pytest.raises(KeyError):
+        Inner.from_json({"b": 1.0})  # not lenient: "a" is required
