@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import math
 import sys
 import types
@@ -74,6 +75,8 @@ def json_field(
 
 
 _PLAIN = JsonField()
+_NUMBERS = frozenset({float, int})
+_PLAIN_TYPES = frozenset({float, int, str, bool})
 OMIT: Any = object()  # a `JSON_EXTRA` function's value for "no such key in this record"
 
 
@@ -94,6 +97,8 @@ def encode_value(v: Any) -> Any:
     if isinstance(v, float):
         return json_float(v)
     if isinstance(v, tuple | list):
+        if set(map(type, v)) <= _NUMBERS:  # per-channel lists: thousands of numbers, one pass
+            return list(v) if all(map(math.isfinite, v)) else [json_float(x) for x in v]
         return [encode_value(x) for x in v]
     if isinstance(v, frozenset | set):
         return [encode_value(x) for x in sorted(v)]
@@ -114,17 +119,30 @@ def encode_value(v: Any) -> Any:
     raise TypeError(f"no JSON encoding for {type(v).__name__}")
 
 
+@functools.cache
+def _shape(hint: Any) -> tuple[Any, tuple[Any, ...], Any]:
+    """origin, arguments and, for `X | None`, X (else None) of a type hint."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    arms = [a for a in args if a is not type(None)] if origin is typing.Union or origin is types.UnionType else []
+    return origin, args, arms[0] if len(arms) == 1 else None
+
+
 def decode_value(hint: Any, v: Any, none_as: Any = None, dtype: Any = None) -> Any:
     """`v` (read from JSON) as the type `hint` says; null as `none_as` where a value is expected."""
     if v is None:
         return none_as
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
+    if hint in _PLAIN_TYPES:
+        return hint(v)
+    origin, args, arm = _shape(hint)
+    if arm is not None:
+        return decode_value(arm, v, none_as, dtype)
     if origin is typing.Union or origin is types.UnionType:
-        arms = [a for a in args if a is not type(None)]
-        return decode_value(arms[0], v, none_as, dtype) if len(arms) == 1 else v
+        return v
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
+            if args[0] in _PLAIN_TYPES:  # a list of numbers: one pass
+                conv = args[0]
+                return tuple(map(conv, v)) if None not in v else tuple(none_as if x is None else conv(x) for x in v)
             return tuple(decode_value(args[0], x, none_as, dtype) for x in v)
         return tuple(decode_value(a, x, none_as, dtype) for a, x in zip(args, v, strict=True)) if args else tuple(v)
     if origin is list:
