@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.concat_layout import ConcatLayout
 from inspector.core.stats.axis_sums import AxisSums
 from inspector.core.stats.metrics import TensorStats
 from inspector.core.text.numbers import db
+from inspector.core.writing import json_float
 
 BELOW_DB = 20.0  # a channel or slice this far below its tensor's SQNR is named in the verdicts
 # A channel whose float range is under this share of the median channel's is near-dead: what it
@@ -30,12 +33,20 @@ BELOW_DB = 20.0  # a channel or slice this far below its tensor's SQNR is named 
 LIVE_SHARE = 0.25
 
 
-def _fin(v: float | None) -> float | None:
-    return None if v is None or not math.isfinite(v) else float(v)
+def _db_json(v: float) -> float | str | None:
+    """A channel's SQNR in JSON: +inf as null, -inf (float all zero, B not) as "-inf"."""
+    return "-inf" if v == -math.inf else json_float(v)
 
 
-def _inf(v: float | None) -> float:
-    return math.inf if v is None else float(v)
+def _db_from_json(v: float | str | None) -> float:
+    return -math.inf if v == "-inf" else math.inf if v is None else float(v)
+
+
+def _worst_json(c: ChannelStats) -> dict[str, Any]:
+    w = c.worst
+    ru = c.range_use()
+    return {"index": w, "sqnr_db": json_float(c.sqnr_db[w]) if c.count else None,
+            "range_use": None if ru is None or not c.count else json_float(float(ru[w]))}  # fmt: skip
 
 
 def _scale_width(st: TensorStats, length: int) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -50,14 +61,18 @@ def _scale_width(st: TensorStats, length: int) -> tuple[np.ndarray | None, np.nd
 
 
 @dataclass(frozen=True)
-class ChannelStats:
+class ChannelStats(JsonRecord):
     axis: int
-    sqnr_db: tuple[float, ...]  # +inf: no error; -inf: x all zero, y not
-    float_min: tuple[float, ...]
-    float_max: tuple[float, ...]
-    clip_rate: tuple[float, ...] | None  # None: B's tensor is float
-    scales: tuple[float, ...] | None  # B's scale per channel (None: float)
-    range_widths: tuple[float, ...] | None  # B's representable range per channel
+    sqnr_db: tuple[float, ...] = json_field(  # +inf: no error; -inf: x all zero, y not
+        absent=(), encode=lambda v: [_db_json(x) for x in v], decode=lambda v: tuple(_db_from_json(x) for x in v))
+    float_min: tuple[float, ...] = json_field(absent=(), none_as=math.nan)
+    float_max: tuple[float, ...] = json_field(absent=(), none_as=math.nan)
+    clip_rate: tuple[float, ...] | None = json_field(absent=None, none_as=math.nan)  # None: B's tensor is float
+    scales: tuple[float, ...] | None = json_field(key="scale", absent=None)  # B's scale per channel (None: float)
+    range_widths: tuple[float, ...] | None = json_field(key="range_width", absent=None)  # B's representable range per channel
+
+    JSON_EXTRA = {"count": lambda c: c.count, "worst": _worst_json, "range_ratio": lambda c: c.range_ratio}
+    JSON_KEYS = ("axis", "count", "worst", "range_ratio", "sqnr_db", "float_min", "float_max", "clip_rate", "scale", "range_width")
 
     @property
     def count(self) -> int:
@@ -105,78 +120,27 @@ class ChannelStats:
         med = float(np.median(r)) if r.size else 0.0
         return float(r.max()) / med if med > 0 else (math.inf if r.size and r.max() > 0 else 1.0)
 
-    def to_json(self) -> dict:
-        w = self.worst
-        ru = self.range_use()
-        return {
-            "axis": self.axis,
-            "count": self.count,
-            "worst": {"index": w, "sqnr_db": _fin(self.sqnr_db[w]) if self.count else None,
-                      "range_use": None if ru is None or not self.count else _fin(float(ru[w]))},
-            "range_ratio": _fin(self.range_ratio),
-            "sqnr_db": [_fin(v) if not (isinstance(v, float) and v == -math.inf) else "-inf" for v in self.sqnr_db],
-            "float_min": [_fin(v) for v in self.float_min],
-            "float_max": [_fin(v) for v in self.float_max],
-            "clip_rate": None if self.clip_rate is None else [_fin(v) for v in self.clip_rate],
-            "scale": None if self.scales is None else list(self.scales),
-            "range_width": None if self.range_widths is None else list(self.range_widths),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> ChannelStats:
-        def db(v):
-            return -math.inf if v == "-inf" else _inf(v)
-
-        def opt(k):
-            return None if d.get(k) is None else tuple(d[k])
-
-        def nums(k):
-            return tuple(math.nan if v is None else float(v) for v in d.get(k) or ())
-
-        clip = None if d.get("clip_rate") is None else nums("clip_rate")
-        return cls(d["axis"], tuple(db(v) for v in d.get("sqnr_db", ())), nums("float_min"), nums("float_max"), clip,
-                   opt("scale"), opt("range_width"))
-
 
 @dataclass(frozen=True)
-class SliceStats:
+class SliceStats(JsonRecord):
     input: int  # position among the concatenation's inputs
     start: int
     stop: int
-    sqnr_db: float
-    range_use: float | None
-    steps_used: float | None
-    concat_op: int  # the CONCATENATION / PACK op of B
-    tensor: int  # B's input tensor
-    producer_op: int | None  # the op that computed the input (through requantization, reshapes)
-    producer_type: str | None
-    float_min: float
-    float_max: float
-    rmse: float
+    sqnr_db: float = json_field(none_as=math.inf, absent=math.inf)
+    range_use: float | None = json_field(absent=None)
+    steps_used: float | None = json_field(absent=None)
+    concat_op: int = json_field(absent=-1)  # the CONCATENATION / PACK op of B
+    tensor: int = json_field(absent=-1)  # B's input tensor
+    producer_op: int | None = json_field(absent=None)  # the op that computed the input (through requantization, reshapes)
+    producer_type: str | None = json_field(absent=None)
+    float_min: float = json_field(none_as=math.nan, absent=math.nan)
+    float_max: float = json_field(none_as=math.nan, absent=math.nan)
+    rmse: float = json_field(none_as=math.nan, absent=math.nan)
     axis: int = -1  # of the measured tensor (non-negative when known)
 
     @property
     def label(self) -> str:
         return f"{self.start}:{self.stop}"
-
-    def to_json(self) -> dict:
-        return {
-            "input": self.input, "start": self.start, "stop": self.stop, "sqnr_db": _fin(self.sqnr_db),
-            "range_use": _fin(self.range_use), "steps_used": _fin(self.steps_used), "concat_op": self.concat_op,
-            "tensor": self.tensor, "producer_op": self.producer_op, "producer_type": self.producer_type,
-            "float_min": _fin(self.float_min), "float_max": _fin(self.float_max), "rmse": _fin(self.rmse),
-            "axis": self.axis,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> SliceStats:
-        def num(k, default=math.nan):
-            v = d.get(k)
-            return default if v is None else float(v)
-
-        return cls(d["input"], d["start"], d["stop"], _inf(d.get("sqnr_db")), d.get("range_use"), d.get("steps_used"),
-                   d.get("concat_op", -1), d.get("tensor", -1), d.get("producer_op"), d.get("producer_type"),
-                   num("float_min"), num("float_max"), num("rmse"), d.get("axis", -1))
 
 
 def channel_stats(st: TensorStats, ndim: int) -> ChannelStats | None:

@@ -3,14 +3,16 @@ while building its parser (before numpy or LiteRT load), sessions save it, the G
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord
 from inspector.core.samples.settings import SampleSettings
 
 
 @dataclass(frozen=True)
-class CompareOptions:
+class CompareOptions(JsonRecord):
     samples: SampleSettings = SampleSettings()  # count, seed, source, normalization
     runtime: str = "optimized"  # "optimized" | "reference"
     isolated: bool = True  # each layer's own error too (`isolated.py`); the diagnosis needs it
@@ -20,14 +22,10 @@ class CompareOptions:
     signature: str | None = None  # signature key to compare (its subgraph); None: subgraph 0
     samples_from: int = 0  # run only the samples from this index on (held-out evaluation, `samples.holdout`)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"samples": self.samples.to_json(), "runtime": self.runtime, "isolated": self.isolated,
-                "keep_values": sorted(self.keep_values), "threads": self.threads, "task_kind": self.task_kind,
-                "signature": self.signature, "samples_from": self.samples_from}  # fmt: skip
-
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> CompareOptions:
-        """From `to_json`, or the flat form older sessions saved (samples = a count)."""
+    def from_json(cls, d: Mapping[str, Any]) -> CompareOptions:
+        """From `to_json`, or the flat form older sessions saved (samples = a count). Hand-written:
+        that older form is migrated, and a null read as the default."""
         s = d.get("samples")
         samples = SampleSettings.from_json(s if isinstance(s, dict) else d)
         return cls(

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.equalized import reference_source
 from inspector.core.compare.pair_io import io_mismatches
 from inspector.core.compare.pair_kinds import kind_reasons
@@ -50,25 +52,35 @@ MIN_COVERAGE = 0.5  # fewer of B's compute ops paired than this: not twins
 MAX_ELEMENTS_PER_TENSOR = 1 << 20  # larger weights are read with a stride (deterministic)
 
 
-@dataclass(frozen=True)
-class PairCheck:
-    """Figures of the pair check; `related` False means "these are not twins"."""
+def _ops_json(ops: tuple[tuple[int, float], ...]) -> list[dict[str, Any]]:
+    return [{"op_index": i, "median_step_error": m} for i, m in ops]
 
-    swapped: bool  # A looked quantized and B float: the caller should swap them
-    a_quantized_tensors: int
-    b_quantized_tensors: int
-    weights_compared: int  # paired weight tensors measured
-    elements_compared: int
-    disagree_share: float | None  # share of weight elements more than DISAGREE_STEPS away
-    median_step_error: float | None  # |dequant(B) - A| in B's steps
-    p99_step_error: float | None
-    max_step_error: float | None
-    op_coverage: float  # share of B's compute ops paired with an op of A
-    float_op_coverage: float  # share of A's compute ops paired with an op of B
-    related: bool
+
+def _ops_from_json(v: list[dict[str, Any]]) -> tuple[tuple[int, float], ...]:
+    return tuple((x["op_index"], x["median_step_error"]) for x in v)
+
+
+@dataclass(frozen=True)
+class PairCheck(JsonRecord):
+    """Figures of the pair check; `related` False means "these are not twins". JSON: every key
+    optional when read (older results), a missing one the figure of a sound pair."""
+
+    swapped: bool = json_field(absent=False)  # A looked quantized and B float: the caller should swap them
+    a_quantized_tensors: int = json_field(absent=0)
+    b_quantized_tensors: int = json_field(absent=0)
+    weights_compared: int = json_field(absent=0)  # paired weight tensors measured
+    elements_compared: int = json_field(absent=0)
+    disagree_share: float | None = json_field(absent=None)  # share of weight elements more than DISAGREE_STEPS away
+    median_step_error: float | None = json_field(absent=None)  # |dequant(B) - A| in B's steps
+    p99_step_error: float | None = json_field(absent=None)
+    max_step_error: float | None = json_field(absent=None)
+    op_coverage: float = json_field(absent=1.0)  # share of B's compute ops paired with an op of A
+    float_op_coverage: float = json_field(absent=1.0)  # share of A's compute ops paired with an op of B
+    related: bool = json_field(absent=True)
     reasons: tuple[str, ...] = ()
     tensors_disagreeing: int = 0  # weight tensors whose median error exceeds DISAGREE_STEPS
-    disagreeing_ops: tuple[tuple[int, float], ...] = ()  # (B op index, median step error)
+    # (B op index, median step error); JSON: [{"op_index", "median_step_error"}]
+    disagreeing_ops: tuple[tuple[int, float], ...] = json_field(default=(), encode=_ops_json, decode=_ops_from_json)
     # Float16 weights among those compared: their errors in float16 ulps (also in the step figures
     # above, whose unit `error_unit` names) and relative to A's values.
     float16_weights_compared: int = 0
@@ -92,66 +104,13 @@ class PairCheck:
         """One line for a user: what is wrong, with the figures (empty for a sound pair)."""
         return "; ".join(self.reasons)
 
-    def to_json(self) -> dict:
-        return {
-            "swapped": self.swapped,
-            "related": self.related,
-            "reasons": list(self.reasons),
-            "weights_compared": self.weights_compared,
-            "elements_compared": self.elements_compared,
-            "disagree_share": self.disagree_share,
-            "disagree_steps": DISAGREE_STEPS,
-            "median_step_error": self.median_step_error,
-            "p99_step_error": self.p99_step_error,
-            "max_step_error": self.max_step_error,
-            "op_coverage": self.op_coverage,
-            "float_op_coverage": self.float_op_coverage,
-            "a_quantized_tensors": self.a_quantized_tensors,
-            "b_quantized_tensors": self.b_quantized_tensors,
-            "tensors_disagreeing": self.tensors_disagreeing,
-            "disagreeing_ops": [{"op_index": i, "median_step_error": m} for i, m in self.disagreeing_ops],
-            "error_unit": self.error_unit,
-            "weights_paired": self.weights_paired,
-            "weights_checked": self.weights_checked,
-            "note": self.note,
-            "float16_weights_compared": self.float16_weights_compared,
-            "float16_elements_compared": self.float16_elements_compared,
-            "float16_median_ulp_error": self.float16_median_ulp_error,
-            "float16_max_ulp_error": self.float16_max_ulp_error,
-            "float16_median_relative_error": self.float16_median_relative_error,
-            "float16_max_relative_error": self.float16_max_relative_error,
-            "io_mismatches": list(self.io_mismatches),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> PairCheck:
-        return cls(
-            swapped=bool(d.get("swapped", False)),
-            a_quantized_tensors=d.get("a_quantized_tensors", 0),
-            b_quantized_tensors=d.get("b_quantized_tensors", 0),
-            weights_compared=d.get("weights_compared", 0),
-            elements_compared=d.get("elements_compared", 0),
-            disagree_share=d.get("disagree_share"),
-            median_step_error=d.get("median_step_error"),
-            p99_step_error=d.get("p99_step_error"),
-            max_step_error=d.get("max_step_error"),
-            op_coverage=d.get("op_coverage", 1.0),
-            float_op_coverage=d.get("float_op_coverage", 1.0),
-            related=bool(d.get("related", True)),
-            reasons=tuple(d.get("reasons", ())),
-            tensors_disagreeing=d.get("tensors_disagreeing", 0),
-            disagreeing_ops=tuple((x["op_index"], x["median_step_error"]) for x in d.get("disagreeing_ops", ())),
-            float16_weights_compared=d.get("float16_weights_compared", 0),
-            float16_elements_compared=d.get("float16_elements_compared", 0),
-            float16_median_ulp_error=d.get("float16_median_ulp_error"),
-            float16_max_ulp_error=d.get("float16_max_ulp_error"),
-            float16_median_relative_error=d.get("float16_median_relative_error"),
-            float16_max_relative_error=d.get("float16_max_relative_error"),
-            error_unit=d.get("error_unit", "quantization steps"),
-            weights_paired=d.get("weights_paired", 0),
-            note=d.get("note", ""),
-            io_mismatches=tuple(d.get("io_mismatches", ())),
-        )
+    JSON_EXTRA = {"disagree_steps": lambda c: DISAGREE_STEPS, "weights_checked": lambda c: c.weights_checked}
+    JSON_KEYS = ("swapped", "related", "reasons", "weights_compared", "elements_compared", "disagree_share", "disagree_steps",
+                 "median_step_error", "p99_step_error", "max_step_error", "op_coverage", "float_op_coverage",
+                 "a_quantized_tensors", "b_quantized_tensors", "tensors_disagreeing", "disagreeing_ops", "error_unit",
+                 "weights_paired", "weights_checked", "note", "float16_weights_compared", "float16_elements_compared",
+                 "float16_median_ulp_error", "float16_max_ulp_error", "float16_median_relative_error",
+                 "float16_max_relative_error", "io_mismatches")  # fmt: skip
 
 
 def quantized_tensor_count(model: Model) -> int:

@@ -10,8 +10,11 @@ Added for sessions (read back by `from_json`): "labels", "samples_are_random", "
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, decode, json_field
 from inspector.core.compare.layer_lookup import LayersByOp
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.text.numbers import number
@@ -32,75 +35,37 @@ class ParityOptions:
 
 
 @dataclass(frozen=True)
-class Difference:
+class Difference(JsonRecord):
     differ_share: float  # share of elements that differ
-    max_lsb: float | None  # largest difference in steps of the tensor's scale (None: no scale)
-
-    def to_json(self) -> dict:
-        return {"differ_share": self.differ_share, "max_lsb": self.max_lsb}
-
-    @classmethod
-    def from_json(cls, d: dict) -> Difference:
-        return cls(float(d["differ_share"]), _opt_float(d.get("max_lsb")))
+    max_lsb: float | None = json_field(absent=None)  # largest difference in steps of the tensor's scale (None: no scale)
 
 
 @dataclass(frozen=True)
-class LayerParity:
+class LayerParity(JsonRecord):
     op_index: int
     op_type: str
     tensor_name: str
-    tensor_index: int
-    differ_share: float
-    max_lsb: float | None
-    first_divergence: bool
+    tensor_index: int = json_field(absent=-1)
+    differ_share: float = json_field()
+    max_lsb: float | None = json_field(absent=None)
+    first_divergence: bool = json_field()
     spec_mismatch: dict[str, Difference] | None = None  # side label -> runtime vs spec integer math
 
-    def to_json(self) -> dict:
-        return {
-            "op_index": self.op_index,
-            "op_type": self.op_type,
-            "tensor_name": self.tensor_name,
-            "differ_share": self.differ_share,
-            "max_lsb": self.max_lsb,
-            "first_divergence": self.first_divergence,
-            "spec_mismatch": None
-            if self.spec_mismatch is None
-            else {k: v.to_json() for k, v in self.spec_mismatch.items()},
-            "tensor_index": self.tensor_index,
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> LayerParity:
-        spec = d.get("spec_mismatch")
-        return cls(
-            op_index=int(d["op_index"]),
-            op_type=str(d["op_type"]),
-            tensor_name=str(d["tensor_name"]),
-            tensor_index=int(d.get("tensor_index", -1)),
-            differ_share=float(d["differ_share"]),
-            max_lsb=_opt_float(d.get("max_lsb")),
-            first_divergence=bool(d["first_divergence"]),
-            spec_mismatch=None if spec is None else {str(k): Difference.from_json(v) for k, v in spec.items()},
-        )
+    JSON_KEYS = ("op_index", "op_type", "tensor_name", "differ_share", "max_lsb", "first_divergence", "spec_mismatch", "tensor_index")
 
 
 @dataclass(frozen=True)
-class OutputParity:
+class OutputParity(JsonRecord):
     name: str
-    tensor_index: int
-    differ_share: float
-    max_lsb: float | None
+    tensor_index: int = json_field(absent=-1)
+    differ_share: float = json_field()
+    max_lsb: float | None = json_field(absent=None)
 
-    def to_json(self) -> dict:
-        return {"name": self.name, "differ_share": self.differ_share, "max_lsb": self.max_lsb, "tensor_index": self.tensor_index}
-
-    @classmethod
-    def from_json(cls, d: dict) -> OutputParity:
-        return cls(str(d["name"]), int(d.get("tensor_index", -1)), float(d["differ_share"]), _opt_float(d.get("max_lsb")))
+    JSON_KEYS = ("name", "differ_share", "max_lsb", "tensor_index")
 
 
 @dataclass(frozen=True)
-class RuntimeParityResult(LayersByOp[LayerParity]):
+class RuntimeParityResult(LayersByOp[LayerParity], JsonRecord):
     model: str
     runtimes: tuple[str, str]
     threads: tuple[int, int]
@@ -111,51 +76,20 @@ class RuntimeParityResult(LayersByOp[LayerParity]):
     samples_are_random: bool = False
     inputs: str = ""
     signature: str | None = None  # the signature whose subgraph ran (None: subgraph 0)
-    subgraph: int = field(kw_only=True)  # the subgraph the op indices address
+    subgraph: int = json_field(kw_only=True, absent=0)  # the subgraph the op indices address
 
     @property
     def first_divergence(self) -> LayerParity | None:
         return next((layer for layer in self.layers if layer.first_divergence), None)
 
-    def to_json(self) -> dict:
-        return {
-            "model": self.model,
-            "runtimes": list(self.runtimes),
-            "threads": list(self.threads),
-            "samples": self.samples,
-            "layers": [layer.to_json() for layer in self.layers],
-            "outputs": [o.to_json() for o in self.outputs],
-            "labels": list(self.labels),
-            "samples_are_random": self.samples_are_random,
-            "inputs": self.inputs,
-            "signature": self.signature,
-            "subgraph": self.subgraph,
-        }
-
     @classmethod
-    def from_json(cls, d: dict) -> RuntimeParityResult:
-        """From `to_json` (a saved session); KeyError/TypeError/ValueError when it is damaged."""
+    def from_json(cls, d: Mapping[str, Any]) -> RuntimeParityResult:
+        """From `to_json` (a saved session); KeyError/TypeError/ValueError when it is damaged. The
+        labels of a file without them follow from runtimes and threads (`ParityOptions.labels`)."""
         runtimes, threads = tuple(str(r) for r in d["runtimes"]), tuple(int(t) for t in d["threads"])
         if len(runtimes) != 2 or len(threads) != 2:
             raise ValueError("runtimes and threads need two entries each")
-        labels = tuple(str(x) for x in d.get("labels") or ParityOptions(runtimes, threads).labels())
-        return cls(
-            model=str(d["model"]),
-            runtimes=runtimes,
-            threads=threads,
-            samples=int(d["samples"]),
-            layers=tuple(LayerParity.from_json(x) for x in d["layers"]),
-            outputs=tuple(OutputParity.from_json(x) for x in d["outputs"]),
-            labels=labels,  # type: ignore[arg-type]  # two labels, as runtimes and threads (checked above)
-            samples_are_random=bool(d.get("samples_are_random", False)),
-            inputs=str(d.get("inputs") or ""),
-            signature=None if d.get("signature") is None else str(d["signature"]),
-            subgraph=int(d.get("subgraph") or 0),
-        )
-
-
-def _opt_float(v) -> float | None:
-    return None if v is None else float(v)
+        return decode(cls, {**d, "labels": d.get("labels") or ParityOptions(runtimes, threads).labels()})
 
 
 def parity_table(result: RuntimeParityResult) -> str:

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord
+
 
 @dataclass(frozen=True)
-class RegressionMetrics:
+class RegressionMetrics(JsonRecord):
     name: str
     num_values: int  # elements per sample
     mae: float
@@ -26,6 +28,9 @@ class RegressionMetrics:
     float_min: float
     float_max: float
 
+    JSON_EXTRA = {"float_range": lambda m: m.float_range, "relative_mae": lambda m: m.relative(m.mae),
+                  "relative_rmse": lambda m: m.relative(m.rmse), "relative_max_error": lambda m: m.relative(m.max_error)}  # fmt: skip
+
     @property
     def float_range(self) -> float:
         return self.float_max - self.float_min
@@ -33,21 +38,6 @@ class RegressionMetrics:
     def relative(self, value: float) -> float | None:
         r = self.float_range
         return value / r if r > 0 and math.isfinite(r) else None
-
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "num_values": self.num_values,
-            "mae": self.mae,
-            "rmse": self.rmse,
-            "max_error": self.max_error,
-            "float_min": self.float_min,
-            "float_max": self.float_max,
-            "float_range": self.float_range,
-            "relative_mae": self.relative(self.mae),
-            "relative_rmse": self.relative(self.rmse),
-            "relative_max_error": self.relative(self.max_error),
-        }
 
     def summary(self) -> str:
         """One line: the three errors, each with its share of the float range."""

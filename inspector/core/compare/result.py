@@ -10,11 +10,13 @@ Infinite SQNR (equal tensors) is written as null. `from_json` reloads what `to_j
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, decode, encode, json_field
 from inspector.core.compare.diagnosis_types import Diagnosis, RootCause
 from inspector.core.compare.inside import ChannelStats, SliceStats
 from inspector.core.compare.layer_lookup import LayersByOp
@@ -27,7 +29,7 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class LayerResult:
+class LayerResult(JsonRecord):
     op_index: int  # quantized model op, execution order
     op_type: str
     tensor_name: str  # the quantized model's output tensor name
@@ -47,99 +49,27 @@ class LayerResult:
     float_max: float | None = None
     diagnosis: Diagnosis | None = None  # why the layer is bad and the edit for it (`diagnosis.py`)
     channels: ChannelStats | None = None  # per channel along the channel axis (`inside`)
-    slices: tuple[SliceStats, ...] | None = None  # a CONCATENATION / PACK: per input slice
+    slices: tuple[SliceStats, ...] | None = json_field(default=None, omit_none=True)  # a CONCATENATION / PACK: per input slice
+
+    JSON_EXTRA = {"num_elements": lambda layer: layer.num_elements}
+    JSON_KEYS = ("op_index", "op_type", "tensor_name", "float_tensor", "quant_tensor", "match", "metrics", "isolated",
+                 "isolated_note", "float_op_index", "dtype", "shape", "num_elements", "scale", "zero_point",
+                 "quantized_dimension", "float_min", "float_max", "diagnosis", "channels", "slices")  # fmt: skip
 
     @property
     def num_elements(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
-    def to_json(self) -> dict:
-        return {
-            "op_index": self.op_index,
-            "op_type": self.op_type,
-            "tensor_name": self.tensor_name,
-            "float_tensor": self.float_tensor,
-            "quant_tensor": self.quant_tensor,
-            "match": self.match,
-            "metrics": self.metrics.to_json(),
-            "isolated": None if self.isolated is None else self.isolated.to_json(),
-            "isolated_note": self.isolated_note,
-            "float_op_index": self.float_op_index,
-            "dtype": self.dtype,
-            "shape": list(self.shape),
-            "num_elements": self.num_elements,
-            "scale": None if self.scale is None else list(self.scale),
-            "zero_point": None if self.zero_point is None else list(self.zero_point),
-            "quantized_dimension": self.quantized_dimension,
-            "float_min": self.float_min,
-            "float_max": self.float_max,
-            "diagnosis": None if self.diagnosis is None else self.diagnosis.to_json(),
-            **_inside_json(self.channels, self.slices),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> LayerResult:
-        metrics = Metrics.from_json(d["metrics"])
-        return cls(
-            op_index=d["op_index"],
-            op_type=d["op_type"],
-            tensor_name=d["tensor_name"],
-            float_tensor=d["float_tensor"],
-            quant_tensor=d["quant_tensor"],
-            match=d["match"],
-            metrics=metrics,
-            isolated=None if d.get("isolated") is None else Metrics.from_json(d["isolated"]),
-            isolated_note=d.get("isolated_note"),
-            float_op_index=d.get("float_op_index"),
-            dtype=d.get("dtype", ""),
-            shape=tuple(d.get("shape", ())),
-            scale=None if d.get("scale") is None else tuple(d["scale"]),
-            zero_point=None if d.get("zero_point") is None else tuple(d["zero_point"]),
-            quantized_dimension=d.get("quantized_dimension"),
-            float_min=d.get("float_min"),
-            float_max=d.get("float_max"),
-            diagnosis=None if d.get("diagnosis") is None else Diagnosis.from_json(d["diagnosis"]),
-            **_inside_from_json(d),
-        )
-
-
 @dataclass(frozen=True)
-class OutputResult:
+class OutputResult(JsonRecord):
     name: str  # signature output name, else tensor name
-    float_tensor: int
-    quant_tensor: int
-    metrics: Metrics
+    float_tensor: int = json_field(absent=-1)
+    quant_tensor: int = json_field(absent=-1)
+    metrics: Metrics = json_field()
     channels: ChannelStats | None = None
-    slices: tuple[SliceStats, ...] | None = None  # read from a concatenation
+    slices: tuple[SliceStats, ...] | None = json_field(default=None, omit_none=True)  # read from a concatenation
 
-    def to_json(self) -> dict:
-        return {
-            "name": self.name,
-            "metrics": self.metrics.to_json(),
-            "float_tensor": self.float_tensor,
-            "quant_tensor": self.quant_tensor,
-            **_inside_json(self.channels, self.slices),
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> OutputResult:
-        return cls(d["name"], d.get("float_tensor", -1), d.get("quant_tensor", -1), Metrics.from_json(d["metrics"]),
-                   **_inside_from_json(d))
-
-
-def _inside_json(channels: ChannelStats | None, slices: tuple[SliceStats, ...] | None) -> dict:
-    """ "channels" (null when not measured) and, for a concatenation, "slices"."""
-    out: dict = {"channels": None if channels is None else channels.to_json()}
-    if slices is not None:
-        out["slices"] = [s.to_json() for s in slices]
-    return out
-
-
-def _inside_from_json(d: dict) -> dict:
-    ch, sl = d.get("channels"), d.get("slices")
-    return {"channels": None if ch is None else ChannelStats.from_json(ch),
-            "slices": None if sl is None else tuple(SliceStats.from_json(s) for s in sl)}
-
+    JSON_KEYS = ("name", "metrics", "float_tensor", "quant_tensor", "channels", "slices")
 
 @dataclass(frozen=True)
 class KeptValues:
@@ -151,7 +81,7 @@ class KeptValues:
 
 
 @dataclass(frozen=True)
-class PerSampleOutputs:
+class PerSampleOutputs(JsonRecord):
     """Model outputs of every sample: float reference and dequantized quantized values."""
 
     names: tuple[str, ...]
@@ -164,51 +94,43 @@ class PerSampleOutputs:
     def quant_outputs(self, k: int = 0) -> list[np.ndarray]:
         return [s[k] for s in self.quant]
 
-    def to_json(self) -> dict:
-        return {
-            "names": list(self.names),
-            "float": [[a.tolist() for a in s] for s in self.float],
-            "quant": [[a.tolist() for a in s] for s in self.quant],
-        }
-
-    @classmethod
-    def from_json(cls, d: dict) -> PerSampleOutputs:
-        def arrs(rows):
-            return tuple(tuple(np.asarray(a, np.float32) for a in s) for s in rows)
-
-        return cls(tuple(d["names"]), arrs(d["float"]), arrs(d["quant"]))
-
-
 @dataclass(frozen=True)
-class ComparisonResult(LayersByOp[LayerResult]):
-    float_path: str
-    quant_path: str
-    runtime: str  # "optimized" | "reference"
-    kernels: str  # what ran, in words
-    samples: int
-    layers: tuple[LayerResult, ...]
-    unmatched: tuple[dict, ...]
-    outputs: tuple[OutputResult, ...]
-    isolated: bool = False
+class ComparisonResult(LayersByOp[LayerResult], JsonRecord):
+    float_path: str = json_field(key="float")
+    quant_path: str = json_field(key="quant")
+    runtime: str = json_field()  # "optimized" | "reference"
+    kernels: str = json_field(absent="")  # what ran, in words
+    samples: int = json_field()
+    layers: tuple[LayerResult, ...] = json_field()
+    unmatched: tuple[dict[str, Any], ...] = json_field(absent=())
+    outputs: tuple[OutputResult, ...] = json_field()
+    isolated: bool = json_field(default=False, key="isolated_run")
     seed: int = 0
     inputs: str = ""  # description of the sample source
     labels: tuple[int | None, ...] = ()
     sources: tuple[str, ...] = ()
     class_names: tuple[str, ...] | None = None
-    per_sample_outputs: PerSampleOutputs | None = None
-    kept: dict[int, KeptValues] = field(default_factory=dict)  # quant tensor -> values
-    elapsed_s: float = 0.0
-    task_kind: str | None = None  # the user's choice: "classification" | "regression" | None = per output, below
-    task_json: dict | None = None  # task metrics of a result loaded from JSON without per-sample outputs
+    per_sample_outputs: PerSampleOutputs | None = json_field(default=None, skip=True)  # written on request (`to_json`)
+    kept: dict[int, KeptValues] = json_field(default_factory=dict, skip=True)  # quant tensor -> values
+    elapsed_s: float = json_field(default=0.0, ndigits=4)
+    # the user's choice: "classification" | "regression" | None = per output, below
+    task_kind: str | None = json_field(default=None, skip=True)
+    task_json: dict[str, Any] | None = json_field(default=None, skip=True)  # task metrics of a result loaded from JSON without per-sample outputs
     samples_are_random: bool = False  # random inputs: task numbers and clipping say little (banner)
     pair_check: PairCheck | None = None  # is the pair a float model and its quantized twin?
     swapped: bool = False  # the caller swapped the models it was given (A was the quantized one)
     signature: str | None = None  # the signature compared (its subgraph); None: subgraph 0
-    output_kinds: tuple[tuple[str, str], ...] = ()  # (kind, reason) per output, from the graph (`task_kind`)
+    # (kind, reason) per output, from the graph (`task_kind`)
+    output_kinds: tuple[tuple[str, str], ...] = json_field(default=(), skip=True)
     reference: str = ""  # what B was measured against, when not a plain float model (`compare.reference`)
     state: str = ""  # a stateful model: what was done with its state (`runtime.model_state.state_note`); "" none
     root_causes: tuple[RootCause, ...] = ()  # measured blame, largest share first (`requantize.blame`)
     blame_note: str = ""  # how blame was measured, or why not ("" when not asked)
+
+    JSON_EXTRA = {"schema_version": lambda r: SCHEMA_VERSION, "stateful": lambda r: bool(r.state)}
+    JSON_KEYS = ("float", "quant", "runtime", "samples", "layers", "unmatched", "outputs", "schema_version", "kernels",
+                 "isolated_run", "seed", "inputs", "labels", "sources", "class_names", "elapsed_s", "samples_are_random",
+                 "swapped", "pair_check", "signature", "reference", "stateful", "state", "root_causes", "blame_note")  # fmt: skip
 
     def task(self, output: int = 0) -> TaskResult | None:
         """Task-level metrics (accuracy, agreement, worst samples) of model output `output`."""
@@ -263,34 +185,9 @@ class ComparisonResult(LayersByOp[LayerResult]):
                 return layer
         return None
 
-    def to_json(self, include_per_sample: bool = False) -> dict:
-        d: dict[str, Any] = {
-            "float": self.float_path,
-            "quant": self.quant_path,
-            "runtime": self.runtime,
-            "samples": self.samples,
-            "layers": [layer.to_json() for layer in self.layers],
-            "unmatched": list(self.unmatched),
-            "outputs": [o.to_json() for o in self.outputs],
-            "schema_version": SCHEMA_VERSION,
-            "kernels": self.kernels,
-            "isolated_run": self.isolated,
-            "seed": self.seed,
-            "inputs": self.inputs,
-            "labels": list(self.labels),
-            "sources": list(self.sources),
-            "class_names": None if self.class_names is None else list(self.class_names),
-            "elapsed_s": round(self.elapsed_s, 4),
-            "samples_are_random": self.samples_are_random,
-            "swapped": self.swapped,
-            "pair_check": None if self.pair_check is None else self.pair_check.to_json(),
-            "signature": self.signature,
-            "reference": self.reference,
-            "stateful": bool(self.state),
-            "state": self.state,
-            "root_causes": [r.to_json() for r in self.root_causes],
-            "blame_note": self.blame_note,
-        }
+    def to_json(self, include_per_sample: bool = False) -> dict[str, Any]:
+        """The fields (`codec.json_record`) and "task": computed from the per-sample outputs, not a field."""
+        d: dict[str, Any] = encode(self)
         task = self.task()
         d["task"] = task.to_json() if task is not None else self.task_json
         if task is not None:
@@ -300,34 +197,13 @@ class ComparisonResult(LayersByOp[LayerResult]):
         return d
 
     @classmethod
-    def from_json(cls, d: dict) -> ComparisonResult:
-        pso = d.get("per_sample_outputs")
-        return cls(
-            float_path=d["float"],
-            quant_path=d["quant"],
-            runtime=d["runtime"],
-            kernels=d.get("kernels", ""),
-            samples=d["samples"],
-            layers=tuple(LayerResult.from_json(x) for x in d["layers"]),
-            unmatched=tuple(d.get("unmatched", ())),
-            outputs=tuple(OutputResult.from_json(x) for x in d["outputs"]),
-            isolated=bool(d.get("isolated_run", False)),
-            seed=d.get("seed", 0),
-            inputs=d.get("inputs", ""),
-            labels=tuple(d.get("labels", ())),
-            sources=tuple(d.get("sources", ())),
-            class_names=None if d.get("class_names") is None else tuple(d["class_names"]),
+    def from_json(cls, d: Mapping[str, Any]) -> ComparisonResult:
+        """The fields (`codec.json_record`); the task's kind and the outputs' kinds read from "task"."""
+        pso, task = d.get("per_sample_outputs"), d.get("task") or {}
+        return decode(
+            cls, d,
             per_sample_outputs=None if pso is None else PerSampleOutputs.from_json(pso),
-            elapsed_s=d.get("elapsed_s", 0.0),
-            task_kind=None if (d.get("task") or {}).get("outputs") else (d.get("task") or {}).get("kind"),
+            task_kind=None if task.get("outputs") else task.get("kind"),
             task_json=d.get("task"),
-            samples_are_random=bool(d.get("samples_are_random", False)),
-            pair_check=None if d.get("pair_check") is None else PairCheck.from_json(d["pair_check"]),
-            swapped=bool(d.get("swapped", False)),
-            signature=d.get("signature"),
-            output_kinds=tuple((o["kind"], o.get("reason", "")) for o in (d.get("task") or {}).get("outputs") or ()),
-            reference=d.get("reference", ""),
-            state=d.get("state", ""),
-            root_causes=tuple(RootCause.from_json(r) for r in d.get("root_causes") or ()),
-            blame_note=d.get("blame_note", ""),
+            output_kinds=tuple((o["kind"], o.get("reason", "")) for o in task.get("outputs") or ()),
         )

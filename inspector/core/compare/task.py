@@ -32,15 +32,17 @@ from typing import Any, cast
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, encode
 from inspector.core.compare.regression import RegressionMetrics, regression_metrics, sample_errors
 from inspector.core.compare.task_kind import is_score_vector, normalized_kind
-from inspector.core.stats.metrics import _finite, sqnr_db
+from inspector.core.stats.metrics import sqnr_db
+from inspector.core.writing import json_float
 
 KINDS = ("classification", "regression", "other")  # "other": the old name of "regression"
 
 
 @dataclass(frozen=True)
-class SampleOutcome:
+class SampleOutcome(JsonRecord):
     index: int
     source: str
     label: int | None
@@ -54,6 +56,10 @@ class SampleOutcome:
     float_tied: bool = False  # the float output's largest score occurs more than once
     quant_tied: bool = False
 
+    JSON_EXTRA = {"flipped": lambda o: o.flipped}
+    JSON_KEYS = ("index", "source", "label", "float_pred", "quant_pred", "output_sqnr_db", "cosine", "max_abs", "flipped",
+                 "mae", "rmse", "float_tied", "quant_tied")  # fmt: skip
+
     @property
     def tied(self) -> bool:
         return self.float_tied or self.quant_tied
@@ -63,22 +69,9 @@ class SampleOutcome:
         """A decides and B does not decide the same: another class, or a tie (a lost decision)."""
         return self.float_pred is not None and not self.float_tied and (self.quant_tied or self.float_pred != self.quant_pred)
 
-    def to_json(self, class_names: Sequence[str] | None = None) -> dict:
-        d = {
-            "index": self.index,
-            "source": self.source,
-            "label": self.label,
-            "float_pred": self.float_pred,
-            "quant_pred": self.quant_pred,
-            "output_sqnr_db": _finite(self.output_sqnr_db),
-            "cosine": self.cosine,
-            "max_abs": self.max_abs,
-            "flipped": self.flipped,
-            "mae": self.mae,
-            "rmse": self.rmse,
-            "float_tied": self.float_tied,
-            "quant_tied": self.quant_tied,
-        }
+    def to_json(self, class_names: Sequence[str] | None = None) -> dict[str, Any]:
+        """The fields (`codec.json_record`) and, given the class names, the names of label and predictions."""
+        d = encode(self)
         if class_names:
             d["label_name"] = _name(class_names, self.label)
             d["float_pred_name"] = _name(class_names, self.float_pred)
@@ -154,7 +147,8 @@ class TaskResult:
             return sorted(self.outcomes, key=lambda o: (-o.rmse, o.index))[:n]
         return sorted(self.outcomes, key=_worst_key)[:n]
 
-    def to_json(self, worst: int = 10) -> dict:
+    def to_json(self, worst: int = 10) -> dict[str, Any]:
+        """Hand-written: the task's figures (accuracy drop, agreement, worst samples, per class), not its fields."""
         names = self.class_names
         d = {
             "kind": self.kind,
@@ -176,7 +170,7 @@ class TaskResult:
             "per_class": [
                 {"label": k, "name": _name(names, k), **v} for k, v in sorted(self.per_class.items())
             ],
-            "per_sample_sqnr_db": [_finite(o.output_sqnr_db) for o in self.outcomes],
+            "per_sample_sqnr_db": [json_float(o.output_sqnr_db) for o in self.outcomes],
         }
         if self.regression is not None:
             d.update({k: v for k, v in self.regression.to_json().items() if k != "name"})

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.inside import BELOW_DB, SliceStats
 
 
 @dataclass(frozen=True)
-class SliceRegression:
+class SliceRegression(JsonRecord):
     start: int
     stop: int
     source: str  # "op 11 LOGISTIC" (the input's producer) or "input 1"
@@ -28,7 +29,11 @@ class SliceRegression:
     quant_max: float
     sqnr_db: float = math.nan  # the comparison's figures of the slice, and of the whole output
     steps_used: float | None = None
-    output_sqnr_db: float = math.nan
+    output_sqnr_db: float = json_field(default=math.nan, skip=True)
+
+    JSON_EXTRA = {"collapsed": lambda s: s.collapsed}
+    JSON_KEYS = ("start", "stop", "source", "mae", "rmse", "float_min", "float_max", "quant_min", "quant_max", "collapsed",
+                 "sqnr_db", "steps_used")  # fmt: skip
 
     @property
     def far_below(self) -> bool:
@@ -39,12 +44,6 @@ class SliceRegression:
     def collapsed(self) -> bool:
         """B's values are constant where A's vary."""
         return self.quant_max == self.quant_min and self.float_max > self.float_min
-
-    def to_json(self) -> dict:
-        return {"start": self.start, "stop": self.stop, "source": self.source, "mae": self.mae, "rmse": self.rmse,
-                "float_min": self.float_min, "float_max": self.float_max, "quant_min": self.quant_min,
-                "quant_max": self.quant_max, "collapsed": self.collapsed,
-                "sqnr_db": self.sqnr_db if math.isfinite(self.sqnr_db) else None, "steps_used": self.steps_used}
 
     def line(self) -> str:
         rng = self.float_max - self.float_min

@@ -69,6 +69,7 @@ class QatLayer:
         self.finding_roles.append(role)
 
     def to_json(self) -> dict[str, Any]:
+        """Hand-written (not `codec.json_record`): the ranges, scales and parameter counts derived from the variables."""
         act, w = self.activation, self.weights
         for part, role in ((act, "activation"), (w, "weights")):  # each range also says its own findings
             if part is not None:

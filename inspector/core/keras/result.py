@@ -30,6 +30,7 @@ class KerasComparison:
         return f"reference: {self.result.reference}"
 
     def to_json(self, include_per_sample: bool = False) -> dict[str, Any]:
+        """Hand-written (not `codec.json_record`): the comparison's JSON with the Keras facts added to its layers."""
         d = self.result.to_json(include_per_sample)
         d["float"] = dict(self.float_info)
         for layer in d["layers"]:

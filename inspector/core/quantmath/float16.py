@@ -14,9 +14,11 @@ for errors up and down a binade boundary; rounding alone gives at most 0.5).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
+
+from inspector.core.codec.json_record import JsonRecord
 
 FLOAT16_MAX = 65504.0  # largest finite float16; larger float32 values become inf
 FLOAT16_MIN_NORMAL = 2.0**-14  # below this a float16 is subnormal (fewer significant bits)
@@ -45,7 +47,7 @@ def ulp_errors(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Float16Error:
+class Float16Error(JsonRecord):
     """Float16 rounding figures of B's float16 weights against A's float32 ones (or of B alone:
     then the ulp and relative figures are None and `flushed` counts B's zeros from nothing)."""
 
@@ -59,9 +61,6 @@ class Float16Error:
     subnormal: int  # B nonzero and subnormal (|B| < 2^-14): flushed to zero by some hardware
     nan: int  # NaN in B
     saturated: int = 0  # of `overflow`: stored as ±65504 (TF's converter saturates) rather than inf
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 class Float16Accumulator:

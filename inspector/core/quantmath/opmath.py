@@ -44,7 +44,6 @@ from inspector.core.quantmath.opmath_types import (  # noqa: F401  (re-exported)
     OpMath,
     RescaleMath,
     TensorQuant,
-    _jsonable,
 )
 from inspector.core.quantmath.quant import representable_range
 from inspector.core.tflite.dtypes import INT_LIMITS

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from inspector.core.codec.json_record import JsonRecord
 
 
 class _Metrics(Protocol):  # read-only members: a frozen dataclass provides them
@@ -45,7 +46,7 @@ class TensorQuant:
     quantized_dimension: int | None
     range_lo: tuple[float, ...] | None  # representable float range per channel
     range_hi: tuple[float, ...] | None
-    observed: dict | None = None  # range_use / clip_rate / sqnr_db from a comparison run
+    observed: dict[str, Any] | None = None  # range_use / clip_rate / sqnr_db from a comparison run
     # Blockwise weights (scales is then empty): block size, block count and the scales' range.
     block_size: int | None = None
     num_blocks: int | None = None
@@ -121,7 +122,7 @@ class HybridMath:
 
 
 @dataclass(frozen=True)
-class OpMath:
+class OpMath(JsonRecord):
     subgraph: int
     op_index: int
     op_type: str
@@ -136,18 +137,6 @@ class OpMath:
     def tensor(self, role: str) -> TensorQuant | None:
         return next((t for t in self.tensors if t.role == role), None)
 
-    def to_json(self) -> dict:
-        return _jsonable(asdict(self))
-
-
-def _jsonable(o):
-    if isinstance(o, dict):
-        return {k: _jsonable(v) for k, v in o.items()}
-    if isinstance(o, list | tuple):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, float) and not math.isfinite(o):
-        return None
-    return o
 
 
 # ------------------------------------------------------------------ tensors

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.writing import json_float
 
@@ -32,38 +33,26 @@ def db_delta(before: float | None, after: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
-class LayerDelta:
+class LayerDelta(JsonRecord):
     float_tensor: int
     float_op_index: int | None
     op_type: str  # in the 'after' model ('before' when the layer is gone)
     tensor_name: str
-    before_db: float | None
-    after_db: float | None
+    before_db: float | None = json_field(key="before_sqnr_db")
+    after_db: float | None = json_field(key="after_sqnr_db")
     before_dtype: str = ""
     after_dtype: str = ""
     op_index: int | None = None  # the layer identifier: op of the 'after' B (the 'before' B's when gone)
     edit: str = ""  # the surgical edit applied to this layer's op between the two versions ("" : none)
 
+    JSON_EXTRA = {"delta_db": lambda r: r.delta_db}
+    JSON_KEYS = ("op_index", "float_tensor", "float_op_index", "op_type", "tensor_name", "before_sqnr_db", "after_sqnr_db",
+                 "delta_db", "before_dtype", "after_dtype", "edit")  # fmt: skip
+
     @property
     def delta_db(self) -> float | None:
         return db_delta(self.before_db, self.after_db)
 
-    def to_json(self) -> dict[str, Any]:
-        j = json_float
-
-        return {
-            "op_index": self.op_index,
-            "float_tensor": self.float_tensor,
-            "float_op_index": self.float_op_index,
-            "op_type": self.op_type,
-            "tensor_name": self.tensor_name,
-            "before_sqnr_db": j(self.before_db),
-            "after_sqnr_db": j(self.after_db),
-            "delta_db": j(self.delta_db),
-            "before_dtype": self.before_dtype,
-            "after_dtype": self.after_dtype,
-            "edit": self.edit,
-        }
 
 
 @dataclass(frozen=True)
@@ -94,6 +83,7 @@ class VersionDelta:
         return sorted(rows, key=lambda r: -abs(r.delta_db or 0.0))  # every row kept has a delta
 
     def to_json(self) -> dict[str, Any]:
+        """Hand-written: the output SQNRs and sizes are grouped under their own keys, not fields."""
         j = json_float
 
         return {

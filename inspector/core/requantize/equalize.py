@@ -123,10 +123,6 @@ def _spread(lo: np.ndarray, hi: np.ndarray) -> float:
     return float(r.max() / med) if med > 0 else float("inf")
 
 
-def _finite(v: float) -> float | None:
-    return json_float(float(v))
-
-
 def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sample], runtime: str = "optimized",
              float_model: Model | None = None, relu6: Sequence[int] = ()) -> None:  # fmt: skip
     """Equalize each (P, C) of `pairs` in B (see the module docstring). `relu6`: producers whose
@@ -175,7 +171,7 @@ def equalize(s: Surgery, pairs: Sequence[tuple[int, int]], samples: Sequence[Sam
         s.bsg.tensors[t].quantization = quant_t(np.array([scale]), np.array([zp]), 0)
         s.equalized.append({
             "producer": p, "consumer": c, "tensor": qm.main.tensors[t].name, "scales": [float(v) for v in sc],
-            "channel_range_ratio_before": _finite(_spread(lo_c, hi_c)), "channel_range_ratio_after": _finite(_spread(lo_c / sc, hi_c / sc)),
+            "channel_range_ratio_before": json_float(float(_spread(lo_c, hi_c))), "channel_range_ratio_after": json_float(float(_spread(lo_c / sc, hi_c / sc))),
             "output_scale_before": float(old.scale[0]), "output_zero_point_before": int(old.zeroPoint[0]),
             "output_scale_after": scale, "output_zero_point_after": zp,
         })

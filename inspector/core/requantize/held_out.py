@@ -38,6 +38,7 @@ class HeldOutGain:
         return self.after_db - self.before_db
 
     def to_json(self) -> dict[str, Any]:
+        """Hand-written (not `codec.json_record`): the split's keys spread in, the worst parts only when measured."""
         f = json_float
 
         parts = {"worst_part_before": self.part_before or None, "worst_part_after": self.part_after or None}

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.errors import InputError
 from inspector.core.tflite.op_facts import WEIGHTED_OPS
 
@@ -25,25 +26,24 @@ IO_REGEX = "^.*$"  # distinct key from the base '.*' so the I/O rules come last 
 
 
 @dataclass(frozen=True)
-class Override:
+class Override(JsonRecord):
     """Treat the ops matched by `selector` differently from the base scheme."""
 
     selector: str  # "op:INDEX" or a regex over op output tensor names
     treatment: str
-    per_channel: bool | None = None  # None: as the plan
-    algorithm: str | None = None  # None: as the plan
-
-    def to_json(self) -> dict[str, Any]:
-        return {k: v for k, v in vars(self).items() if v is not None}
+    per_channel: bool | None = json_field(default=None, omit_none=True)  # None: as the plan
+    algorithm: str | None = json_field(default=None, omit_none=True)  # None: as the plan
 
 
 @dataclass(frozen=True)
-class Plan:
+class Plan(JsonRecord):
     base: str = "int8"
     overrides: tuple[Override, ...] = ()
     per_channel: bool = True
     algorithm: str = "min_max"
     float_io: bool = True  # keep model inputs/outputs float (QUANTIZE/DEQUANTIZE at the edges)
+
+    JSON_KEYS = ("base", "per_channel", "algorithm", "float_io", "overrides")
 
     def __post_init__(self) -> None:
         base = BASE_ALIASES.get(self.base, self.base)
@@ -61,25 +61,6 @@ class Plan:
 
     def with_overrides(self, *more: Override) -> Plan:
         return replace(self, overrides=(*self.overrides, *more))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "base": self.base,
-            "per_channel": self.per_channel,
-            "algorithm": self.algorithm,
-            "float_io": self.float_io,
-            "overrides": [o.to_json() for o in self.overrides],
-        }
-
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Plan:
-        return cls(
-            base=obj.get("base", "int8"),
-            per_channel=bool(obj.get("per_channel", True)),
-            algorithm=obj.get("algorithm", "min_max"),
-            float_io=bool(obj.get("float_io", True)),
-            overrides=tuple(Override(**o) for o in obj.get("overrides", [])),
-        )
 
 
 def _check_algorithm(name: str) -> None:

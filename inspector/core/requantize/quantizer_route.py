@@ -93,6 +93,7 @@ class RequantizeResult:
         return len(self.model_bytes)
 
     def to_json(self) -> dict[str, Any]:
+        """Hand-written (not `codec.json_record`): the calibration fields grouped under "calibration"."""
         return {
             "float_model": self.float_path,
             "size_bytes": self.size_bytes,

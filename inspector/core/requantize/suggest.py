@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InputError
 from inspector.core.progress import TaskState, as_task
@@ -34,7 +35,7 @@ from inspector.core.writing import json_float
 
 
 @dataclass
-class SuggestResult:
+class SuggestResult(JsonRecord):
     target_sqnr_db: float | None
     max_layers: int | None
     treatment: str
@@ -44,41 +45,22 @@ class SuggestResult:
     plan: Plan
     points: list[TradeoffPoint] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    best: RequantizeResult | None = None
+    best: RequantizeResult | None = json_field(default=None, skip=True)  # its recipe is written
     calibration: dict[str, Any] | None = None  # `SampleSplit.to_json`: where the gains were measured
     candidates: list[dict[str, Any]] = field(default_factory=list)  # rank_layers rows tried, worst first
     ranked: int = 0  # layers ranked (the candidates are the worst of them)
     evaluations: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "target_sqnr_db": self.target_sqnr_db,
-            "max_layers": self.max_layers,
-            "treatment": self.treatment,
-            "base": self.base,
-            "met": self.met,
-            "layers": self.layers,
-            "plan": self.plan.to_json(),
-            "recipe": self.best.recipe if self.best else None,
-            "points": [p.to_json() for p in self.points],
-            "notes": self.notes,
-            "calibration": self.calibration,
-            "evaluation": None if self.calibration is None else self.calibration["evaluation"],
-            "candidates": [{k: (json_float(v) if isinstance(v, float) else v) for k, v in c.items()}
-                           for c in self.candidates],
-            "ranked": self.ranked,
-            "evaluations": self.evaluations,
-        }  # fmt: skip
+    JSON_EXTRA = {"recipe": lambda r: r.best.recipe if r.best else None,
+                  "evaluation": lambda r: None if r.calibration is None else r.calibration["evaluation"]}  # fmt: skip
+    JSON_KEYS = ("target_sqnr_db", "max_layers", "treatment", "base", "met", "layers", "plan", "recipe", "points", "notes",
+                 "calibration", "evaluation", "candidates", "ranked", "evaluations")  # fmt: skip
 
 
 def output_sqnr(comparison: ComparisonResult) -> float:
     """Worst output SQNR of a `compare_models` result (identical outputs: +inf)."""
-    values = [_finite(o.metrics.sqnr_db) for o in comparison.outputs]
+    values = [json_float(o.metrics.sqnr_db) for o in comparison.outputs]
     return min((math.inf if v is None else float(v)) for v in values) if values else math.nan
-
-
-def _finite(v: float) -> float | None:
-    return json_float(v)
 
 
 def _compare(float_path: str, quant_path: str, opts: SuggestOptions, samples_from: int = 0) -> ComparisonResult:
@@ -114,8 +96,8 @@ def rank_layers(comparison: ComparisonResult, float_model: Any) -> list[dict[str
         fi = layer.float_op_index
         if fi is None or not 0 <= fi < len(float_model.main.ops) or layer.op_type in SUGGEST_SKIP_OPS:
             continue
-        iso = None if layer.isolated is None else _finite(layer.isolated.sqnr_db)
-        acc = _finite(layer.metrics.sqnr_db)
+        iso = None if layer.isolated is None else json_float(layer.isolated.sqnr_db)
+        acc = json_float(layer.metrics.sqnr_db)
         score = iso if iso is not None else acc
         fop = float_model.main.ops[fi]
         name = (

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.compare.pairing import Pairing, pair_models
 from inspector.core.compare.result import LayerResult
@@ -64,6 +65,7 @@ from inspector.core.tflite.equalize_pair import RELU6, activation, refusal
 from inspector.core.tflite.model import Model, load_model
 from inspector.core.tflite.op_facts import A16W8_OPS, SUGGEST_SKIP_OPS, SURGICAL_WEIGHT_OPS
 from inspector.core.tflite.signatures import select_signature
+from inspector.core.writing import json_float
 
 CHEAP_SHARE = 0.9
 SINGLE_OP_MIN_GAIN_DB = 0.5
@@ -73,7 +75,7 @@ CHEAP_EDITS = ("recalibrate", "bias_correct", "per_channel", "a16w8")
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(JsonRecord):
     ops: tuple[int, ...]
     type: str
     tensor: str
@@ -83,14 +85,9 @@ class Step:
     size_bytes: int
     latency_ms: float
 
-    def to_json(self) -> dict[str, Any]:
-        d = {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in vars(self).items()}
-        d["ops"] = list(self.ops)
-        return d
-
 
 @dataclass
-class SurgicalSuggestResult:
+class SurgicalSuggestResult(JsonRecord):
     target_sqnr_db: float | None
     objective: tuple[str, ...]  # B tensor names
     met: bool
@@ -102,39 +99,20 @@ class SurgicalSuggestResult:
     plan: SurgicalPlan | None
     output_sqnr_db_before: float | None = None
     output_sqnr_db_after: float | None = None
-    points: list[TradeoffPoint] = field(default_factory=list)  # every evaluated plan (the given model is not one)
+    # every evaluated plan (the given model is not one)
+    points: list[TradeoffPoint] = json_field(default_factory=list, encode=lambda ps: [p.surgical_json() for p in ps])
     notes: list[str] = field(default_factory=list)
-    best: SurgicalResult | None = None
+    best: SurgicalResult | None = json_field(default=None, skip=True)
     evaluations: int = 0
     calibration: dict[str, Any] | None = None  # `SampleSplit.to_json`: where the gains were measured
     candidates: list[dict[str, Any]] = field(default_factory=list)  # B's op, type, tensor, isolated dB; worst first
     ranked: int = 0  # B's layers ranked; single-op steps try `candidates`, group edits the ranked ones
 
-    def to_json(self) -> dict[str, Any]:
-        def f(v: float | None) -> float | None:
-            return None if v is None or math.isinf(v) else v
-
-        return {
-            "route": "surgical",
-            "target_sqnr_db": self.target_sqnr_db,
-            "objective": list(self.objective),
-            "met": self.met,
-            "baseline_sqnr_db": f(self.baseline_sqnr_db),
-            "best_sqnr_db": f(self.best_sqnr_db),
-            "baseline_size_bytes": self.baseline_size_bytes,
-            "baseline_latency_ms": self.baseline_latency_ms,
-            "output_sqnr_db_before": f(self.output_sqnr_db_before),
-            "output_sqnr_db_after": f(self.output_sqnr_db_after),
-            "steps": [s.to_json() for s in self.steps],
-            "plan": self.plan.to_json() if self.plan else None,
-            "points": [p.surgical_json() for p in self.points],
-            "evaluations": self.evaluations,
-            "calibration": self.calibration,
-            "evaluation": None if self.calibration is None else self.calibration["evaluation"],
-            "notes": self.notes,
-            "candidates": self.candidates,
-            "ranked": self.ranked,
-        }
+    JSON_EXTRA = {"route": lambda r: "surgical",
+                  "evaluation": lambda r: None if r.calibration is None else r.calibration["evaluation"]}  # fmt: skip
+    JSON_KEYS = ("route", "target_sqnr_db", "objective", "met", "baseline_sqnr_db", "best_sqnr_db", "baseline_size_bytes",
+                 "baseline_latency_ms", "output_sqnr_db_before", "output_sqnr_db_after", "steps", "plan", "points",
+                 "evaluations", "calibration", "evaluation", "notes", "candidates", "ranked")  # fmt: skip
 
 
 def applicable(qm: Model, op_index: int, edits: Sequence[str]) -> list[str]:
@@ -207,8 +185,8 @@ def suggest_surgical(
     for lay in ranked:
         if lay.op_index in candidates and lay.op_index not in first:
             first[lay.op_index] = {"op": lay.op_index, "type": lay.op_type, "tensor": lay.tensor_name,
-                                   "isolated_sqnr_db": None if lay.isolated is None else _finite(lay.isolated.sqnr_db),
-                                   **({"accumulated_sqnr_db": _finite(lay.metrics.sqnr_db),
+                                   "isolated_sqnr_db": None if lay.isolated is None else json_float(lay.isolated.sqnr_db),
+                                   **({"accumulated_sqnr_db": json_float(lay.metrics.sqnr_db),
                                        "isolated": "not measured" if lay.isolated is None else "exact"}
                                       if _by_accumulated(lay) else {}),
                                    "cause": lay.diagnosis.cause if lay.diagnosis is not None and has_own_cause(lay) else None}  # fmt: skip
@@ -435,10 +413,6 @@ def _step_tries(qm: Model, layer: LayerResult | None, edits: Sequence[str]) -> l
         if first is not None and not (tries and tries[0][0].kind == first):
             tries.append((Edit(first, f"op:{op}", ops=(op,)),))
     return tries
-
-
-def _finite(v: float) -> float | None:
-    return v if math.isfinite(v) else None
 
 
 def _point_label(edits: tuple[str, ...]) -> str:

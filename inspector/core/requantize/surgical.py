@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.pairing import Pairing, check_correspondence, pair_models
 from inspector.core.errors import InputError, RuntimeFailure
 from inspector.core.progress import TaskState, as_task
@@ -58,18 +59,26 @@ BIAS_PASSES = 2
 
 
 @dataclass
-class SurgicalResult:
-    float_path: str
-    quant_path: str
-    plan: SurgicalPlan  # resolved: every edit carries its op indices
-    model_bytes: bytes
-    edited_ops: tuple[int, ...]  # B op indices that changed
+class SurgicalResult(JsonRecord):
+    float_path: str = json_field(key="float_model")
+    quant_path: str = json_field(key="quant_model")
+    plan: SurgicalPlan = json_field()  # resolved: every edit carries its op indices
+    model_bytes: bytes = json_field(skip=True)  # written to --out, its size here
+    edited_ops: tuple[int, ...] = json_field()  # B op indices that changed
     notes: list[str] = field(default_factory=list)
-    split: SampleSplit | None = None  # calibration vs held-out samples, when an edit measured samples
+    # calibration vs held-out samples, when an edit measured samples
+    split: SampleSplit | None = json_field(default=None, key="calibration")
     gain: HeldOutGain | None = None  # the output SQNR gain on the evaluation samples, when measured
     equalized: list[dict[str, Any]] = field(default_factory=list)  # per equalized pair: ops, s, ranges, scales
     interface_changes: list[dict[str, Any]] = field(default_factory=list)  # per widened model input (`input_range`)
-    float_changes: list[FloatChange] = field(default_factory=list)  # per relu6_equalize: the float function changed
+    # relu6.FloatChange per relu6_equalize: the float function changed (the first written, "float_change")
+    float_changes: list[FloatChange] = json_field(default_factory=list, skip=True)
+
+    JSON_EXTRA = {"route": lambda r: "surgical", "size_bytes": lambda r: r.size_bytes,
+                  "interface_change": lambda r: r.interface_change,
+                  "float_change": lambda r: r.float_changes[0] if r.float_changes else None}  # fmt: skip
+    JSON_KEYS = ("route", "float_model", "quant_model", "edited_ops", "size_bytes", "plan", "notes", "calibration", "gain",
+                 "equalized", "interface_change", "float_change")  # fmt: skip
 
     @property
     def interface_change(self) -> dict[str, Any] | None:
@@ -82,21 +91,6 @@ class SurgicalResult:
     def size_bytes(self) -> int:
         return len(self.model_bytes)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "route": "surgical",
-            "float_model": self.float_path,
-            "quant_model": self.quant_path,
-            "edited_ops": list(self.edited_ops),
-            "size_bytes": self.size_bytes,
-            "plan": self.plan.to_json(),
-            "notes": self.notes,
-            "calibration": None if self.split is None else self.split.to_json(),
-            "gain": None if self.gain is None else self.gain.to_json(),
-            "equalized": self.equalized,
-            "interface_change": self.interface_change,
-            "float_change": self.float_changes[0].to_json() if self.float_changes else None,
-        }
 
 
 @dataclass

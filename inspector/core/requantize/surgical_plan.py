@@ -30,10 +30,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from inspector.core.codec.json_record import OMIT, JsonRecord, json_field
 from inspector.core.errors import InputError
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.equalize_pair import consumer_of
@@ -50,22 +52,19 @@ PLAN_VERSION = 2
 
 
 @dataclass(frozen=True)
-class Edit:
+class Edit(JsonRecord):
     kind: str  # one of KINDS
     pattern: str  # regex over B's op output tensor names, `op:INDEX`, or `all`
-    calibration: str | None = None  # recalibrate only: minmax | mse | percentile:P
+    calibration: str | None = json_field(default=None, omit_none=True)  # recalibrate only: minmax | mse | percentile:P
     ops: tuple[int, ...] = ()  # resolved op indices of B (filled by `resolve`)
 
-    def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind, "pattern": self.pattern, "ops": list(self.ops)}
-        if self.calibration is not None:
-            d["calibration"] = self.calibration
-        if self.kind in EQUALIZE_KINDS:
-            d["edit"] = self.kind
-        return d
+    # an equalize edit also names its kind "edit" (what older plans read)
+    JSON_EXTRA = {"edit": lambda e: e.kind if e.kind in EQUALIZE_KINDS else OMIT}
+    JSON_KEYS = ("kind", "pattern", "ops", "calibration", "edit")
 
     @classmethod
-    def from_json(cls, e: dict[str, Any]) -> Edit:
+    def from_json(cls, e: Mapping[str, Any]) -> Edit:
+        """Hand-written: older plans name the kind "edit" and may give only the ops (no pattern)."""
         kind = str(e["kind"] if "kind" in e else e["edit"])
         ops = tuple(int(i) for i in e.get("ops", []))
         pattern = e.get("pattern")
@@ -77,12 +76,15 @@ class Edit:
 
 
 @dataclass(frozen=True)
-class SurgicalPlan:
+class SurgicalPlan(JsonRecord):
     edits: tuple[Edit, ...]
     samples: SampleSettings = field(default_factory=SampleSettings)  # for data-dependent edits and validation
     float_sha256: str | None = None
     quant_sha256: str | None = None
     signature: str | None = None  # whose subgraph the op indices address (None: subgraph 0)
+
+    JSON_EXTRA = {"version": lambda p: PLAN_VERSION, "route": lambda p: "surgical"}
+    JSON_KEYS = ("version", "route", "edits", "samples", "float_sha256", "quant_sha256", "signature")
 
     def ops_for(self, kind: str) -> tuple[int, ...]:
         out: list[int] = []
@@ -105,19 +107,10 @@ class SurgicalPlan:
     def needs_samples(self) -> bool:
         return any(e.kind in ("bias_correct", "recalibrate", "a16w8", *EQUALIZE_KINDS, "input_range") for e in self.edits)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "version": PLAN_VERSION,
-            "route": "surgical",
-            "edits": [e.to_json() for e in self.edits],
-            "samples": self.samples.to_json(),
-            "float_sha256": self.float_sha256,
-            "quant_sha256": self.quant_sha256,
-            "signature": self.signature,
-        }
-
     @classmethod
-    def from_json(cls, d: dict[str, Any], path: str | None = None) -> SurgicalPlan:
+    def from_json(cls, d: Mapping[str, Any], path: str | None = None) -> SurgicalPlan:
+        """Hand-written: a file the user gives: checked (route, kinds), older versions' samples
+        migrated, any damage an InputError naming `path`."""
         try:
             if d.get("route", "surgical") != "surgical":
                 raise InputError("not a surgical plan (route is not 'surgical')", path)
@@ -135,7 +128,7 @@ class SurgicalPlan:
             raise InputError(f"not a valid surgical plan ({e})", path) from None
 
 
-def _samples(d: dict[str, Any]) -> SampleSettings:
+def _samples(d: Mapping[str, Any]) -> SampleSettings:
     if isinstance(d.get("samples"), dict):  # version 2, as sessions write it
         return SampleSettings.from_json(d["samples"])
     return SampleSettings.from_json({k: d.get(k) for k in ("samples", "seed", "inputs", "normalization")})

@@ -5,11 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.writing import json_float
 
 
 @dataclass(frozen=True)
-class TradeoffPoint:
+class TradeoffPoint(JsonRecord):
     """One evaluated model. `layers`: the ops given a treatment (quantizer route: the float
     model's op indices, as plans name them; surgical route: B's op indices). `output_sqnr_db`:
     where the suggestion measures (the model output, or the surgical objective); inf when exact.
@@ -19,16 +20,7 @@ class TradeoffPoint:
     layers: tuple[int, ...]
     size_bytes: int
     output_sqnr_db: float
-    edits: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        s = self.output_sqnr_db
-        return {
-            "label": self.label,
-            "layers": list(self.layers),
-            "size_bytes": self.size_bytes,
-            "output_sqnr_db": json_float(s),
-        }
+    edits: tuple[str, ...] = json_field(default=(), skip=True)  # written by `surgical_json` only
 
     def surgical_json(self) -> dict[str, Any]:
         """The keys the surgical route's JSON always had (plus label and layers)."""

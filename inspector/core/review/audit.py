@@ -8,9 +8,10 @@ Per-op rules live in `audit_rules`; model-level and comparison-based rules are h
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.quantmath.kernel_path import classify
@@ -28,24 +29,18 @@ LOW_RANGE_USE = 0.10  # activations using < 10% of their representable range was
 
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(JsonRecord):
     severity: str
     rule: str
-    op_index: int | None
-    op_type: str | None
-    tensor_index: int | None
-    tensor_name: str | None
-    message: str
+    op_index: int | None = json_field(absent=None)
+    op_type: str | None = json_field(absent=None)
+    tensor_index: int | None = json_field(absent=None)
+    tensor_name: str | None = json_field(absent=None)
+    message: str = json_field()
     observed: Any = None
     expected: Any = None
-    subgraph: int = field(kw_only=True)  # the op's / tensor's subgraph (op indices are that subgraph's)
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, d: dict) -> Finding:
-        return cls(**{k: d.get(k) for k in cls.__dataclass_fields__})  # type: ignore[arg-type]  # JSON written by to_json: each field has its type
+    # the op's / tensor's subgraph (op indices are that subgraph's)
+    subgraph: int = json_field(kw_only=True, absent=0)
 
 
 def audit_model(

@@ -12,8 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.samples.settings import DEFAULT_COUNT
 
 T = TypeVar("T")
@@ -25,10 +26,13 @@ IN_SAMPLE = "in-sample"
 
 
 @dataclass(frozen=True)
-class SampleSplit:
-    total: int
-    calibration_count: int
-    evaluation_start: int  # evaluation samples: [evaluation_start, total)
+class SampleSplit(JsonRecord):
+    total: int = json_field(skip=True)  # = evaluation_start + evaluation_samples
+    calibration_count: int = json_field(key="calibration_samples")
+    evaluation_start: int = json_field()  # evaluation samples: [evaluation_start, total)
+
+    JSON_EXTRA = {"evaluation": lambda s: s.evaluation, "evaluation_samples": lambda s: s.evaluation_count, "note": lambda s: s.note}
+    JSON_KEYS = ("evaluation", "calibration_samples", "evaluation_samples", "evaluation_start", "note")
 
     @property
     def evaluation(self) -> str:
@@ -53,14 +57,6 @@ class SampleSplit:
         return (f"in-sample: {self.total} sample(s) are too few to hold {MIN_HELD_OUT} out (give at least "
                 f"{3 * MIN_HELD_OUT}), so the same samples calibrate and measure; the gain includes fitting them")  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "evaluation": self.evaluation,
-            "calibration_samples": self.calibration_count,
-            "evaluation_samples": self.evaluation_count,
-            "evaluation_start": self.evaluation_start,
-            "note": self.note,
-        }
 
 
 def split_samples(total: int) -> SampleSplit:

@@ -13,9 +13,11 @@ meaning everywhere: the GUI's count box shows `ALL` as "all" (its 0), the CLI le
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.errors import InputError
 
 DEFAULT_COUNT = 8  # the one default sample count (GUI, CLI, core)
@@ -23,12 +25,14 @@ ALL = None  # every sample of the file / folder
 
 
 @dataclass(frozen=True)
-class SampleSettings:
+class SampleSettings(JsonRecord):
     count: int | None = DEFAULT_COUNT  # ALL (None): every sample of the file; random: DEFAULT_COUNT
     seed: int = 0  # random samples, and the subset taken from an image folder
     source: str | None = None  # .npy / .npz / image folder; None = random
     normalization: str | None = None  # image folders only, see samples.images
-    carry_state: bool = False  # streaming: a stateful model's state carried across samples (module doc)
+    # streaming: a stateful model's state carried across samples (module doc); written only when
+    # set, so sessions and JSON of ordinary runs keep their keys
+    carry_state: bool = json_field(default=False, omit_default=True)
 
     def __post_init__(self) -> None:
         check_count(self.count)
@@ -45,16 +49,10 @@ class SampleSettings:
 
         return f"{'all' if self.count is ALL else self.count} samples of {Path(self.source).name}"
 
-    def to_json(self) -> dict[str, Any]:
-        """`carry_state` only when set: sessions and JSON of ordinary runs keep their keys."""
-        d = asdict(self)
-        if not d["carry_state"]:
-            del d["carry_state"]
-        return d
-
     @classmethod
-    def from_json(cls, d: dict[str, Any]) -> SampleSettings:
-        """From `to_json`, or the flat keys older sessions saved (samples, seed, inputs, normalization)."""
+    def from_json(cls, d: Mapping[str, Any]) -> SampleSettings:
+        """From `to_json`, or the flat keys older sessions saved (samples, seed, inputs, normalization).
+        Hand-written: those older forms are migrated, and a count of 0 (the GUI's "all") read as ALL."""
         if "samples" in d or "inputs" in d:
             d = {"count": d.get("samples", DEFAULT_COUNT), "seed": d.get("seed", 0),
                  "source": d.get("inputs"), "normalization": d.get("normalization")}  # fmt: skip

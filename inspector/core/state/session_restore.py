@@ -31,6 +31,7 @@ class SavedSelection:
 
     @classmethod
     def from_json(cls, sel: dict[str, Any]) -> SavedSelection:
+        """Hand-written (not `codec.json_record`): the keys are named by the origin's slot (op_a, tensor_b...)."""
         origin = o if isinstance(o := sel.get("origin"), str) and o in SLOTS else "A"
         op, tensor, ch = sel.get(f"op_{SLOTS[origin]}"), sel.get(f"tensor_{SLOTS[origin]}"), sel.get("channel")
 

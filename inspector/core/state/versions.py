@@ -9,9 +9,11 @@ with each version's comparison, so a restored session shows its figures without 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.choices import original_name
 from inspector.core.requantize.plan import Plan, infer_base
@@ -20,20 +22,21 @@ from inspector.core.tflite.model import Model
 
 
 @dataclass
-class Version:
-    """One model B of the loop: the opened model (v0) or one produced here."""
+class Version(JsonRecord):
+    """One model B of the loop: the opened model (v0) or one produced here. JSON (sessions): its
+    number is its place in the list, its size and comparison are measured again (`version_sessions`)."""
 
-    number: int
-    name: str
-    path: str
-    float_path: str
-    kind: str  # "opened" | "edited" | "recalibrated" | "requantized" | "suggested"
+    number: int = json_field(skip=True)
+    name: str = json_field()
+    path: str = json_field()
+    float_path: str = json_field(key="float_model")
+    kind: str = json_field()  # "opened" | "edited" | "recalibrated" | "requantized" | "suggested"
     plan: Plan | SurgicalPlan | None = None  # SurgicalPlan: an edit of the previous model B
     recipe: list[dict[str, Any]] | None = None
     notes: list[str] = field(default_factory=list)
-    size_bytes: int = 0
+    size_bytes: int = json_field(default=0, skip=True)
     base: str = ""
-    comparison: ComparisonResult | None = None
+    comparison: ComparisonResult | None = json_field(default=None, skip=True)
     edited_ops: tuple[int, ...] = ()  # surgical: op indices of the model B it was made from
     source: str = ""  # the model B it was made from (edited, or whose ranges seeded the quantizer)
 
@@ -41,16 +44,10 @@ class Version:
     def surgical(self) -> bool:
         return isinstance(self.plan, SurgicalPlan)
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name, "path": self.path, "float_model": self.float_path, "kind": self.kind,
-            "plan": self.plan.to_json() if self.plan is not None else None,
-            "recipe": self.recipe, "notes": self.notes, "base": self.base, "edited_ops": list(self.edited_ops),
-            "source": self.source,
-        }  # fmt: skip
-
     @classmethod
-    def from_json(cls, d: dict[str, Any], number: int, float_path: str) -> Version:
+    def from_json(cls, d: Mapping[str, Any], number: int = 0, float_path: str = "") -> Version:
+        """Hand-written: the plan is one of two types (by its "route"), the number and the float
+        model come from the session, and older sessions' nulls read as defaults."""
         raw = d.get("plan")
         plan: Plan | SurgicalPlan | None = None
         if isinstance(raw, dict):

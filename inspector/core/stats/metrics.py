@@ -9,20 +9,24 @@ accumulated in float64 sample by sample, so memory does not grow with the number
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from inspector.core.codec.json_record import JsonRecord, json_field, json_meta
 from inspector.core.stats.axis_sums import EMPTY, AxisSums
 
 METRIC_KEYS = ("mse", "sqnr_db", "max_abs", "mean_error", "cosine", "rmse_over_scale", "clip_rate", "range_use")
 
 
 @dataclass(frozen=True, slots=True)
-class Metrics:
+class Metrics(JsonRecord):
+    """JSON (`to_json`): the contract keys (METRIC_KEYS) and "count", the per-channel lists only
+    when measured; infinities written as null, a null SQNR read back as +inf."""
+
     mse: float
-    sqnr_db: float  # +inf when y == x exactly; -inf when x is all zeros and y is not
+    sqnr_db: float = field(metadata=json_meta(none_as=math.inf))  # +inf when y == x exactly; -inf when x is all zeros and y is not
     max_abs: float
     mean_error: float  # mean(x - y): the bias
     cosine: float | None  # None when x or y is all zeros
@@ -30,46 +34,17 @@ class Metrics:
     clip_rate: float | None  # share of x that saturates: outside [S(qmin-Z-1/2), S(qmax-Z+1/2)]; None if not quantized
     range_use: float | None  # (max x - min x) / (hi - lo); None when not quantized
     count: int  # number of elements accumulated
-    per_channel_sqnr_db: tuple[float, ...] | None = None
+    per_channel_sqnr_db: tuple[float, ...] | None = json_field(default=None, omit_none=True, none_as=math.inf)
     # mean(x - y) per last-axis channel of conv/FC outputs and its standard error over samples
-    # (`stats.channel_means`; the diagnosis tells a bias from noise with them)
-    per_channel_mean_error: tuple[float, ...] | None = None
-    per_channel_mean_stderr: tuple[float, ...] | None = None
+    # (`stats.channel_means`; the diagnosis tells a bias from noise with them); both or neither
+    per_channel_mean_error: tuple[float, ...] | None = json_field(default=None, omit_none=True, none_as=math.nan)
+    per_channel_mean_stderr: tuple[float, ...] | None = json_field(default=None, omit_none=True, none_as=math.nan)
+
+    JSON_LENIENT = True  # hand-made metrics (tests, older files) give only some keys: the others read as null
 
     @property
     def rmse(self) -> float:
         return math.sqrt(self.mse)
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON-ready dict with the contract keys; infinities become None."""
-        out: dict[str, Any] = {k: _finite(getattr(self, k)) for k in METRIC_KEYS}
-        out["count"] = self.count
-        if self.per_channel_sqnr_db is not None:
-            out["per_channel_sqnr_db"] = [_finite(v) for v in self.per_channel_sqnr_db]
-        if self.per_channel_mean_error is not None:
-            out["per_channel_mean_error"] = list(self.per_channel_mean_error)
-            out["per_channel_mean_stderr"] = [_finite(v) for v in self.per_channel_mean_stderr or ()]
-        return out
-
-    @classmethod
-    def from_json(cls, d: dict[str, Any]) -> Metrics:
-        kw: dict[str, Any] = {}
-        for f in fields(cls):
-            v = d.get(f.name)
-            if f.name == "sqnr_db" and v is None:
-                v = math.inf
-            if f.name == "per_channel_sqnr_db" and v is not None:
-                v = tuple(math.inf if c is None else c for c in v)
-            if f.name in ("per_channel_mean_error", "per_channel_mean_stderr") and v is not None:
-                v = tuple(math.nan if c is None else c for c in v)
-            kw[f.name] = v
-        return cls(**kw)
-
-
-def _finite(v: float | None) -> float | None:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
 
 
 def sqnr_db(signal_energy: float, noise_energy: float) -> float:

@@ -1,6 +1,6 @@
 """The layers of inspector.core: subpackages import only from layers below them, and no cycles.
 
-tflite <- quantmath <- {samples, runtime, stats} <- compare <- {requantize, keras, graph} <- review <- {viewdata, state}.
+{tflite, codec} <- quantmath <- {samples, runtime, stats} <- compare <- {requantize, keras, graph} <- review <- {viewdata, state}.
 `graph` (the model graph, its layout and SVG) sits there too: it uses `compare` and below.
 `keras` (Keras / SavedModel / QAT models, TensorFlow imported lazily in the worker) sits beside
 `requantize`: it uses `compare` and below, and neither may import the other.
@@ -20,6 +20,7 @@ RANK = {
     "": 0,  # errors, events, progress, writing
     "text": 0,  # how numbers are written; imports nothing of inspector
     "tflite": 1,
+    "codec": 1,  # the JSON codec of the result types (beside tflite)
     "quantmath": 2,
     "samples": 3,
     "runtime": 3,
