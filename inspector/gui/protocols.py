@@ -98,6 +98,8 @@ class Comparison(Protocol):
     @property
     def started(self) -> SignalInstance: ...
     @property
+    def progress(self) -> SignalInstance: ...  # (fraction, -1: busy; step text)
+    @property
     def finished(self) -> SignalInstance: ...
     @property
     def failed(self) -> SignalInstance: ...  # (message)

@@ -109,6 +109,17 @@ class AppState:
         self.pair_changed.emit()
         self.selection_changed.emit(self.selection)
 
+    def set_models(self, a: Model | None, b: Model | None) -> None:
+        """Put a pair in both slots at once (a recent pair, two files dropped, the example): one
+        pairing, one `pair_changed`, so no mismatched pair (the new A with the old B) is ever open
+        on the way; `slot_changed` fires for both slots."""
+        self.base_models["A"], self.base_models["B"] = a, b
+        self._models_moved("A")
+        for slot in SLOTS:
+            self.slot_changed.emit(slot)
+        self.pair_changed.emit()
+        self.selection_changed.emit(self.selection)
+
     def swap_models(self) -> None:
         """Exchange models A and B (a pair opened the wrong way round): one pairing, selection
         cleared, a comparison of the old order dropped; `slot_changed` fires for both slots."""
@@ -184,6 +195,14 @@ class AppState:
     def paths(self) -> tuple[str, str] | None:
         a, b = self.models["A"], self.models["B"]
         return None if a is None or b is None else (a.path, b.path)
+
+    def pair_identity(self) -> tuple[str | None, str | None]:
+        """The open pair as one identity: (A, v0) while model B is one of the versions of v0, so
+        another version of B is the same pair and another file opened in A or B another pair."""
+        if self.versions:
+            return self.versions[0].float_path, self.versions[0].path
+        a, b = self.base_models["A"], self.base_models["B"]
+        return (a.path if a else None, b.path if b else None)
 
     def is_current(self, result: ComparisonResult) -> bool:
         """Whether `result` compares the open models (B must be open; A too when it is open)."""

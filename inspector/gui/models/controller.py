@@ -22,6 +22,7 @@ from inspector.core.compare.weights import (
     analyze_tensors,
     weight_tensor_of,
 )
+from inspector.core.errors import InspectorError
 from inspector.core.state.app_state import SLOTS, AppState, Selection
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 from inspector.gui.relay import on_event, relay
@@ -103,6 +104,45 @@ class Controller(QObject):
         else:
             w.run_here()
         return w
+
+    def open_pair(self, path_a: str | Path, path_b: str | Path, background: bool = True) -> Worker:
+        """Load A and B together and open them as one pair (`AppState.set_models`): opened one by
+        one, the new A met the old B first (a mismatched pair, its pair check and banner, its
+        versions shelved). A file that fails is reported as `open_model` does; the other opens alone."""
+        paths = {"A": os.path.abspath(path_a), "B": os.path.abspath(path_b)}
+        tokens = {}
+        for slot in SLOTS:
+            self._load_token[slot] += 1
+            tokens[slot] = self._loading[slot] = self._load_token[slot]
+        w = Worker(_load_pair, paths["A"], paths["B"])
+        w.finished.connect(guarded(self, lambda loaded: self._pair_loaded(tokens, paths, loaded)))
+        w.failed.connect(guarded(self, lambda msg: self._pair_failed(tokens, paths, msg)))
+        for slot in SLOTS:
+            self.loading.emit(slot, paths[slot])
+        if background:
+            self.task_started.emit(w, f"Opening {Path(paths['A']).name} and {Path(paths['B']).name}")
+            w.start()
+        else:
+            w.run_here()
+        return w
+
+    def _pair_loaded(self, tokens: dict[str, int], paths: dict[str, str], loaded: dict[str, Model | str]) -> None:
+        current = [s for s in SLOTS if tokens[s] == self._load_token[s]]  # a newer open of a slot wins
+        for s in current:
+            self._loading[s] = None
+        models = {s: m for s, m in loaded.items() if s in current and isinstance(m, Model)}
+        if len(models) == 2:
+            self.state.set_models(models["A"], models["B"])
+        else:
+            for s, m in models.items():
+                self._set_model(s, m)
+        for s in current:
+            if isinstance(loaded[s], str):
+                self.load_failed.emit(s, paths[s], loaded[s])
+
+    def _pair_failed(self, tokens: dict[str, int], paths: dict[str, str], msg: str) -> None:
+        for s in SLOTS:
+            self._load_failed(s, tokens[s], paths[s], msg)
 
     def is_loading(self, slot: str) -> bool:
         """Whether a model is being opened into `slot` (its worker has not answered yet)."""
@@ -244,6 +284,17 @@ class Controller(QObject):
         """Start long work with the status bar's progress and Cancel."""
         self.task_started.emit(worker, description)
         return worker.start()
+
+
+def _load_pair(path_a: str, path_b: str) -> dict[str, Model | str]:
+    """Worker side of `open_pair`: each slot's model, or the message naming its file and problem."""
+    out: dict[str, Model | str] = {}
+    for slot, path in zip(SLOTS, (path_a, path_b), strict=True):
+        try:
+            out[slot] = Model(path)
+        except InspectorError as e:
+            out[slot] = str(e)
+    return out
 
 
 def _same_name_op(sg: Subgraph, osg: Subgraph, index: int) -> int | None:
