@@ -20,7 +20,7 @@ from inspector.core.compare.weights import (
     MAX_ELEMENTS,
     WeightAnalysis,
     analyze_tensors,
-    weight_tensor_of,
+    layer_weights,
 )
 from inspector.core.errors import InspectorError
 from inspector.core.state.app_state import SLOTS, AppState, Selection
@@ -204,7 +204,8 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ selection intents
     def select_op(self, slot: str, index: int, tensor: int | None = None) -> None:
-        """Select a layer; its weight tensor (else its first output) becomes the selected tensor,
+        """Select a layer; its weights (`layer_weights`), else its first output (an activation: a
+        RESHAPE's shape vector or a MUL's factor are not weights), becomes the selected tensor,
         unless `tensor` names one (e.g. the tensor of an audit finding)."""
         sg = self.subgraph(slot)
         if sg is None or not 0 <= index < len(sg.ops):
@@ -213,14 +214,14 @@ class Controller(QObject):
             self._select(slot, index, self.counterpart_op(slot, index), tensor, self.counterpart_tensor(slot, tensor))
             return
         op = sg.ops[index]
-        t = weight_tensor_of(sg, op)
+        t = layer_weights(sg, op)
         if t is None:
             t = next((o for o in op.outputs if o >= 0), None)
         other_op = self.counterpart_op(slot, index)
         other_t = None
         if other_op is not None:
             osg = self.subgraph("B" if slot == "A" else "A")
-            other_t = weight_tensor_of(osg, osg.ops[other_op])  # type: ignore[union-attr]
+            other_t = layer_weights(osg, osg.ops[other_op])  # type: ignore[union-attr]
         if other_t is None and t is not None:
             other_t = self.counterpart_tensor(slot, t)
         self._select(slot, index, other_op, t, other_t)
