@@ -390,12 +390,15 @@ class MainWindow(TfliteDropTarget, QMainWindow):
 
     def _start_tables_of_a_new_pair(self) -> None:
         """Another pair: every table of the window starts at its top-left (they kept the old
-        pair's scroll positions). Another version of model B of the same pair keeps them: the
-        same spot in v1 and v2 is what a user compares. The plots fit their new data themselves."""
+        pair's scroll positions) and the tensor tables without a filter, sorted by # (they kept
+        the old pair's). Another version of model B of the same pair keeps them: the same spot in
+        v1 and v2 is what a user compares. The plots fit their new data themselves."""
         pair = self._pair_shown()
         if pair == self._last_pair:
             return
         self._last_pair = pair
+        for pane in self.panes.values():
+            pane.tensors.reset_view()
         for view in self.findChildren(QAbstractItemView):
             view.verticalScrollBar().setValue(0)
             view.horizontalScrollBar().setValue(0)

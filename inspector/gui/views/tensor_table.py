@@ -366,6 +366,13 @@ class TensorTable(QWidget):
         self.model.set_subgraph(sg, model)
         self.fit_columns()
 
+    def reset_view(self) -> None:
+        """No filter, every kind, sorted by # ascending: what another pair starts with (the old
+        pair's filter and sort carried over and hid its tensors). Another version of B keeps them."""
+        self.filter_edit.clear()
+        self.kind_combo.setCurrentIndex(0)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
+
     def set_extra_columns(self, extra: ExtraColumns | None) -> None:
         """Columns after the table's own (see `ExtraColumns`); None removes them."""
         if extra is None and self.model.extra is None:
