@@ -363,7 +363,12 @@ class TensorTable(QWidget):
         self._quiet = False
 
     def set_subgraph(self, sg: Subgraph | None, model: Model | None = None) -> None:
+        """Show `sg`'s tensors in the order the header shows (another version of B kept the sort
+        arrow while its rows came in # order)."""
         self.model.set_subgraph(sg, model)
+        h = self.view.horizontalHeader()
+        if h.sortIndicatorSection() > 0:
+            self.model.sort(h.sortIndicatorSection(), h.sortIndicatorOrder())
         self.fit_columns()
 
     def reset_view(self) -> None:

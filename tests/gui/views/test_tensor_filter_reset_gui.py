@@ -1,6 +1,7 @@
 """Issue 35, item 9: the tensor tables' filter and sort carried over to another pair (a filter
 typed for the old pair hid the new pair's tensors). Another pair starts unfiltered, sorted by #;
-another version of model B of the same pair keeps them, like the scroll positions."""
+another version of model B of the same pair keeps them, like the scroll positions, its rows in
+the order the sort arrow shows."""
 
 from __future__ import annotations
 
@@ -40,6 +41,9 @@ def test_another_pair_starts_unfiltered_and_another_version_keeps_the_filter(qtb
     with qtbot.waitSignal(window.controller.pair_changed, timeout=20_000):
         window.features.requantize.switch_to(1)
     assert [_state(t) for t in tables] == narrowed
+    b = window.controller.models["B"].main
+    names = [b.tensors[i].name for i in tables[1].visible_tensors()]
+    assert names == sorted(names, reverse=True)  # and its rows in that order (they came in # order)
 
     other = [tmp_path / "other_float.tflite", tmp_path / "other_int8.tflite"]  # another pair
     for src, dst in zip(cnn_pair, other, strict=True):
