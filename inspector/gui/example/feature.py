@@ -69,7 +69,7 @@ class ExampleFeature(QObject):
         paths = self.compare.paths()
         if paths is None or not is_example_pair(*paths) or not self.enabled():
             return False
-        if self.compare.result is not None or self.compare.running or self._done_for is not None:
+        if self.compare.result is not None or self.compare.running_paths == paths or self._done_for is not None:
             return False
         if self.session.restoring:
             return False  # a session is being restored: its own result (or none) is what it saved
@@ -100,9 +100,10 @@ class ExampleFeature(QObject):
         paths = self.compare.paths()
         if paths is None:
             return  # the summary's own hint: open models A and B
-        self.features.show_summary_hint(running_text(paths) if self.compare.running else READY_TEXT)
+        running = self.compare.running_paths
+        self.features.show_summary_hint(running_text(running) if running is not None else READY_TEXT)
 
     def _progress(self, fraction: float, step: str) -> None:
-        paths = self.compare.paths()
-        if self.compare.result is None and paths is not None and self.compare.running:
-            self.features.show_summary_hint(running_text(paths, fraction, step))
+        running = self.compare.running_paths  # what runs, which may be another pair's comparison
+        if self.compare.result is None and running is not None:
+            self.features.show_summary_hint(running_text(running, fraction, step))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from inspector.gui.example.feature import AUTORUN_KEY, READY_TEXT, running_text
+from inspector.paths import example_pair
 from tests.helpers.gui_helpers import open_wait
 
 RUN_MS = 120_000
@@ -25,6 +26,21 @@ def test_the_example_opened_again_after_another_pair_compares_again(qtbot, windo
     with qtbot.waitSignal(compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None) as blocker:
         pair.open_example()
     assert [Path(p).name for p in (blocker.args[0].float_path, blocker.args[0].quant_path)] == ["example_float.tflite", "example_int8.tflite"]
+
+
+def test_the_example_opened_file_by_file_compares_though_another_pair_was_being_compared(qtbot, window, cnn_pair):
+    """Opening the example's A again beside another B starts that pair's comparison (the versions
+    of an unchanged pair are compared when shown); the example's B then arrives: its own
+    comparison replaces that one (it waited for it to end and said "Press Run")."""
+    window.settings.setValue(AUTORUN_KEY, True)
+    compare = window.features.compare
+    open_wait(qtbot, window, "A", example_pair()[0])
+    open_wait(qtbot, window, "B", cnn_pair[1])
+    compare.run()  # the other pair's comparison, still running when the example's B opens
+    assert compare.running_paths == window.state.paths()
+    with qtbot.waitSignal(compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None) as blocker:
+        open_wait(qtbot, window, "B", example_pair()[1])
+    assert Path(blocker.args[0].quant_path).name == "example_int8.tflite" and blocker.args[0].isolated
 
 
 def test_the_comparison_after_apply_fix_says_it_is_comparing(qtbot, diagnosed):
