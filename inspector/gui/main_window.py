@@ -246,14 +246,18 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         dlg.deleteLater()
 
     def open_files(self, paths: list[str], slot: str | None = None) -> list[Worker]:
-        """First file -> slot (default: A, or B when only A is loaded), second -> the other.
-        Bundles show their sections instead (no worker for them)."""
+        """First file -> slot (default: A, or B when only A is loaded), second -> the other; two
+        model files open as one pair (`Controller.open_pair`: one worker). Bundles show their
+        sections instead (no worker for them); a Keras model opens through its feature."""
         if not paths:
             return []
         if slot is None:
             slot = "B" if len(paths) == 1 and self.controller.models["A"] is not None else "A"
         order = [slot, "B" if slot == "A" else "A"]
-        workers = [self.open_model(s, p) for s, p in zip(order, paths[:2], strict=False)]
+        by_slot = dict(zip(order, paths[:2], strict=False))
+        if len(by_slot) == 2 and not any(is_keras_path(p) or (split_address(p)[1] is None and is_bundle_file(p)) for p in paths[:2]):
+            return [self.controller.open_pair(by_slot["A"], by_slot["B"])]  # one pair change, never the new A with the old B
+        workers = [self.open_model(s, p) for s, p in by_slot.items()]
         return [w for w in workers if w is not None]
 
     def choose_file(self, slot: str) -> None:
@@ -363,10 +367,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         other = "B" if slot == "A" else "A"
         self.panes[other].refresh_pairs(lambda i, s=other: c.counterpart_op(s, i))
         if model is not None:
-            self.recent.add(slot, model.path)
-            a, b = c.models["A"], c.models["B"]
-            if a is not None and b is not None:
-                self.recent.add_pair(a.path, b.path)
+            self.recent.add(slot, model.path)  # a pair is remembered once its pair check says twins (pair feature)
             if self._banner_slot == slot:
                 self.banner.hide()
             self.statusBar().showMessage(f"Opened {model.path} as {slot}", 5000)
@@ -376,21 +377,20 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         self._start_tables_of_a_new_pair()
 
     def _pair_shown(self) -> tuple[str | None, str | None]:
-        """The open pair as one identity: (A, v0) while model B is one of the versions of v0."""
-        vs = self.state.versions
-        if vs:
-            return vs[0].float_path, vs[0].path
-        a, b = self.state.base_models["A"], self.state.base_models["B"]
-        return (a.path if a else None, b.path if b else None)
+        """The open pair as one identity (`AppState.pair_identity`): (A, v0) while model B is one of the versions of v0."""
+        return self.state.pair_identity()
 
     def _start_tables_of_a_new_pair(self) -> None:
         """Another pair: every table of the window starts at its top-left (they kept the old
-        pair's scroll positions). Another version of model B of the same pair keeps them: the
-        same spot in v1 and v2 is what a user compares. The plots fit their new data themselves."""
+        pair's scroll positions) and the tensor tables without a filter, sorted by # (they kept
+        the old pair's). Another version of model B of the same pair keeps them: the same spot in
+        v1 and v2 is what a user compares. The plots fit their new data themselves."""
         pair = self._pair_shown()
         if pair == self._last_pair:
             return
         self._last_pair = pair
+        for pane in self.panes.values():
+            pane.tensors.reset_view()
         for view in self.findChildren(QAbstractItemView):
             view.verticalScrollBar().setValue(0)
             view.horizontalScrollBar().setValue(0)

@@ -33,7 +33,7 @@ from inspector.core.stats.metrics import Metrics, TensorStats
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.fake_quant import FakeQuant, fake_quantized_constant
 from inspector.core.tflite.model import Model, Op, Quantization, Subgraph, Tensor
-from inspector.core.tflite.op_facts import WEIGHT_DECODER_OPS
+from inspector.core.tflite.op_facts import FACTS, WEIGHT_DECODER_OPS
 
 MAX_BINS = 4096
 SUB_BINS = 5  # bins per grid step (odd: a grid point sits at the middle bin's centre)
@@ -170,6 +170,36 @@ def weight_tensor_of(sg: Subgraph, op: Op) -> int | None:
         if len(sg.tensors[i].shape) >= 2:
             return i
     return consts[0] if consts else None
+
+
+def layer_weights(sg: Subgraph, op: Op) -> int | None:
+    """The weights of a layer (what selecting it shows in the Weights tab), or None when it has
+    none. An op the fact table gives weights (CONV_2D, FULLY_CONNECTED, BATCH_MATMUL...) and an op
+    it does not know (LSTMs, EMBEDDING_LOOKUP): `weight_tensor_of`. A value-moving op reading a
+    constant table as its data (GATHER's params): that table. Any other known op has no weights:
+    its constants are shapes, indices or element-wise operands (RESHAPE's shape vector, MUL's
+    factor), which `constant_operands` lists; nor has an unknown op whose constant is a plain
+    integer vector (MEAN's axes)."""
+    f = FACTS.get(op.type)
+    if f is not None and f.weights is not None:
+        return weight_tensor_of(sg, op)
+    if f is None:  # an op the table does not know: a constant it reads, unless a plain integer (MEAN's axes)
+        t = weight_tensor_of(sg, op)
+        return None if t is None or _plain_integer(sg.tensors[t]) else t
+    first = op.inputs[0] if op.inputs else -1
+    if f.same_scale and not f.shape_only and first >= 0 and sg.tensors[first].is_constant and len(sg.tensors[first].shape) >= 2:
+        return first
+    return None
+
+
+def _plain_integer(t: Tensor) -> bool:
+    """An integer tensor without quantization: a shape, axes or indices, never weights."""
+    return t.quantization is None and t.dtype.startswith(("int", "uint"))
+
+
+def constant_operands(sg: Subgraph, op: Op) -> list[Tensor]:
+    """The constant inputs of `op` (shape vectors, indices, element-wise factors, weights)."""
+    return [sg.tensors[i] for i in op.inputs if i >= 0 and sg.tensors[i].is_constant]
 
 
 def weight_fake_quant(sg: Subgraph, op: Op) -> FakeQuant | None:

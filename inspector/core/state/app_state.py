@@ -109,6 +109,17 @@ class AppState:
         self.pair_changed.emit()
         self.selection_changed.emit(self.selection)
 
+    def set_models(self, a: Model | None, b: Model | None) -> None:
+        """Put a pair in both slots at once (a recent pair, two files dropped, the example): one
+        pairing, one `pair_changed`, so no mismatched pair (the new A with the old B) is ever open
+        on the way; `slot_changed` fires for both slots."""
+        self.base_models["A"], self.base_models["B"] = a, b
+        self._models_moved("A")
+        for slot in SLOTS:
+            self.slot_changed.emit(slot)
+        self.pair_changed.emit()
+        self.selection_changed.emit(self.selection)
+
     def swap_models(self) -> None:
         """Exchange models A and B (a pair opened the wrong way round): one pairing, selection
         cleared, a comparison of the old order dropped; `slot_changed` fires for both slots."""
@@ -136,7 +147,7 @@ class AppState:
         self._follow_versions()
         same_list = len(self.versions) == len(old_versions) > 1 and all(a is b for a, b in zip(self.versions, old_versions, strict=True))
         if origin == "B" and same_list and self.models["A"] is old_models["A"]:
-            self.selection = _carried(before, old_models["B"], self.models["B"])  # another version of B: same layer
+            self.selection = _carried(before, old_models["B"], self.models["B"], self.pairing)  # another version of B: same layer
         if self.parity is not None and (self.models["B"] is None or not same_file(self.parity.model, self.models["B"].path)):
             self.set_parity(None)  # a result for another model B
         if dropped:
@@ -184,6 +195,14 @@ class AppState:
     def paths(self) -> tuple[str, str] | None:
         a, b = self.models["A"], self.models["B"]
         return None if a is None or b is None else (a.path, b.path)
+
+    def pair_identity(self) -> tuple[str | None, str | None]:
+        """The open pair as one identity: (A, v0) while model B is one of the versions of v0, so
+        another version of B is the same pair and another file opened in A or B another pair."""
+        if self.versions:
+            return self.versions[0].float_path, self.versions[0].path
+        a, b = self.base_models["A"], self.base_models["B"]
+        return (a.path if a else None, b.path if b else None)
 
     def is_current(self, result: ComparisonResult) -> bool:
         """Whether `result` compares the open models (B must be open; A too when it is open)."""
@@ -372,20 +391,30 @@ class AppState:
         return None
 
 
-def _carried(sel: Selection, old_b: Model | None, new_b: Model | None) -> Selection:
-    """`sel` on another version of model B: B's op and tensor found again by their tensor's
-    name (an edit that adds ops, keep float's DEQUANTIZE, renumbers them); A's stay."""
+def _carried(sel: Selection, old_b: Model | None, new_b: Model | None, pairing: Pairing | None = None) -> Selection:
+    """`sel` on another version of model B: B's op found again through A's (the new pairing), else
+    by its output tensor's name; B's tensor the same input or output of the op found, else by name;
+    A's stay. An edit that adds ops renumbers B (keep float: DEQUANTIZE, the op in float, QUANTIZE
+    back to the old tensor's name, so the name alone would select that QUANTIZE)."""
     if old_b is None or new_b is None:
         return Selection(origin=sel.origin)
     old, new = old_b.main, new_b.main
     by_name = {t.name: i for i, t in enumerate(new.tensors)}
     tensor = by_name.get(old.tensors[sel.tensor_b].name) if sel.tensor_b is not None and sel.tensor_b < len(old.tensors) else None
-    op = None
-    if sel.op_b is not None and sel.op_b < len(old.ops):
-        outs = [old.tensors[o].name for o in old.ops[sel.op_b].outputs if o >= 0]
+    old_op = old.ops[sel.op_b] if sel.op_b is not None and sel.op_b < len(old.ops) else None
+    if old_op is None:
+        return Selection(sel.origin, sel.op_a, None, sel.tensor_a, tensor)
+    op = pairing.quant_op_for(sel.op_a) if pairing is not None and sel.op_a is not None else None
+    if op is None or not 0 <= op < len(new.ops) or new.ops[op].type != old_op.type:
+        outs = [old.tensors[o].name for o in old_op.outputs if o >= 0]
         t = by_name.get(outs[0]) if outs else None
         op = next((o.index for o in new.ops if t is not None and t in o.outputs), None)
-    return Selection(sel.origin, sel.op_a, op, sel.tensor_a, tensor)
+    if op is not None and sel.tensor_b is not None and new.ops[op].type == old_op.type:
+        for old_list, new_list in ((old_op.inputs, new.ops[op].inputs), (old_op.outputs, new.ops[op].outputs)):
+            if sel.tensor_b in old_list and len(new_list) == len(old_list):
+                tensor = new_list[list(old_list).index(sel.tensor_b)]
+                break
+    return Selection(sel.origin, sel.op_a, op, sel.tensor_a, tensor if tensor is None or tensor >= 0 else None)
 
 
 def _same_pair(a: list[Version], b: list[Version]) -> bool:

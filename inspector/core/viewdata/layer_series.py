@@ -258,27 +258,33 @@ def diagnosis_lines(layer: LayerResult) -> str:
     return f"\ncause: {d.cause} — {d.evidence}" + (f"\nfix: {fix}" if fix else "")
 
 
-def cause_cell(layer: LayerResult | None, source_op: int | None = None) -> tuple[str, str]:
-    """(short text, tooltip) of the layer list's Cause column; `source_op`: the op an inherited
-    error comes from in the list's own numbering (default: B's op index, the diagnosis' own)."""
+def cause_cell(layer: LayerResult | None, source_label: str = "op") -> tuple[str, str]:
+    """(short text, tooltip) of the layer list's Cause column; an inherited error names the op it
+    comes from by B's op index, the diagnosis' own (`source_label` "B op" on A's list says so)."""
     if layer is None or layer.diagnosis is None:
         return "", ""
     d = layer.diagnosis
     text = CAUSE_LABELS.get(d.cause, d.cause)
     if d.cause == "inherited" and d.source_op is not None:
-        text = f"← op {d.source_op if source_op is None else source_op}"
+        text = f"← {source_label} {d.source_op}"
     return text, f"{d.cause}: {d.evidence}" + (f"\nfix: {fix_label(layer)}" if d.fix else "")
 
 
 def cause_cells(result: ComparisonResult, float_side: bool = False) -> dict[int, tuple[str, str]]:
-    """The Cause column of one layer list, by that model's op index: on A's list (`float_side`)
-    an inherited error names A's op it comes from, not B's."""
+    """The Cause column of one layer list, by that model's op index. One numbering: every op it
+    names is B's (the layer's identity: the plot, the tables, the fixes and the diagnosis' words),
+    so on A's list (`float_side`) an inherited error reads "← B op 3" and the tooltip says which
+    of A's ops that is (A's list said "← op 2" beside a tooltip and a fix naming op 3)."""
     out = {}
     for op, layer in op_errors(result, float_side=float_side).items():
-        d = layer.diagnosis
-        src = d.source_op if d is not None else None
-        at = result.layer_for_op(src)  # on A's list: A's op of the source's layer
-        out[op] = cause_cell(layer, (src if at is None else at.float_op_index) if float_side else None)
+        text, tip = cause_cell(layer, "B op" if float_side else "op")
+        if float_side and text:
+            d = layer.diagnosis
+            src = d.source_op if d is not None else None
+            at = result.layer_for_op(src)
+            where = f"; B's op {src} is A's op {at.float_op_index}" if at is not None and at.float_op_index is not None else ""
+            tip += f"\n(op numbers are model B's, the layer numbering of the comparison{where})"
+        out[op] = (text, tip)
     return out
 
 

@@ -1,8 +1,10 @@
 """What the weight histogram view shows for a `WeightAnalysis`: the x range of "Zoom to grid"
-(a few quantization steps around zero or the densest bin, a grid point in the middle) with the
-y extent of the counts in it, the x range that fits the data, whether the grid-resolved
+(a few quantization steps where the most values are, zero when it holds as many, a grid point in
+the middle) with the y extent of the counts in it, the x range that fits the data, whether the grid-resolved
 bins or the coarse ones are drawn for a visible x range, and the coarse bins themselves, cut at
-the clip lines so that no bar of in-range values is drawn past them. The view only applies these.
+the clip lines so that no bar of in-range values is drawn past them; and for a layer without
+weights (`compare.weights.layer_weights`), what its constants are instead (`no_weights_text`).
+The view only applies these.
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from inspector.core.compare.weights import WeightAnalysis
+from inspector.core.compare.weights import WeightAnalysis, constant_operands
+from inspector.core.tflite.model import Model, Tensor
+from inspector.core.tflite.op_facts import facts, op_label
 
 FINE_BINS_VISIBLE = 400  # show grid-resolved bins when at most this many are in view
+ZERO_SHARE = 0.25  # Zoom to grid stays around zero while that window holds a quarter of the densest one's values
 
 
 @dataclass(frozen=True)
@@ -74,8 +79,10 @@ def grid_of(w: WeightAnalysis) -> tuple[float, int] | None:
 
 
 def grid_zoom(w: WeightAnalysis, steps: float = 16) -> AxisRange:
-    """About `steps` quantization steps around zero (or the densest bin when the weights do not
-    straddle zero), centred on a grid point."""
+    """About `steps` quantization steps where the shown tensor or channel has its values: around
+    zero (weights usually peak there) unless a window elsewhere holds more than four times as many,
+    then that densest window; centred on a grid point. A channel of nine depthwise weights or a bias spread far from zero zoomed to an
+    empty window around zero before."""
     if not steps > 0:  # e.g. a button's `checked=False` passed as the step count
         raise ValueError(f"grid_zoom needs a positive number of steps, not {steps!r}")
     step = w.grid_step
@@ -83,23 +90,43 @@ def grid_zoom(w: WeightAnalysis, steps: float = 16) -> AxisRange:
         step = float(np.median(w.quant.scales))
     if step is None:
         step = float(w.edges[-1] - w.edges[0]) / 40
-    coarse = [c for c in (w.a_coarse, w.b_coarse) if c is not None]
-    centre = 0.0
-    occupied = np.nonzero(np.sum(coarse, axis=0))[0] if coarse else np.empty(0, int)
-    if occupied.size and w.coarse_edges is not None:
-        lo_x, hi_x = w.coarse_edges[occupied[0]], w.coarse_edges[occupied[-1] + 1]
-        if not lo_x <= 0.0 <= hi_x:  # weights usually peak at zero; else use the densest bin
-            k = int(np.argmax(np.sum(coarse, axis=0)))
-            centre = 0.5 * float(w.coarse_edges[k] + w.coarse_edges[k + 1])
+    width = steps * step
+    centre = _densest_window(w, width)
     if (grid := grid_of(w)) is not None:  # put a grid point in the middle
         z = grid[1]
         centre = (round(centre / step + z) - z) * step
-    x0, x1 = centre - steps / 2 * step, centre + steps / 2 * step
+    x0, x1 = centre - width / 2, centre + width / 2
     lo, hi = np.searchsorted(w.edges, [x0, x1])
     counts = [c[max(lo - 1, 0) : hi] for c in (w.a_counts, w.b_counts) if c is not None]
     top = max((float(c.max()) for c in counts if c.size), default=1.0)
     return AxisRange(float(x0), float(x1), top)
 
+
+def _densest_window(w: WeightAnalysis, width: float) -> float:
+    """The centre of the `width`-wide window holding the most values of either histogram (their
+    sum), the values it holds centred in it; 0 when the window around zero holds at least
+    `ZERO_SHARE` of that (uniform weights straddling zero stay centred on it)."""
+    counts = [c for c in (w.a_counts, w.b_counts) if c is not None]
+    if not counts:
+        return 0.0
+    total = np.sum(counts, axis=0).astype(np.float64)
+    centres = 0.5 * (w.edges[:-1] + w.edges[1:])
+    occupied = np.nonzero(total)[0]
+    if occupied.size == 0:
+        return 0.0
+    cum = np.concatenate(([0.0], np.cumsum(total)))
+
+    def held(x0: float) -> float:  # values whose bin centre lies in [x0, x0 + width)
+        i, j = np.searchsorted(centres, [x0, x0 + width])
+        return float(cum[j] - cum[i])
+
+    starts = centres[occupied]  # a best window can start at an occupied bin
+    inside = cum[np.searchsorted(centres, starts + width)] - cum[occupied]
+    k = int(np.argmax(inside))
+    if held(-width / 2) >= ZERO_SHARE * inside[k]:
+        return 0.0
+    last = occupied[np.searchsorted(centres[occupied], starts[k] + width) - 1]
+    return 0.5 * float(starts[k] + centres[last])
 
 def data_extent(w: WeightAnalysis) -> tuple[float, float] | None:
     """x range of the occupied bins (not the clip lines, which may lie far out for biases)."""
@@ -134,3 +161,36 @@ def float16_summary(w: WeightAnalysis) -> str | None:
     if f.subnormal:
         parts.append(f"{f.subnormal:,} subnormal (|x| < 2⁻¹⁴: zero where subnormals are flushed)")
     return " · ".join(parts)
+
+
+SHOWN_VALUES = 8  # a constant this small is written out in full
+
+
+def _operand_role(op_type: str, t: Tensor) -> str:
+    f = facts(op_type)
+    integer = t.dtype.startswith(("int", "uint")) and t.quantization is None
+    if integer and (f.shape_only or f.reshape):
+        return "a shape operand (the shape of the output)" if f.reshape else "a shape or index operand"
+    if integer:
+        return "an axis, index or size operand"
+    if f.same_scale or f.boundary:
+        return "a constant operand"
+    return "an element-wise operand (combined with the activation value by value)"
+
+
+def no_weights_text(model: Model, op_index: int) -> str:
+    """What the Weights tab says for an op of `model.main` without weights: that it has none, that
+    its output is what is selected, and what each constant input is (with its values when small)."""
+    sg = model.main
+    op = sg.ops[op_index]
+    out = next((o for o in op.outputs if o >= 0), None)
+    label = op_label(op_index, op.type, sg.tensors[out].name if out is not None else "")
+    lines = [f"{label} has no weights: its output (an activation) is selected; its values are in the Activations tab after a comparison."]
+    for t in constant_operands(sg, op):
+        data = model.tensor_data(t)
+        values = ""
+        if data is not None and data.size <= SHOWN_VALUES:
+            values = " = [" + ", ".join(f"{v:.4g}" if data.dtype.kind == "f" else str(int(v)) for v in data.ravel()) + "]"
+        lines.append(f"Constant input '{t.name}' ({t.dtype} {list(t.shape)}{values}): {_operand_role(op.type, t)}, not weights"
+                     + ("; select it in the tensor table to see its values." if data is not None and data.size > SHOWN_VALUES else "."))
+    return "\n".join(lines)

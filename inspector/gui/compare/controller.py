@@ -79,6 +79,7 @@ class CompareController(QObject):
         self._task: TaskResult | None = None
         self.sample: SampleRun | None = None
         self.worker: Worker | None = None
+        self._running_paths: tuple[str, str] | None = None
         self.task_error = ""
         relay(state.options_changed, self.options_changed, self)
         on_event(state.comparison_changed, self, self._comparison_changed)
@@ -117,6 +118,12 @@ class CompareController(QObject):
     @property
     def running(self) -> bool:
         return self.worker is not None and not self.worker.is_done
+
+    @property
+    def running_paths(self) -> tuple[str, str] | None:
+        """(A, B) of the comparison running now (None: none runs); another pair's when the pair
+        changed under it."""
+        return self._running_paths if self.running else None
 
     def set_options(self, options: CompareOptions) -> None:
         self.state.set_options(options)
@@ -193,6 +200,7 @@ class CompareController(QObject):
         self.cancel()
         w = Worker(_compare_job, paths[0], paths[1], opts, index, wants_progress=True)
         self.worker = w
+        self._running_paths = (paths[0], paths[1])
         w.progress.connect(guarded(self, lambda f, t: self._progress(w, f, t)))
         w.finished.connect(guarded(self, lambda r: self._finished(w, opts, index, r)))
         w.failed.connect(guarded(self, lambda msg: self._failed(w, msg)))

@@ -20,8 +20,9 @@ from inspector.core.compare.weights import (
     MAX_ELEMENTS,
     WeightAnalysis,
     analyze_tensors,
-    weight_tensor_of,
+    layer_weights,
 )
+from inspector.core.errors import InspectorError
 from inspector.core.state.app_state import SLOTS, AppState, Selection
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 from inspector.gui.relay import on_event, relay
@@ -104,6 +105,45 @@ class Controller(QObject):
             w.run_here()
         return w
 
+    def open_pair(self, path_a: str | Path, path_b: str | Path, background: bool = True) -> Worker:
+        """Load A and B together and open them as one pair (`AppState.set_models`): opened one by
+        one, the new A met the old B first (a mismatched pair, its pair check and banner, its
+        versions shelved). A file that fails is reported as `open_model` does; the other opens alone."""
+        paths = {"A": os.path.abspath(path_a), "B": os.path.abspath(path_b)}
+        tokens = {}
+        for slot in SLOTS:
+            self._load_token[slot] += 1
+            tokens[slot] = self._loading[slot] = self._load_token[slot]
+        w = Worker(_load_pair, paths["A"], paths["B"])
+        w.finished.connect(guarded(self, lambda loaded: self._pair_loaded(tokens, paths, loaded)))
+        w.failed.connect(guarded(self, lambda msg: self._pair_failed(tokens, paths, msg)))
+        for slot in SLOTS:
+            self.loading.emit(slot, paths[slot])
+        if background:
+            self.task_started.emit(w, f"Opening {Path(paths['A']).name} and {Path(paths['B']).name}")
+            w.start()
+        else:
+            w.run_here()
+        return w
+
+    def _pair_loaded(self, tokens: dict[str, int], paths: dict[str, str], loaded: dict[str, Model | str]) -> None:
+        current = [s for s in SLOTS if tokens[s] == self._load_token[s]]  # a newer open of a slot wins
+        for s in current:
+            self._loading[s] = None
+        models = {s: m for s, m in loaded.items() if s in current and isinstance(m, Model)}
+        if len(models) == 2:
+            self.state.set_models(models["A"], models["B"])
+        else:
+            for s, m in models.items():
+                self._set_model(s, m)
+        for s in current:
+            if isinstance(loaded[s], str):
+                self.load_failed.emit(s, paths[s], loaded[s])
+
+    def _pair_failed(self, tokens: dict[str, int], paths: dict[str, str], msg: str) -> None:
+        for s in SLOTS:
+            self._load_failed(s, tokens[s], paths[s], msg)
+
     def is_loading(self, slot: str) -> bool:
         """Whether a model is being opened into `slot` (its worker has not answered yet)."""
         return self._loading[slot] is not None
@@ -164,7 +204,8 @@ class Controller(QObject):
 
     # ------------------------------------------------------------------ selection intents
     def select_op(self, slot: str, index: int, tensor: int | None = None) -> None:
-        """Select a layer; its weight tensor (else its first output) becomes the selected tensor,
+        """Select a layer; its weights (`layer_weights`), else its first output (an activation: a
+        RESHAPE's shape vector or a MUL's factor are not weights), becomes the selected tensor,
         unless `tensor` names one (e.g. the tensor of an audit finding)."""
         sg = self.subgraph(slot)
         if sg is None or not 0 <= index < len(sg.ops):
@@ -173,14 +214,14 @@ class Controller(QObject):
             self._select(slot, index, self.counterpart_op(slot, index), tensor, self.counterpart_tensor(slot, tensor))
             return
         op = sg.ops[index]
-        t = weight_tensor_of(sg, op)
+        t = layer_weights(sg, op)
         if t is None:
             t = next((o for o in op.outputs if o >= 0), None)
         other_op = self.counterpart_op(slot, index)
         other_t = None
         osg = self.subgraph("B" if slot == "A" else "A")
         if other_op is not None and osg is not None:  # a counterpart op: the other model is open
-            other_t = weight_tensor_of(osg, osg.ops[other_op])
+            other_t = layer_weights(osg, osg.ops[other_op])
         if other_t is None and t is not None:
             other_t = self.counterpart_tensor(slot, t)
         self._select(slot, index, other_op, t, other_t)
@@ -245,6 +286,17 @@ class Controller(QObject):
         """Start long work with the status bar's progress and Cancel."""
         self.task_started.emit(worker, description)
         return worker.start()
+
+
+def _load_pair(path_a: str, path_b: str) -> dict[str, Model | str]:
+    """Worker side of `open_pair`: each slot's model, or the message naming its file and problem."""
+    out: dict[str, Model | str] = {}
+    for slot, path in zip(SLOTS, (path_a, path_b), strict=True):
+        try:
+            out[slot] = Model(path)
+        except InspectorError as e:
+            out[slot] = str(e)
+    return out
 
 
 def _same_name_op(sg: Subgraph, osg: Subgraph, index: int) -> int | None:

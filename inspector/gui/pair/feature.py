@@ -11,6 +11,8 @@
   choose real samples; gone once a result comes from real inputs.
 - The inputs chosen for a pair are remembered and restored (`inputs_memory`); the bundled
   example opens with its bundled inputs.
+- A pair the check finds related is remembered for File › Open recent (`RecentFiles.add_pair`),
+  so the list never offers a mismatched pair met on the way (the new A with the old B).
 """
 
 from __future__ import annotations
@@ -148,6 +150,9 @@ class PairFeature(QObject):
         return self.ui.open_files([str(p) for p in example_pair()], "A")
 
     def _pair_checked(self, check: PairCheck | None, note: str) -> None:
+        a, b = self.checker.controller.models["A"], self.checker.controller.models["B"]
+        if check is not None and check.related and a is not None and b is not None:
+            self.ui.recent.add_pair(a.path, b.path)  # File › Open recent lists twins, never a mismatched pair met on the way
         parts = [note] if note else []
         if check is not None and (w := pair_warning(check)):
             parts.append(w)

@@ -372,8 +372,20 @@ class TensorTable(QWidget):
         self._quiet = False
 
     def set_subgraph(self, sg: Subgraph | None, model: Model | None = None) -> None:
+        """Show `sg`'s tensors in the order the header shows (another version of B kept the sort
+        arrow while its rows came in # order)."""
         self.model.set_subgraph(sg, model)
+        h = self.view.horizontalHeader()
+        if h.sortIndicatorSection() > 0:
+            self.model.sort(h.sortIndicatorSection(), h.sortIndicatorOrder())
         self.fit_columns()
+
+    def reset_view(self) -> None:
+        """No filter, every kind, sorted by # ascending: what another pair starts with (the old
+        pair's filter and sort carried over and hid its tensors). Another version of B keeps them."""
+        self.filter_edit.clear()
+        self.kind_combo.setCurrentIndex(0)
+        self.view.sortByColumn(0, Qt.SortOrder.AscendingOrder)
 
     def set_extra_columns(self, extra: ExtraColumns | None) -> None:
         """Columns after the table's own (see `ExtraColumns`); None removes them."""

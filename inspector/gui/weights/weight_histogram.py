@@ -8,6 +8,8 @@ clicking a channel shows that channel alone.
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
@@ -187,6 +189,7 @@ class WeightHistogramView(QWidget):
             self.detail_label.setText("")
             self.title.setText("")
             self.summary.setText(EMPTY_TEXT)
+            self.empty_text.setText(EMPTY_TEXT)
             for c in (self.curve_a, self.curve_b, self.maxerr_points, self.half_step):
                 c.setData([], [])
             self.sqnr_points.setData([], [])
@@ -304,6 +307,14 @@ class WeightHistogramView(QWidget):
                     self.channel_combo.addItem(f"{c}  (block S ≤ {rows[c].max():.3g})", c)
                 self.channel_combo.setCurrentIndex(0 if w.channel is None else w.channel + 1)
             self.channel_combo.setEnabled(self.channel_combo.count() > 1)
+
+    def set_empty_text(self, text: str | None) -> None:
+        """With no analysis shown: `text` says why (an op without weights and what its constants
+        are), its first line in the plot; None: the usual hint."""
+        if self.analysis is not None:
+            return
+        self.summary.setText(EMPTY_TEXT if text is None else html.escape(text).replace("\n", "<br>"))
+        self.empty_text.setText(EMPTY_TEXT if text is None else text.split(" has no weights")[0] + " has no weights")
 
     # ------------------------------------------------------------------ interaction
     def zoom_to_grid(self, steps: float = 16) -> None:

@@ -1,5 +1,7 @@
-"""The layer lists' Cause column names ops in the list's own numbering: A's list says which of
-A's ops an inherited error comes from (B's op 2 is A's op 1 when B has a QUANTIZE op first)."""
+"""The layer lists' Cause column names ops in one numbering, B's (the layer's identity), on both
+lists: A's list says "B op" and its tooltip which of A's ops that is (B's op 2 is A's op 1 when B
+has a QUANTIZE op first). Issue 35, item 9: A's list said "← op 1" (A's) beside a tooltip and a
+fix naming op 2 (B's)."""
 
 from __future__ import annotations
 
@@ -18,18 +20,20 @@ def _result(*layers) -> ComparisonResult:
     return ComparisonResult("a.tflite", "b.tflite", "optimized", "", 1, layers, (), ())  # type: ignore[arg-type]
 
 
-def test_a_list_names_a_ops_and_b_list_names_b_ops():
+def test_both_lists_name_b_ops_and_a_list_says_so():
     result = _result(_layer(1, 0), _layer(2, 1, "clipping"), _layer(3, 2), _layer(4, 3, "inherited", 2))
     b = cause_cells(result)
     a = cause_cells(result, float_side=True)
     assert b[4][0] == "← op 2"  # B's op 2
-    assert a[3][0] == "← op 1" and 4 not in a  # the same layer on A's row 3 names A's op 1
-    assert a[1][0] == b[2][0] != "" and a[0] == b[1] == ("", "")
+    assert a[3][0] == "← B op 2" and 4 not in a  # the same layer on A's row 3: B's op 2, said to be B's
+    assert a[3][1] == b[4][1] + "\n(op numbers are model B's, the layer numbering of the comparison; B's op 2 is A's op 1)"
+    assert a[1][0] == b[2][0] != "" and a[1][1].startswith(b[2][1]) and a[0] == b[1] == ("", "")
 
 
 def test_a_source_outside_the_comparison_keeps_its_number():
     result = _result(_layer(5, 4, "inherited", 9))
-    assert cause_cells(result, float_side=True)[4][0] == "← op 9"
+    a = cause_cells(result, float_side=True)[4]
+    assert a[0] == "← B op 9" and a[1].endswith("(op numbers are model B's, the layer numbering of the comparison)")
 
 
 def test_every_cause_cell_uses_the_diagnosis_word():

@@ -155,7 +155,7 @@ def test_inputs_remembered_per_pair(qtbot, window, settings, example_pair, pairs
 
 def test_file_menu_opens_the_example_with_its_inputs(qtbot, window, example_pair):
     window.state.set_options(window.state.options)  # nothing chosen yet
-    assert len(window.features.pair.open_example()) == 2
+    assert len(window.features.pair.open_example()) == 1  # one worker opens both: one pair change (issue 35, item 9)
     want = tuple(str(p) for p in example_pair)
     qtbot.waitUntil(lambda: window.state.paths() == want, timeout=WAIT_MS)
     assert window.state.samples.source == str(example_inputs())
