@@ -207,8 +207,33 @@ def run() -> None:
 
 def owns_process() -> bool:
     """Whether this process was started for the command (`run`), not a caller of `main` (a test,
-    an embedding program): only then may a command fork it (`compare`'s worker)."""
+    an embedding program): only then may a command fork it (its worker, `fork_worker`)."""
     return bool(_own_process)
+
+
+# Commands that run interpreters in the worker, with the argument that must be given for them to
+# run any (None: always): their worker is forked before they start (`fork_worker`).
+_WORKER_COMMANDS: dict[str, str | None] = {
+    "compare": None, "report": "quant_model", "graph": "quant_model", "suggest": None, "requantize": None,
+    "compare-runtimes": None, "extract": None,
+}  # fmt: skip
+
+
+def fork_worker(args: argparse.Namespace) -> None:
+    """Start the worker of a command that runs interpreters (`_WORKER_COMMANDS`) now, by forking
+    this process while it has one thread, with what the worker runs (numpy, LiteRT, the
+    comparison) imported here once: it starts in milliseconds and is ready while the command
+    checks its pair and reads its models (with the default start method, a fresh interpreter's
+    start and imports: a second on the critical path). Only in a process `run` started
+    (`owns_process`); called once the outputs are checked, so a refused command starts none."""
+    if args.command not in _WORKER_COMMANDS or not owns_process():
+        return
+    needed = _WORKER_COMMANDS[args.command]
+    if needed is not None and not getattr(args, needed, None):
+        return  # one model drawn or audited: no interpreter runs
+    from inspector.core.runtime.worker import PRELOAD, start_default_worker
+
+    start_default_worker(fork=True, preload=PRELOAD)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -234,6 +259,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "gui":  # the app writes as the user saves, not at its end
             return int(mods[args.command].run(args) or 0)
         with outputs(_output_targets(args)):  # every destination checked first; all written or none
+            fork_worker(args)
             return int(mods[args.command].run(args) or 0)
     except InspectorError as e:
         print(f"tflite-inspector {args.command}: {e}", file=sys.stderr)

@@ -62,14 +62,8 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: building the parser for any command stays light. The worker
-    # is forked first, while this process has one thread, with what it runs imported here once
-    # (numpy, LiteRT, the comparison): it starts at once and compares while this process checks
-    # the pair, whose imports are then already done.
-    from inspector.cli import owns_process
-    from inspector.core.runtime.worker import PRELOAD, start_default_worker
-
-    if owns_process():  # the command's own process (not a caller of `main`): fork its worker
-        start_default_worker(fork=True, preload=PRELOAD)
+    # was forked before (`cli.fork_worker`), with what it runs imported once: it compares while
+    # this process checks the pair, whose imports are then already done.
     from inspector.core.keras.detect import is_keras_path
 
     note = use_example_inputs(args, "compare")
