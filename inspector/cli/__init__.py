@@ -215,7 +215,7 @@ def owns_process() -> bool:
 # run any (None: always): their worker is forked before they start (`fork_worker`).
 _WORKER_COMMANDS: dict[str, str | None] = {
     "compare": None, "report": "quant_model", "graph": "quant_model", "suggest": None, "requantize": None,
-    "compare-runtimes": None, "extract": None,
+    "compare-runtimes": None, "extract": None, "gui": "quant_model",
 }  # fmt: skip
 
 
@@ -225,7 +225,9 @@ def fork_worker(args: argparse.Namespace) -> None:
     comparison) imported here once: it starts in milliseconds and is ready while the command
     checks its pair and reads its models (with the default start method, a fresh interpreter's
     start and imports: a second on the critical path). Only in a process `run` started
-    (`owns_process`); called once the outputs are checked, so a refused command starts none."""
+    (`owns_process`); called once the outputs are checked, so a refused command starts none.
+    The GUI opened on a pair forks it before Qt is imported (`gui_cmd.run`): the worker starts
+    while Qt starts; a later restart of it comes from the fork server (a Qt process never forks)."""
     if args.command not in _WORKER_COMMANDS or not owns_process():
         return
     needed = _WORKER_COMMANDS[args.command]

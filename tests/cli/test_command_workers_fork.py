@@ -84,3 +84,20 @@ def test_one_model_drawn_starts_no_worker(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split()[-2:] == ["0", "False"]
+
+
+def test_the_gui_on_a_pair_forks_its_worker_before_qt():
+    """`gui FLOAT QUANT` forks its worker first (`gui_cmd.run` -> `cli.fork_worker`), while no Qt
+    is loaded: it is the app's child, with LiteRT loaded, ready when the first comparison starts."""
+    code = (
+        "import argparse, os, sys\nfrom inspector import cli\ncli._own_process.append(True)\n"
+        "from inspector.core.runtime.worker import run_isolated\nfrom tests.helpers.worker_probe import where\n"
+        f"cli.fork_worker(argparse.Namespace(command='gui', float_model={F!r}, quant_model={Q!r}))\n"
+        "qt = any(m.startswith('PySide6') for m in sys.modules)\n"
+        "print(run_isolated(where)[0] == os.getpid(), 'ai_edge_litert.interpreter' in sys.modules, qt)\n"
+        "cli.fork_worker(argparse.Namespace(command='gui', float_model=None, quant_model=None))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-3:] == ["True", "True", "False"]
