@@ -47,11 +47,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
-def _modules():
+def _modules(names: Sequence[str] = _SUBCOMMANDS):
     import importlib
 
     mods = {}
-    for name in _SUBCOMMANDS:
+    for name in names:
         module = f"inspector.cli.{name.replace('-', '_')}_cmd"
         try:
             mods[name] = importlib.import_module(module)
@@ -61,7 +61,9 @@ def _modules():
     return mods
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(mods: dict | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of those of `mods` (`_modules(names)`: a command line
+    naming its command builds that one only, without importing the others' modules)."""
     from inspector.paths import example_hint
 
     p = _Parser(prog="tflite-inspector", description="Compare a float .tflite with its quantized twin.",
@@ -69,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action=_Version, help="show program's version number and exit")
     p.add_argument("--self-test", action="store_true", help="open the bundled example, run a short check, exit 0 if all works")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
-    for mod in _modules().values():
+    for mod in (_modules() if mods is None else mods).values():
         mod.add_parser(sub)
     for cmd in sub.choices.values():  # every subcommand's --help ends with the same two paragraphs
         cmd.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -207,17 +209,50 @@ def run() -> None:
 
 def owns_process() -> bool:
     """Whether this process was started for the command (`run`), not a caller of `main` (a test,
-    an embedding program): only then may a command fork it (`compare`'s worker)."""
+    an embedding program): only then may a command fork it (its worker, `fork_worker`)."""
     return bool(_own_process)
+
+
+# Commands that run interpreters in the worker, with the argument that must be given for them to
+# run any (None: always): their worker is forked before they start (`fork_worker`).
+_WORKER_COMMANDS: dict[str, str | None] = {
+    "compare": None, "report": "quant_model", "graph": "quant_model", "suggest": None, "requantize": None,
+    "compare-runtimes": None, "extract": None, "gui": "quant_model",
+}  # fmt: skip
+
+
+def fork_worker(args: argparse.Namespace) -> None:
+    """Start the worker of a command that runs interpreters (`_WORKER_COMMANDS`) now, by forking
+    this process while it has one thread, with what the worker runs (numpy, LiteRT, the
+    comparison) imported here once: it starts in milliseconds and is ready while the command
+    checks its pair and reads its models (with the default start method, a fresh interpreter's
+    start and imports: a second on the critical path). Only in a process `run` started
+    (`owns_process`); called once the outputs are checked, so a refused command starts none.
+    The GUI opened on a pair forks it before Qt is imported (`gui_cmd.run`): the worker starts
+    while Qt starts; a later restart of it comes from the fork server (a Qt process never forks)."""
+    if args.command not in _WORKER_COMMANDS or not owns_process():
+        return
+    needed = _WORKER_COMMANDS[args.command]
+    if needed is not None and not getattr(args, needed, None):
+        return  # one model drawn or audited: no interpreter runs
+    from inspector.core.runtime.worker import PRELOAD, start_default_worker
+
+    start_default_worker(fork=True, preload=PRELOAD)
 
 
 def _main(argv: Sequence[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    mods = _modules()
+    # A command line naming its command builds that command's parser only (the other commands'
+    # modules: 50-60 ms of CPU before the worker starts); the top-level options and help, all.
+    mods = _modules(argv[:1]) if argv and argv[0] in _SUBCOMMANDS else {}
+    if not mods:
+        mods = _modules()
     # Default subcommand is the GUI: `tflite-inspector [FLOAT] [QUANT]`.
     if not argv or (argv[0] not in mods and not argv[0].startswith("-")):
         argv = ["gui", *argv]
-    parser = build_parser()
+        if "gui" not in mods:
+            mods = _modules()
+    parser = build_parser(mods)
     args = parser.parse_args(argv)
     if args.self_test:
         from inspector.selftest import run_self_test
@@ -234,6 +269,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if args.command == "gui":  # the app writes as the user saves, not at its end
             return int(mods[args.command].run(args) or 0)
         with outputs(_output_targets(args)):  # every destination checked first; all written or none
+            fork_worker(args)
             return int(mods[args.command].run(args) or 0)
     except InspectorError as e:
         print(f"tflite-inspector {args.command}: {e}", file=sys.stderr)

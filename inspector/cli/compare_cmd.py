@@ -62,14 +62,8 @@ def add_parser(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here, not at the top: building the parser for any command stays light. The worker
-    # is forked first, while this process has one thread, with what it runs imported here once
-    # (numpy, LiteRT, the comparison): it starts at once and compares while this process checks
-    # the pair, whose imports are then already done.
-    from inspector.cli import owns_process
-    from inspector.core.runtime.worker import PRELOAD, start_default_worker
-
-    if owns_process():  # the command's own process (not a caller of `main`): fork its worker
-        start_default_worker(fork=True, preload=PRELOAD)
+    # was forked before (`cli.fork_worker`), with what it runs imported once: it compares while
+    # this process checks the pair, whose imports are then already done.
     from inspector.core.keras.detect import is_keras_path
 
     note = use_example_inputs(args, "compare")
@@ -93,16 +87,27 @@ def run(args: argparse.Namespace) -> int:
     started = _start_comparison(args, opts, compare_in_worker)
     from inspector.cli.pair_guard import guarded_pair
 
-    float_path, quant_path, check, result = _checked_comparison(args, opts, guarded_pair, compare_in_worker, started)
+    notes: dict = {}
+    float_path, quant_path, check, result = _checked_comparison(args, opts, guarded_pair, compare_in_worker, started,
+                                                                meanwhile=lambda q: notes.update(_before_the_result(args, q)))  # fmt: skip
     if check.swapped:
         result = dataclasses.replace(result, swapped=True, pair_check=check)
-    from inspector.core.compare.equalized import reference_lines
-
-    lines = ((f"reference: {result.reference}",) if result.reference else ()) + tuple(reference_lines(quant_path, args.signature))
+    lines = ((f"reference: {result.reference}",) if result.reference else ()) + notes["reference_lines"]
     code = _emit(args, result, result.to_json(), lines)
     if note:
         print(note, file=sys.stderr)
     return code
+
+
+def _before_the_result(args: argparse.Namespace, quant_path: str) -> dict:
+    """What the output needs besides the result, done while the worker compares (this process
+    waits for it otherwise): B's equalization notes (B parsed once more) and the imports of
+    `_emit` (the table, CSV, task and gate code: 0.1-0.3 s that followed the worker's end)."""
+    from inspector.cli import gates  # noqa: F401 - imported now, used by _emit
+    from inspector.core.compare import export, isolated_work, task_text  # noqa: F401 - as above
+    from inspector.core.compare.equalized import reference_lines
+
+    return {"reference_lines": tuple(reference_lines(quant_path, args.signature))}
 
 
 def _emit(args: argparse.Namespace, result, json_obj: dict, extra: tuple[str, ...] = ()) -> int:
@@ -182,11 +187,13 @@ def _start_comparison(args: argparse.Namespace, opts, compare_in_worker) -> tupl
     return task, box, th
 
 
-def _checked_comparison(args: argparse.Namespace, opts, guarded_pair, compare_in_worker, started: tuple | None = None):
+def _checked_comparison(args: argparse.Namespace, opts, guarded_pair, compare_in_worker, started: tuple | None = None,
+                        meanwhile=None):  # fmt: skip
     """(float, quant, pair check, result). The worker starts, builds both interpreters and runs
     the samples while this process checks the pair: the check is off the critical path. An
     unrelated pair (or unreadable file) cancels the comparison; a swapped one runs it again the
-    right way round. `started`: `_start_comparison`'s, when the caller started it earlier."""
+    right way round. `started`: `_start_comparison`'s, when the caller started it earlier;
+    `meanwhile(quant_path)`: more of this process's work, done before it waits for the result."""
     task, box, th = started if started is not None else _start_comparison(args, opts, compare_in_worker)
     try:
         float_path, quant_path, check = guarded_pair(args.float_model, args.quant_model, "compare",
@@ -198,7 +205,16 @@ def _checked_comparison(args: argparse.Namespace, opts, guarded_pair, compare_in
     if check.swapped:
         task.cancel()
         th.join()
+        if meanwhile is not None:
+            meanwhile(quant_path)
         return float_path, quant_path, check, compare_in_worker(float_path, quant_path, opts, pair_check=check)
+    if meanwhile is not None:
+        try:
+            meanwhile(quant_path)
+        except BaseException:
+            task.cancel()
+            th.join(10.0)
+            raise
     th.join()
     if "error" in box:
         raise box["error"]

@@ -19,6 +19,9 @@ def add_parser(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from inspector.cli import fork_worker
+
+    fork_worker(args)  # a pair: its worker starts now, before Qt is loaded, and is ready for the first comparison
     from inspector.cli.qt_platform import (
         display_problem,
         platform_problem,

@@ -219,6 +219,20 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     write_output(path, text.encode("utf-8"))
 
 
+def write_cache_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write a file the tool keeps for itself (a prepared-model cache entry, a Keras twin cache
+    index), not an output of the command: replaced atomically now, outside any output
+    transaction (`outputs`). A cache entry is not one of the outputs a command writes all of or
+    none of: a command that fails after building it keeps it for the next run, and it is never
+    staged for a commit that may not come. Its folder is created."""
+    target = Path(os.path.realpath(path))
+    try:
+        st: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    _replace_atomically(target, bytes(data), st)
+
+
 def json_float(v: float | None) -> float | None:
     """A float as JSON holds it: infinite or NaN (not representable in JSON) as None."""
     return None if v is None or not math.isfinite(v) else v

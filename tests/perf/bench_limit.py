@@ -18,7 +18,9 @@ the faster of the two is the baseline), outputs read. Rows:
 - the Keras route: `compare cnn_qat.h5 cnn_qat_int8.tflite` (QAT CNN fixture) with its TFLite twins
   cached, once computed (TensorFlow imported) and once repeated (the result read back);
 - TensorFlow's QuantizationDebugger.run() and litert-quantizer's validate() on the MobileNetV2
-  pair (`--alt-samples` samples, scaled: they are slow).
+  pair (`--alt-samples` samples, scaled: they are slow);
+- the GUI: `python -m inspector gui` on the example pair (offscreen), exec to its first comparison
+  figure painted, median of `--gui-runs` launches (bench_gui_launch.py).
 The machine may be shared: with `--rounds N` every round prints its ratios and the table takes
 the medians. Models are built once and cached in .fixture-cache (bench_cli.pair, graph_fixtures).
 """
@@ -183,6 +185,7 @@ def main(argv=None) -> int:
     ap.add_argument("--alt-samples", type=int, default=32)
     ap.add_argument("--skip-alternatives", action="store_true")
     ap.add_argument("--skip-keras", action="store_true")
+    ap.add_argument("--gui-runs", type=int, default=5, help="launches of the GUI on the example (the median is the row)")
     args = ap.parse_args(argv)
     n = args.samples
     from bench_cli import SHAPE
@@ -233,8 +236,21 @@ def main(argv=None) -> int:
             f"ours {qd / mnv2['iso']:.1f}x faster")  # fmt: skip
         row(f"litert-quantizer validate() ({m} samples scaled to {n}; in process)", f"{val:.2f} s = {val / mnv2['plain']:.1f}x plain",
             f"ours {val / mnv2['iso']:.1f}x faster")  # fmt: skip
-    print("  GUI: launch to the example's first figure is not measured here (tests/perf/bench_open_gui.py measures opening a big model)")
+    gui = gui_row(args.gui_runs)
+    row(f"GUI: launch to the example's first figure (median of {args.gui_runs})", f"{gui[0]:.2f} s (CPU {gui[1]:.2f} s)", "<= 5 s")
     return 0
+
+
+def gui_row(runs: int) -> tuple[float, float]:
+    """(median seconds from exec to the example's first figure, median CPU s): bench_gui_launch."""
+    import tempfile
+
+    from bench_gui_launch import launch
+
+    with tempfile.TemporaryDirectory() as cache:
+        launch(Path(cache))  # the cache folder filled, as a first launch does
+        got = [launch(Path(cache)) for _ in range(runs)]
+    return statistics.median(g[0] for g in got), statistics.median(g[1] for g in got)
 
 
 if __name__ == "__main__":

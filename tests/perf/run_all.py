@@ -1,5 +1,6 @@
 """Run every benchmark in tests/perf (`make bench`): each bench_*.py script in its own process,
-bench_limit.py first (issue 36's table: every row side by side, in one run).
+bench_limit.py first (issue 36's table: every row side by side, in one run, the GUI's launch to
+its first figure included: bench_gui_launch.py, not run again on its own).
 
 Opt-in (disk and time): bench_big_transformer.py (~3.4 GB of generated models, minutes) runs
 only with TFLITE_INSPECTOR_BIG_BENCH=1; bench_cli.py (the MobileNetV2 rows of bench_limit.py,
@@ -16,12 +17,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 OPT_IN = {"bench_big_transformer.py": "TFLITE_INSPECTOR_BIG_BENCH", "bench_cli.py": "TFLITE_INSPECTOR_ROUNDS_BENCH"}
 FIRST = "bench_limit.py"
+PART_OF_FIRST = {"bench_gui_launch.py"}  # its row is in bench_limit.py's table
 
 
 def main() -> int:
     failed = []
     for script in sorted(HERE.glob("bench_*.py"), key=lambda p: (p.name != FIRST, p.name)):
-        if script.name == "bench_models.py":  # builds models, no measurement
+        if script.name == "bench_models.py" or script.name in PART_OF_FIRST:  # builds models, no measurement; or run by FIRST
             continue
         flag = OPT_IN.get(script.name)
         if flag and os.environ.get(flag) != "1":

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from inspector.core.writing import atomic_write_bytes, to_json_text
+from inspector.core.writing import to_json_text, write_cache_file
 
 INFO_FILE = "info.json"  # keras_info of the model beside its int8 twin (no --tflite)
 _CHUNK = 1 << 20
@@ -108,4 +108,5 @@ def cached_twins(folder: Path) -> dict[str, Any] | None:
 
 
 def store_json(p: Path, d: dict[str, Any]) -> None:
-    atomic_write_bytes(str(p), (to_json_text(d) + "\n").encode())
+    """A cache file, not an output of the command (`writing.write_cache_file`)."""
+    write_cache_file(str(p), (to_json_text(d) + "\n").encode())

@@ -58,12 +58,61 @@ ALGORITHM_LABELS = {"min_max": "min/max", "mse": "MSE", "octav": "OCTAV"}
 def algorithms_for(op_type: str) -> tuple[str, ...]:
     """Calibration algorithms litert-quantizer has a rule for on this op type (min/max always:
     the quantizer falls back to the base rule, and says nothing, where an algorithm has none)."""
+    registered = registered_ops()
+    return tuple(name for name, key in ALGORITHMS.items() if name == "min_max" or op_type in registered[key])
+
+
+_OPS_FILE = "litert-quantizer-ops.json"
+
+
+@functools.lru_cache(maxsize=1)
+def registered_ops() -> dict[str, frozenset[str]]:
+    """Per algorithm key of `ALGORITHMS`, the op types litert-quantizer has a rule for. Importing
+    litert-quantizer costs 0.5-2 s (scipy with it), which the app paid at every start: its answers
+    are kept in the cache folder (`write_cache_file`), keyed by its installed `algorithm_manager`
+    (path, size, mtime) and the keys asked, and read back while those hold."""
+    import importlib.util
+    import json
+    import os
+
+    from inspector.paths import user_cache_dir
+
+    spec = importlib.util.find_spec("litert_quantizer")
+    origin = spec.origin if spec is not None else None
+    stamp = None
+    if origin:
+        manager = os.path.join(os.path.dirname(origin), "algorithm_manager.py")
+        try:
+            st = os.stat(manager)
+            stamp = [manager, st.st_size, st.st_mtime_ns, sorted(ALGORITHMS.values())]
+        except OSError:
+            stamp = None
+    path = user_cache_dir() / _OPS_FILE
+    use_disk = stamp is not None and not os.environ.get("TFLITE_INSPECTOR_NO_DISK_CACHE")
+    if use_disk:
+        try:
+            kept = json.loads(path.read_text())
+            if kept["stamp"] == stamp:
+                return {key: frozenset(kept["ops"][key]) for key in ALGORITHMS.values()}
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # missing, unreadable or another version's: asked again below
     from litert_quantizer import algorithm_manager
 
-    return tuple(
-        name for name, key in ALGORITHMS.items()
-        if name == "min_max" or algorithm_manager.is_op_registered(key, op_type)
-    )  # fmt: skip
+    ops = {}
+    for key in ALGORITHMS.values():
+        try:
+            names = algorithm_manager.get_supported_ops(key)
+        except ValueError:  # an algorithm this version does not register
+            names = []
+        ops[key] = sorted({str(getattr(n, "value", n)) for n in names})
+    if use_disk:
+        from inspector.core.writing import write_cache_file
+
+        try:
+            write_cache_file(path, json.dumps({"stamp": stamp, "ops": ops}).encode())
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+    return {key: frozenset(v) for key, v in ops.items()}
 
 
 def override_for(float_op: int, choice_key: str, algorithm: str | None = None) -> Override:

@@ -118,11 +118,10 @@ def kept(kind: str, paths: Sequence[str], extra: tuple[object, ...], build: Call
 
 
 def _store(entry: Path, value: object) -> None:
-    from inspector.core.writing import atomic_write_bytes
+    from inspector.core.writing import write_cache_file
 
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(entry, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    try:  # not an output of the command: written now, whatever the command's outcome
+        write_cache_file(entry, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         entries = sorted(entry.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
         for old in entries[MAX_ENTRIES:]:
             old.unlink(missing_ok=True)

@@ -149,6 +149,9 @@ class LayerErrorPlot(QWidget):
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.overview)
         self.redraw()
+        from inspector.gui.first_figure import watch
+
+        watch(self.plot.viewport(), lambda: self.result is not None and not self._stale)  # benchmarks' marker
 
     def _build_overview(self) -> None:
         """The whole model in a strip below the detail: decimated curves, the worst layers marked,

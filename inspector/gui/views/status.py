@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from inspector.gui.views.run_row import set_bar_value
 from inspector.gui.workers import Worker, guarded
 
 
@@ -178,5 +179,5 @@ class TaskIndicator(QWidget):
             self.bar.setRange(0, 0)  # busy
         else:
             self.bar.setRange(0, 1000)
-            self.bar.setValue(int(1000 * fraction))
+            set_bar_value(self.bar, int(1000 * fraction))
         self.show()

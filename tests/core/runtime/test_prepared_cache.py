@@ -145,3 +145,23 @@ def test_an_entry_that_no_longer_holds_is_rebuilt(cache, example_pair, tmp_path)
     assert prepared_cache.kept("t", (f, q), (1,), build, valid) and len(calls) == 1  # read back
     twin.unlink()
     assert prepared_cache.kept("t", (f, q), (1,), build, valid) and len(calls) == 2  # stale: built again
+
+
+def test_a_failing_command_leaves_its_cache_entry_but_no_output(cache, example_pair, tmp_path):
+    """An entry written in the command's own process is not one of its outputs: it is written at
+    once, not staged in the command's output transaction, so a command that fails afterwards
+    keeps the entry (the next run reads it) and still writes no output."""
+    from inspector.core.writing import Target, outputs, write_output
+
+    f, q = (str(p) for p in example_pair)
+    out = tmp_path / "result.json"
+    build, calls = _counting({"parts": [1, 2]})
+    with pytest.raises(RuntimeError, match="the command failed"):
+        with outputs([Target(str(out), "--json")]):
+            prepared_cache.kept("t", (f, q), (), build)
+            (entry,) = cache.glob("t-*.pickle")  # there already, inside the transaction
+            write_output(str(out), "{}")
+            raise RuntimeError("the command failed")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name != "prepared"] == []
+    assert [p.name for p in cache.iterdir()] == [entry.name]  # no staged temporary beside it
+    assert prepared_cache.kept("t", (f, q), (), build) == {"parts": [1, 2]} and len(calls) == 1  # read back
