@@ -228,7 +228,7 @@ class VersionsView(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.table.setMinimumHeight(table_height(self.table, 4))  # 4 versions visible at 1280×800
-        self.deltas.setMinimumHeight(table_height(self.deltas, 2))
+        self.deltas.setMinimumHeight(table_height(self.deltas, 1))  # 1280×800: 4 versions and the Save buttons first
         lay.addWidget(self.table, 2)
         lay.addLayout(row)
         lay.addWidget(self.summary)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import shutil
 
-from PySide6.QtCore import QSettings
+import pytest
+from PySide6.QtCore import QRect, QSettings, Qt
 
 from inspector.gui.main_window import MainWindow
 from inspector.gui.views.sizing import PANES_SHARE, TABS_ROOM
@@ -89,8 +90,8 @@ def test_the_requantize_tab_fits_at_the_default_size_on_1920x1080(qtbot, window,
     sa = panel.findChildren(QScrollArea)[0]
     assert sa.verticalScrollBar().maximum() == 0, (window.size(), window.main_splitter.sizes(), sa.widget().minimumSizeHint())
     save = next(b for b in panel.findChildren(type(panel.editor.run_button)) if b.text().startswith("Save model"))
-    r = save.rect().translated(save.mapTo(sa.viewport(), save.rect().topLeft()))
-    assert sa.viewport().rect().contains(r), (r, sa.viewport().rect())
+    r = save.rect().translated(save.mapTo(panel, save.rect().topLeft()))  # pinned in the Run row, below the scroll area
+    assert panel.rect().contains(r) and save.width() >= save.sizeHint().width(), (r, panel.rect())
 
 
 def test_the_requantize_tab_takes_room_from_the_panes_at_1280x800(qtbot, window, example_pair):
@@ -116,3 +117,37 @@ def test_the_samples_path_field_shows_the_whole_path_in_its_tooltip(qtbot, windo
     long = str(tmp_path / ("a_folder_of_calibration_images_with_a_long_name_" * 3) / "samples.npz")
     panel.path.setText(long)
     assert panel.path.toolTip() == long
+
+
+@pytest.mark.parametrize("screen", [(1280, 800), (1920, 1080)])
+def test_the_requantize_tab_fits_whole_at_the_default_size(qtbot, window, example_pair, screen):
+    """At the first window size on a 1280x800 and a 1920x1080 screen the Requantize tab shows
+    without a scroll bar, on either route and with long texts: every button its whole width, the
+    calibration note whole lines (it was cut mid-line, half the plot behind a scroll bar at 1280)."""
+    from PySide6.QtWidgets import QAbstractButton, QScrollArea
+
+    from inspector.gui.views.sizing import window_size
+
+    window.resize(*window_size(*screen))
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    panel = window.requantize_panel
+    window.tabs.setCurrentWidget(panel)
+    qtbot.wait(50)
+    sa = panel.findChildren(QScrollArea)[0]
+    for route in range(panel.editor.route.count()):
+        panel.editor.route.setCurrentIndex(route)
+        panel.editor.set_calibration_text("Calibration uses the comparison's samples: " + "every sample of a long list, " * 12)
+        panel.versions.summary.setText("A long summary of the versions compared. " * 12)
+        qtbot.wait(50)
+        assert not sa.verticalScrollBar().isVisible(), (screen, route, sa.viewport().height(), sa.widget().minimumSizeHint())
+        assert not sa.horizontalScrollBar().isVisible(), (screen, route, sa.viewport().width(), sa.widget().minimumSizeHint())
+        for b in panel.findChildren(QAbstractButton):
+            if b.isVisibleTo(panel) and b.text():
+                assert b.width() >= b.sizeHint().width(), (screen, route, b.text(), b.width(), b.sizeHint().width())
+                r = b.rect().translated(b.mapTo(panel, b.rect().topLeft()))
+                assert panel.rect().contains(r), (screen, route, b.text(), r, panel.rect())
+        cal = panel.editor.calibration
+        drawn = cal.fontMetrics().boundingRect(QRect(0, 0, cal.contentsRect().width(), 1 << 20),
+                                               int(Qt.TextFlag.TextWordWrap), cal.shown_text()).height()
+        assert cal.contentsRect().height() >= drawn, (screen, route, cal.contentsRect(), drawn)  # its lines whole
