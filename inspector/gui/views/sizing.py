@@ -8,8 +8,17 @@ text."""
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt, Signal
-from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QAbstractScrollArea, QHeaderView, QLabel, QSizePolicy, QSplitter
+from PySide6.QtGui import QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import (
+    QAbstractScrollArea,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QSplitter,
+    QStyle,
+    QStyleOptionFrame,
+)
 
 
 def table_height(t: QAbstractScrollArea, rows: int) -> int:
@@ -210,3 +219,40 @@ class ElidedLabel(_FittedLabel):
         QLabel.setText(self, shown)
         cut = shown != self._full
         QLabel.setToolTip(self, self._tip if self._tip is not None else (self._full if cut else ""))
+
+
+class ElidedLineEdit(QLineEdit):
+    """A line edit that, while not being edited, draws a path too long for it cut in the middle
+    with "…" (the folder's start and the file name stay readable; QLineEdit showed the tail
+    only) and has the whole text in its tooltip; being edited it is a plain line edit."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.textChanged.connect(self.setToolTip)
+
+    def shown_text(self) -> str:
+        """What is drawn (the whole text while focused or when it fits)."""
+        if self.hasFocus() or not self.text():
+            return self.text()
+        width = self.style().subElementRect(QStyle.SubElement.SE_LineEditContents, self._option(), self).width() - 4
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, max(width, 10))
+
+    def _option(self) -> QStyleOptionFrame:
+        opt = QStyleOptionFrame()
+        self.initStyleOption(opt)
+        return opt
+
+    def paintEvent(self, e) -> None:  # noqa: N802
+        shown = self.shown_text()
+        if shown == self.text():
+            super().paintEvent(e)
+            return
+        p = QPainter(self)
+        try:
+            opt = self._option()
+            self.style().drawPrimitive(QStyle.PrimitiveElement.PE_PanelLineEdit, opt, p, self)
+            r = self.style().subElementRect(QStyle.SubElement.SE_LineEditContents, opt, self).adjusted(2, 0, -2, 0)
+            p.setPen(self.palette().color(QPalette.ColorRole.Text))
+            p.drawText(r, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), shown)
+        finally:
+            p.end()

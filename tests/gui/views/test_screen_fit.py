@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 from PySide6.QtCore import QRect, QSettings, Qt
+from PySide6.QtWidgets import QApplication
 
 from inspector.gui.main_window import MainWindow
 from inspector.gui.views.sizing import PANES_SHARE, TABS_ROOM
@@ -117,6 +118,13 @@ def test_the_samples_path_field_shows_the_whole_path_in_its_tooltip(qtbot, windo
     long = str(tmp_path / ("a_folder_of_calibration_images_with_a_long_name_" * 3) / "samples.npz")
     panel.path.setText(long)
     assert panel.path.toolTip() == long
+    window.resize(1264, 752)
+    window.compare_features.show_page()
+    window.tabs.setFocus()
+    QApplication.processEvents()
+    shown = panel.path.shown_text()  # cut in the middle (it showed the tail only): both ends readable
+    assert "…" in shown and shown.endswith("samples.npz") and shown.startswith(long[:5]), shown
+    assert panel.path.fontMetrics().horizontalAdvance(shown) <= panel.path.width()
 
 
 @pytest.mark.parametrize("screen", [(1280, 800), (1920, 1080)])
