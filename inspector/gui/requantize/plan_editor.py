@@ -168,7 +168,7 @@ class PlanEditor(QWidget):
         edit_row.addWidget(self.ops_edit, 1)
         edit_row.addWidget(self.remove_button)
 
-        self.calibration = CappedLabel(lines=2, fixed=True)  # 2 whole lines (the rest in its tooltip): never cut mid-line
+        self.calibration = CappedLabel(lines=1, fixed=True)  # one whole line (all of it in its tooltip): never cut mid-line
         self.run_row = RunRow("Run requantize", bar_beside=True)
         self.run_button, self.cancel_button = self.run_row.run_button, self.run_row.cancel_button
         self.bar, self.status = self.run_row.bar, self.run_row.status
@@ -178,7 +178,7 @@ class PlanEditor(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(form)
-        self.table.setMinimumHeight(table_height(self.table, 2))  # a long status never squeezes the rows away; it takes the room left
+        self.table.setMinimumHeight(table_height(self.table, 1))  # a long status never squeezes the rows away; it takes the room left
         lay.addWidget(self.table, 1)
         lay.addLayout(add_row)
         lay.addLayout(edit_row)

@@ -177,6 +177,13 @@ class RequantizePanel(QWidget):
         lay.addWidget(scroll, 1)
         lay.addWidget(run_row)
 
+    def wanted_height(self) -> int:
+        """The height the panel's content would like (the window's split gives it while the model
+        panes keep 3 op rows): its minimum (2 versions shown) and room for 2 more versions (the
+        version table takes 3/5 of what is added)."""
+        rows = self.versions.table.verticalHeader().defaultSectionSize()
+        return self.splitter.minimumSizeHint().height() + 4 * rows
+
     def set_notes(self, title: str, notes: list[str]) -> None:
         body = "\n".join(f"• {n}" for n in notes) if notes else "(nothing was reported for this version)"
         self.notes.setPlainText(f"{title}\n\n{body}" if title else body)

@@ -227,13 +227,13 @@ class VersionsView(QWidget):
             self.deltas.setColumnWidth(col, max(self.deltas.columnWidth(col), fm.horizontalAdvance(DELTA_COLUMNS[col]) + 16))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.table.setMinimumHeight(table_height(self.table, 4))  # 4 versions visible at 1280×800
+        self.table.setMinimumHeight(table_height(self.table, 2))  # 2 at least; it takes the room first (4 versions at 1280×800)
         self.deltas.setMinimumHeight(table_height(self.deltas, 1))  # 1280×800: 4 versions and the Save buttons first
-        lay.addWidget(self.table, 2)
+        lay.addWidget(self.table, 3)
         lay.addLayout(row)
         lay.addWidget(self.summary)
         lay.addWidget(self.reason)
-        lay.addWidget(self.deltas, 3)
+        lay.addWidget(self.deltas, 2)
         self.delta: VersionDelta | None = None
 
     def set_versions(self, rows: list[tuple[str, int, float | None]], current: int | None, reference: int | None) -> None:

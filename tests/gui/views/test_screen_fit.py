@@ -139,6 +139,9 @@ def test_the_requantize_tab_fits_whole_at_the_default_size(qtbot, window, exampl
     window.resize(*window_size(*screen))
     open_wait(qtbot, window, "A", example_pair[0])
     open_wait(qtbot, window, "B", example_pair[1])
+    with qtbot.waitSignal(window.compare.result_changed, timeout=60_000):  # its root cause and summary lines take room
+        window.compare_features.run()
+    qtbot.waitUntil(lambda: not window.compare.running, timeout=60_000)
     panel = window.requantize_panel
     window.tabs.setCurrentWidget(panel)
     qtbot.wait(50)
