@@ -28,7 +28,7 @@ from inspector.core.compare.extract import extract_op, write_extraction
 from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.state.app_state import same_file
-from inspector.core.viewdata.layer_series import cause_cells, fix_label
+from inspector.core.viewdata.layer_series import cause_column, fix_label
 from inspector.gui.diagnosis.root_cause_strip import RootCauseStrip
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
@@ -119,7 +119,7 @@ class DiagnosisFeature(QObject):
         if r is None:
             return
         for slot, pane in self.ui.panes.items():
-            pane.set_causes(cause_cells(r, float_side=slot == "A"))
+            pane.set_causes(dict(cause_column(r, float_side=slot == "A")))  # made once per result
 
     # ------------------------------------------------------------------ apply fix
     def layer(self, op: int | None):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.compare.pairing import Pairing
+from inspector.core.compare.pairing import Pairing, warm_pairing
 from inspector.core.compare.weights import (
     MAX_ELEMENTS,
     WeightAnalysis,
@@ -93,7 +93,7 @@ class Controller(QObject):
         self._load_token[slot] += 1
         token = self._load_token[slot]
         self._loading[slot] = token
-        w = Worker(Model, path)
+        w = Worker(_load, path, slot, self.models["B" if slot == "A" else "A"])
         w.finished.connect(guarded(self, lambda m: self._loaded(slot, token, m)))
         w.failed.connect(guarded(self, lambda msg: self._load_failed(slot, token, path, msg)))
         self.loading.emit(slot, path)
@@ -253,3 +253,14 @@ def _same_name_op(sg: Subgraph, osg: Subgraph, index: int) -> int | None:
         if any(o >= 0 and osg.tensors[o].name in names for o in op.outputs):
             return op.index
     return None
+
+
+def _load(path: str, slot: str, other: Model | None) -> Model:
+    """Worker-thread side of opening a model: read it, and pair it with the other slot's model
+    (kept by `pairing.paired_models`), so its arrival does not pair 1,500 ops on the GUI thread."""
+    model = Model(path)
+    if slot == "A":
+        warm_pairing(model, other)
+    else:
+        warm_pairing(other, model)
+    return model
