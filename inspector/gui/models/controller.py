@@ -23,7 +23,9 @@ from inspector.core.compare.weights import (
     weight_tensor_of,
 )
 from inspector.core.state.app_state import SLOTS, AppState, Selection
+from inspector.core.tflite.layer_names import layer_short_name
 from inspector.core.tflite.model import Model, Subgraph, Tensor
+from inspector.core.viewdata.activations import activation_elements
 from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
 
@@ -257,10 +259,13 @@ def _same_name_op(sg: Subgraph, osg: Subgraph, index: int) -> int | None:
 
 def _load(path: str, slot: str, other: Model | None) -> Model:
     """Worker-thread side of opening a model: read it, and pair it with the other slot's model
-    (kept by `pairing.paired_models`), so its arrival does not pair 1,500 ops on the GUI thread."""
+    (kept by `pairing.paired_models`), name its layers and count its activations, so none of it
+    runs over 1,500 ops on the GUI thread when it arrives or when a plan names its layers."""
     model = Model(path)
     if slot == "A":
         warm_pairing(model, other)
     else:
         warm_pairing(other, model)
+    layer_short_name(model, 0)  # the layers' distinct names (plan rows, versions), made here once
+    activation_elements(model)  # what a comparison keeps (`keep_plan`), counted here once
     return model

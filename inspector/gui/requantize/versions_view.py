@@ -58,14 +58,14 @@ def kib(n: int) -> str:
 def summary_text(d: VersionDelta) -> str:
     ratio = d.size_ratio
     size = f"size {kib(d.size_before)} → {kib(d.size_after)}" + ("" if ratio is None else f" ({100 * (ratio - 1):+.1f} %)")
-    moved = d.changed()
+    moved = sum(1 for r in d.rows if (x := r.delta_db) is not None and abs(x) >= 0.05)  # d.changed()'s count, unsorted
     edited = d.edited()
     what = ""
     if edited:
         what = " · edited: " + ", ".join(f"op {r.op_index} {r.edit}" for r in edited)
     return (f"<b>{d.before_name}</b> → <b>{d.after_name}</b>: output SQNR {db_text(d.output_before_db)} → "
             f"<b>{db_text(d.output_after_db)}</b> ({delta_text(d.output_delta_db)} dB) · {size}{what} · "
-            f"{len(moved)} of {len(d.rows)} layers moved by ≥ 0.05 dB")
+            f"{moved} of {len(d.rows)} layers moved by ≥ 0.05 dB")
 
 
 def _item(text: str, align_right: bool = False, tip: str = "") -> QTableWidgetItem:

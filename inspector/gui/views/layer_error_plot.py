@@ -223,9 +223,9 @@ class LayerErrorPlot(QWidget):
             self._stale = True
             return
         if big:  # one redraw for the result, baseline and sample that change together, after the event
-            if not self._stale:
+            if not self._stale:  # on a 1 ms timer, not a posted call: the loop turns (input, timers) in between
                 self._stale = True
-                QTimer.singleShot(0, self.ensure_drawn)
+                QTimer.singleShot(1, self.ensure_drawn)
             return
         self._stale = False
         self._redraw()
@@ -234,7 +234,8 @@ class LayerErrorPlot(QWidget):
 
     def showEvent(self, e) -> None:  # noqa: N802
         super().showEvent(e)
-        self.ensure_drawn()  # what was deferred while out of sight
+        if self._stale:  # what was deferred while out of sight, once the page is up (never within the click)
+            QTimer.singleShot(1, self.ensure_drawn)
 
     def ensure_drawn(self) -> None:
         """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
