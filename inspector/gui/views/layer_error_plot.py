@@ -399,9 +399,13 @@ class LayerErrorPlot(QWidget):
             if self.big:
                 x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
                 self.region.setRegion((x0, x1))
+                if (x0, x1) == self._filled_range:
+                    return  # the same layers (a layout's range signal): drawn already
             self._fill_window()
         finally:
             self._syncing = False
+
+    _filled_range: tuple[float, float] | None = None  # the detail's x range its points were last filled for
 
     def _region_moved(self) -> None:
         if self._syncing or not self.big:
@@ -434,9 +438,11 @@ class LayerErrorPlot(QWidget):
     def _fill_window(self) -> None:
         """Curves and points of every series: all of them (a small result), or those in the
         detail's range (a large one, with a layer's margin so lines leave the view)."""
+        self._filled_range = None
         if self.big:
             x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
             self._tick_spacing(x1 - x0)
+            self._filled_range = (x0, x1)
         for name in self.styles:
             curve, pts = self.curves[name], self.points[name]
             f = self._full.get(name)
