@@ -451,7 +451,9 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         if inner is None:
             return 0
         around = max(page.height() - sa.viewport().height(), 0)
-        return inner.minimumSizeHint().height() + around + self.tabs.tabBar().sizeHint().height() + 4
+        wanted = getattr(page, "wanted_height", None)  # more than its minimum, when the panes can give it
+        inner_h = wanted() if callable(wanted) else inner.minimumSizeHint().height()
+        return inner_h + around + self.tabs.tabBar().sizeHint().height() + 4
 
     def _tab_changed(self) -> None:
         if self._default_split and not self.panes_collapsed():

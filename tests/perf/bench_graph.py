@@ -93,7 +93,7 @@ def _qt_times(graph, layout, style) -> dict[str, float]:
         last[0] = now
     c.scene().items(c.sceneRect())  # the index is built once, at the first paint or lookup
     index = time.perf_counter() - last[0]
-    c.fit()
+    c.fit_whole()
     t0 = time.perf_counter()
     c.viewport().repaint()
     fitted = time.perf_counter() - t0

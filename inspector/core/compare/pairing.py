@@ -12,9 +12,13 @@ matched is listed, never silently dropped.
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from inspector.core.errors import InspectorError
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.fake_quant import after_fake_quant
 from inspector.core.tflite.model import Model, Op, Subgraph
@@ -221,3 +225,34 @@ def _shapes_agree(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     if len(a) != len(b):
         return False
     return all(x == y or x < 0 or y < 0 or i == 0 for i, (x, y) in enumerate(zip(a, b, strict=True)))
+
+
+_pair_memo: dict[tuple[int, int], Pairing] = {}
+_pair_lock = threading.Lock()
+
+
+def paired_models(float_model: Model, quant_model: Model) -> Pairing:
+    """`pair_models(float_model, quant_model)` kept while both models live: the thread that
+    loads a model pairs it with the other slot's (`warm_pairing`), so a 1,500-op model B
+    arriving costs the GUI thread a lookup instead of ~40 ms of pairing."""
+    key = (id(float_model), id(quant_model))
+    with _pair_lock:
+        hit = _pair_memo.get(key)
+    if hit is not None:
+        return hit
+    pairing = pair_models(float_model, quant_model)
+    with _pair_lock:
+        if key not in _pair_memo:
+            _pair_memo[key] = pairing
+            for m in (float_model, quant_model):
+                weakref.finalize(m, _pair_memo.pop, key, None)
+        return _pair_memo[key]
+
+
+def warm_pairing(float_model: Model | None, quant_model: Model | None) -> None:
+    """Pair the two models now when both are there (call it off the GUI thread); a failure is
+    left for the caller that needs the pairing to report."""
+    if float_model is None or quant_model is None:
+        return
+    with contextlib.suppress(InspectorError, IndexError, ValueError):
+        paired_models(float_model, quant_model)

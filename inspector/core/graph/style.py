@@ -11,6 +11,7 @@ package).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -62,26 +63,44 @@ class GraphStyle:
     worst_op: int | None = None  # B's op index of the worst op by the metric
 
 
-def op_badges(model: Model, edited: Iterable[int] = (), audit_ops: Iterable[int] = ()) -> dict[int, tuple[str, ...]]:
-    """Badges per op index of `model.main`."""
+_model_badges: dict[int, dict[int, tuple[str, ...]]] = {}
+
+
+def _own_badges(model: Model) -> dict[int, tuple[str, ...]]:
+    """The badges the model alone decides ("float", "fixed") per op, made once per model (the
+    graph restyles a 1,500-op model several times when a new version arrives)."""
+    key = id(model)
+    hit = _model_badges.get(key)
+    if hit is not None:
+        return hit
     sg = model.main
     quantized = any(t.is_quantized and t.dtype not in _FLOAT and not t.is_constant for t in sg.tensors)
-    edited, audit_ops = set(edited), set(audit_ops)
     out: dict[int, tuple[str, ...]] = {}
     for op in sg.ops:
         b = []
-        if op.index in edited:
-            b.append("edited")
         outs = [sg.tensors[o] for o in op.outputs if o >= 0]
         if quantized and op.type != "DEQUANTIZE" and outs and outs[0].dtype in _FLOAT:
             b.append("float")
         if fixed_output_params(op, sg) is not None:
             b.append("fixed")
-        if op.index in audit_ops:
-            b.append("audit")
         if b:
             out[op.index] = tuple(b)
+    if key not in _model_badges:
+        _model_badges[key] = out
+        weakref.finalize(model, _model_badges.pop, key, None)
     return out
+
+
+def op_badges(model: Model, edited: Iterable[int] = (), audit_ops: Iterable[int] = ()) -> dict[int, tuple[str, ...]]:
+    """Badges per op index of `model.main`: "edited", "float", "fixed", "audit" (in that order)."""
+    own = _own_badges(model)
+    edited, audit_ops = set(edited), set(audit_ops)
+    out: dict[int, tuple[str, ...]] = {}
+    for op in {*own, *(i for i in edited if 0 <= i < len(model.main.ops)), *(i for i in audit_ops if 0 <= i < len(model.main.ops))}:
+        b = (("edited",) if op in edited else ()) + own.get(op, ()) + (("audit",) if op in audit_ops else ())
+        if b:
+            out[op] = b
+    return dict(sorted(out.items()))
 
 
 def _tensor_line(graph: ModelGraph, t: int | None) -> str:

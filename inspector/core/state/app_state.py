@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.core.compare.options import CompareOptions
-from inspector.core.compare.pairing import Pairing, pair_models
+from inspector.core.compare.pairing import Pairing, paired_models
 from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.errors import InspectorError
@@ -159,7 +159,7 @@ class AppState:
         a, b = self.models["A"], self.models["B"]
         if a is not None and b is not None:
             try:
-                self.pairing = pair_models(a, b)
+                self.pairing = paired_models(a, b)  # paired already by the thread that loaded the model
             except (InspectorError, IndexError, ValueError) as e:  # fall back to names
                 self.pairing_note = f"structural pairing failed ({e}); matching by name"
 

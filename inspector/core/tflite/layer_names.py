@@ -52,7 +52,7 @@ def layer_short_name(model: Model, op_index: int) -> str:
     hit = _cache.get(id(sg))
     if hit is None or hit[0] is not sg:
         hit = (sg, distinct_names(sg))
-        if len(_cache) >= 4:  # A's and B's (and a version or two): no growth over a session
+        if len(_cache) >= 8:  # A's and B's and a few versions': no growth over a session
             _cache.clear()
         _cache[id(sg)] = hit
     return hit[1][op_index]

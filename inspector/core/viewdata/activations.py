@@ -142,6 +142,23 @@ def _downsample(n: int, m: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, m).astype(np.int64))
 
 
+_sizes: dict[int, tuple[object, int]] = {}
+
+
+def activation_elements(model: Model) -> int:
+    """Elements of the non-constant tensors of `model.main` per sample, counted once per
+    subgraph (the thread that opens a model counts them: a comparison starts when it arrives)."""
+    sg = model.main
+    hit = _sizes.get(id(sg))
+    if hit is not None and hit[0] is sg:
+        return hit[1]
+    size = sum(max(t.num_elements, 0) for t in sg.tensors if not t.is_constant)
+    if len(_sizes) >= 8:  # A's and B's and a few versions': no growth over a session
+        _sizes.clear()
+    _sizes[id(sg)] = (sg, size)
+    return size
+
+
 def keep_plan(quant_model: Model, selected: int | None = None, budget: int = KEEP_ALL_ELEMENTS) -> frozenset[int]:
     """Quantized tensors whose values a comparison should keep for the activation view.
 
@@ -151,7 +168,7 @@ def keep_plan(quant_model: Model, selected: int | None = None, budget: int = KEE
     tensor and the model outputs (another layer's values are collected by a re-run when asked).
     """
     sg = quant_model.main
-    size = sum(max(t.num_elements, 0) for t in sg.tensors if not t.is_constant)
+    size = activation_elements(quant_model)
     if size <= budget:
         return frozenset(range(len(sg.tensors)))
     keep = set(sg.outputs)

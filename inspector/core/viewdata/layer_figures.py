@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult
@@ -20,6 +22,8 @@ class LayerFigures:
     worst_part_db: tuple[float | None, ...]  # per position in result.layers
     verdict: tuple[str | None, ...]  # per position: the part verdict line, or None
 
+
+T = TypeVar("T")
 
 _memo: dict[int, LayerFigures] = {}
 _lock = threading.Lock()
@@ -48,8 +52,36 @@ def layer_figures(result: ComparisonResult) -> LayerFigures:
         return _memo[key]
 
 
+_kept: dict[tuple[int, object], object] = {}
+
+
+def kept(result: ComparisonResult, key: object, build: Callable[[], T]) -> T:
+    """`build()` for `result` and `key`, made once and kept while the result lives (the layer
+    lists' columns, made in the worker by `warm` and looked up when the result arrives)."""
+    k = (id(result), key)
+    with _lock:
+        if k in _kept:
+            return cast(T, _kept[k])
+    value = build()
+    with _lock:
+        if k not in _kept:
+            _kept[k] = value
+            weakref.finalize(result, _kept.pop, k, None)
+        return cast(T, _kept[k])
+
+
+_warmers: list[Callable[[ComparisonResult], object]] = []
+
+
+def on_warm(fn: Callable[[ComparisonResult], object]) -> None:
+    """Register more per-result work for `warm` (modules that build on these figures)."""
+    _warmers.append(fn)
+
+
 def warm(result: ComparisonResult | None) -> ComparisonResult | None:
     """Compute `result`'s figures now (call it where the result is made, off the GUI thread)."""
     if result is not None:
         layer_figures(result)
+        for fn in list(_warmers):
+            fn(result)
     return result

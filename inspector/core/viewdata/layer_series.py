@@ -30,7 +30,7 @@ from inspector.core.stats.sqnr_scale import (
     SQNR_EXACT_DB as SQNR_EXACT_DB,  # re-exported for the views
 )
 from inspector.core.tflite.op_facts import facts
-from inspector.core.viewdata.layer_figures import layer_figures
+from inspector.core.viewdata.layer_figures import kept, layer_figures, on_warm
 
 WORST_CHANNEL_KEY = "worst_channel_sqnr_db"  # the lowest SQNR of a layer's channels or slices (`inside`)
 # not a `Metrics` field: derived from a layer's channels and slices, so presented beside the table
@@ -101,7 +101,7 @@ def layer_series(
     result: ComparisonResult, key: str = "sqnr_db", isolated: bool = False, name: str = "", exact_at: float | None = None
 ) -> LayerSeries:
     """The chosen metric for every layer of `result` (isolated error when `isolated`)."""
-    top = exact_sqnr_position(result) if exact_at is None else exact_at
+    top = kept(result, "exact_at", lambda: exact_sqnr_position(result)) if exact_at is None else exact_at
     choice = metric_spec(key)
     if key == WORST_CHANNEL_KEY:  # accumulated only: channels are measured on the end-to-end run
         raw = [None] * len(result.layers) if isolated else list(layer_figures(result).worst_part_db)
@@ -316,3 +316,29 @@ def op_errors(result: ComparisonResult, float_side: bool = False) -> dict[int, L
         if op is not None and op not in out:
             out[op] = layer
     return out
+
+
+def list_cells(result: ComparisonResult, float_side: bool, isolated: bool = False) -> tuple[
+        dict[int, tuple[str, str]], dict[int, tuple[str, float, Callable[[], str]]],
+        dict[int, tuple[str, float | None, Callable[[], str]]]]:  # fmt: skip
+    """One layer list's Cause, worst-channel and SQNR columns (`cause_cells`,
+    `worst_channel_cells`, `error_cells`), made once per result: both lists' are made in the
+    worker that produced the result (`layer_figures.warm`). Shared: never modify them."""
+    return (cause_column(result, float_side),
+            kept(result, ("worst", float_side), lambda: worst_channel_cells(result, float_side=float_side)),
+            kept(result, ("error", float_side, isolated),
+                 lambda: error_cells(result, float_side=float_side, isolated=isolated)))
+
+
+def cause_column(result: ComparisonResult, float_side: bool) -> dict[int, tuple[str, str]]:
+    """`cause_cells`, made once per result (shared: never modify it)."""
+    return kept(result, ("cause", float_side), lambda: cause_cells(result, float_side=float_side))
+
+
+def _warm_cells(result: ComparisonResult) -> None:
+    for side in (True, False):
+        list_cells(result, side)
+    kept(result, "exact_at", lambda: exact_sqnr_position(result))
+
+
+on_warm(_warm_cells)

@@ -22,12 +22,7 @@ from PySide6.QtWidgets import QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.viewdata.activations import activation_histogram
-from inspector.core.viewdata.layer_series import (
-    cause_cells,
-    error_cells,
-    error_grade,
-    worst_channel_cells,
-)
+from inspector.core.viewdata.layer_series import error_grade, list_cells
 from inspector.gui.compare.activation_view import ActivationView
 from inspector.gui.compare.controller import CompareController, SampleRun
 from inspector.gui.compare.inputs_panel import InputsPanel
@@ -234,12 +229,11 @@ class CompareFeature(QObject):
                 pane.set_causes({})
                 pane.set_worst_channels({})
                 continue
-            pane.set_causes(cause_cells(result, float_side=slot == "A"))
-            side = slot == "A"  # figures computed once per result, tooltips when asked for (1,500 layers)
-            pane.set_worst_channels({op: (text, grade_color(error_grade(v)), tip)
-                                     for op, (text, v, tip) in worst_channel_cells(result, float_side=side).items()})
-            errors = {op: (text, None if v is None else grade_color(error_grade(v)), tip)
-                      for op, (text, v, tip) in error_cells(result, float_side=side, isolated=isolated).items()}
+            # figures computed once per result (in the worker), tooltips when asked for (1,500 layers)
+            causes, worst, cells = list_cells(result, float_side=slot == "A", isolated=isolated)
+            pane.set_causes(dict(causes))
+            pane.set_worst_channels({op: (text, grade_color(error_grade(v)), tip) for op, (text, v, tip) in worst.items()})
+            errors = {op: (text, None if v is None else grade_color(error_grade(v)), tip) for op, (text, v, tip) in cells.items()}
             pane.set_errors(errors)
 
     # ------------------------------------------------------------------ selection

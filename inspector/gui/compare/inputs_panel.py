@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
-    QLineEdit,
     QSpinBox,
     QToolButton,
     QVBoxLayout,
@@ -28,6 +27,7 @@ from inspector.core.samples.settings import ALL, DEFAULT_COUNT, SampleSettings
 from inspector.gui.binding import Binder
 from inspector.gui.protocols import OptionsModel
 from inspector.gui.views.run_row import RunRow
+from inspector.gui.views.sizing import ElidedLineEdit
 
 SOURCES = (("random", "Random (from each input's range)"), ("file", ".npy / .npz file"), ("folder", "Image folder"))
 ISOLATED_LABEL = "own (isolated) error per layer"
@@ -46,9 +46,8 @@ class InputsPanel(QWidget):
         self.source = QComboBox()
         for key, text in SOURCES:
             self.source.addItem(text, key)
-        self.path = QLineEdit()
+        self.path = ElidedLineEdit()  # a long path cut in the middle while not edited, whole in its tooltip
         self.path.setPlaceholderText("file or folder")
-        self.path.textChanged.connect(self.path.setToolTip)  # the field shows the path's tail: whole in its tooltip
         self.browse = QToolButton()
         self.browse.setText("…")
         self.browse.setToolTip("Choose the sample file or image folder")

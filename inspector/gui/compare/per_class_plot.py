@@ -24,7 +24,7 @@ class PerClassPlot(pg.PlotWidget):
         super().__init__(parent)
         style_plot(self)
         p = self.getPlotItem()
-        p.setLabel("left", "accuracy drop (points)")
+        p.setLabel("left", "drop (points)")  # short: the plot is ~120 px tall at 1280x800 (the title says what drops)
         p.setTitle("Per-class accuracy drop", color=text_color().name())
         p.setMenuEnabled(False)
         p.getAxis("bottom").setHeight(2 * self.fontMetrics().height() + 16)  # two-line tick labels
@@ -35,7 +35,36 @@ class PerClassPlot(pg.PlotWidget):
         p.addItem(self.empty)
         self.labels: list[int] = []
         self.drops = np.zeros(0)
+        self.ticks: list[tuple[int, str]] = []  # every bar's label; `shown_ticks` those drawn
+        self.shown_ticks: list[tuple[int, str]] = []
         self.set_task(None)
+
+    def _set_ticks(self, ticks: list[tuple[int, str]]) -> None:
+        self.ticks = ticks
+        self._fit_ticks()
+
+    def _fit_ticks(self) -> None:
+        """Every k-th bar's label, k so that the labels drawn never overlap at this width (ten
+        classes at 1280x800 overlapped); the bars are all drawn, their names in the tooltip."""
+        axis = self.getPlotItem().getAxis("bottom")
+        if not self.ticks:
+            self.shown_ticks = []
+            axis.setTicks(None)
+            return
+        fm = self.fontMetrics()
+        label_px = max(fm.horizontalAdvance(line) for _i, t in self.ticks for line in t.split("\n")) + 12
+        width = axis.width() if axis.width() > 1 else self.width() - 60
+        per_bar = max(width, 1) / max(len(self.ticks) + 0.2, 1)
+        step = max(1, int(np.ceil(label_px / per_bar)))
+        self.shown_ticks = self.ticks[::step]
+        axis.setTicks([self.shown_ticks])
+        self.setToolTip("\n".join(t.replace("\n", ": ") for _i, t in self.ticks) if step > 1 else "")
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        built = getattr(self, "shown_ticks", None) is not None  # pyqtgraph calls it (with None) while building
+        if built and (e is None or e.oldSize().width() != e.size().width()):
+            self._fit_ticks()
 
     def set_task(self, task: TaskResult | None) -> None:
         p = self.getPlotItem()
@@ -46,7 +75,7 @@ class PerClassPlot(pg.PlotWidget):
             self._set_regression(task)
             return
         p.setTitle("Per-class accuracy drop", color=text_color().name())
-        p.setLabel("left", "accuracy drop (points)")
+        p.setLabel("left", "drop (points)")  # short: the plot is ~120 px tall at 1280x800 (the title says what drops)
         self.empty.setText(EMPTY_TEXT)
         pc = task.per_class if task is not None else {}
         self.labels = sorted(pc)
@@ -55,7 +84,7 @@ class PerClassPlot(pg.PlotWidget):
         show_frame(p, bool(self.labels))  # no 0..1 axes around the hint
         self.zero.setVisible(bool(self.labels))
         if not self.labels:
-            p.getAxis("bottom").setTicks(None)
+            self._set_ticks([])
             self.empty.setPos(0.5, 0.5)
             p.setXRange(0, 1)
             p.setYRange(0, 1)
@@ -69,7 +98,7 @@ class PerClassPlot(pg.PlotWidget):
         brushes = [pg.mkBrush(COLOR_CLIP if d > 0 else COLOR_SECOND) for d in self.drops]
         self.bars = pg.BarGraphItem(x=np.arange(len(self.labels)), height=self.drops, width=0.6, brushes=brushes, pen=pg.mkPen(None))
         p.addItem(self.bars)
-        p.getAxis("bottom").setTicks([ticks])
+        self._set_ticks(ticks)
         lo, hi = min(0.0, float(self.drops.min())), max(0.0, float(self.drops.max()))
         pad = 0.1 * (hi - lo or 10.0)
         p.setXRange(-0.6, len(self.labels) - 0.4, padding=0)
@@ -91,7 +120,7 @@ class PerClassPlot(pg.PlotWidget):
             self.empty.setVisible(True)
             show_frame(p, False)
             self.zero.setVisible(False)
-            p.getAxis("bottom").setTicks(None)
+            self._set_ticks([])
             self.empty.setPos(0.5, 0.5)
             p.setXRange(0, 1)
             p.setYRange(0, 1)
@@ -104,6 +133,6 @@ class PerClassPlot(pg.PlotWidget):
         ticks = [(i, f"{n}\n{v:.3g} ({d:.2f}%)") for i, ((n, v), d) in enumerate(zip(names, self.drops, strict=True))]
         self.bars = pg.BarGraphItem(x=np.arange(3), height=self.drops, width=0.6, brush=pg.mkBrush(COLOR_CLIP), pen=pg.mkPen(None))
         p.addItem(self.bars)
-        p.getAxis("bottom").setTicks([ticks])
+        self._set_ticks(ticks)
         p.setXRange(-0.6, 2.6, padding=0)
         p.setYRange(0, float(self.drops.max()) * 1.15 or 1.0, padding=0)

@@ -100,6 +100,7 @@ class WorstSamplesView(QWidget):
         self.table.verticalHeader().hide()
         self.table.setIconSize(QSize(THUMB, THUMB))
         self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # a long sample path keeps its file name
         h = self.table.horizontalHeader()
         h.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         for col, w in ((0, 40), (2, 100), (3, 110), (4, 150), (5, 100), (6, 70)):
@@ -116,7 +117,9 @@ class WorstSamplesView(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left)
         split.addWidget(self.side)
-        split.setSizes([820, 580])
+        split.setSizes([900, 500])
+        split.setStretchFactor(0, 9)
+        split.setStretchFactor(1, 5)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(split)
@@ -141,6 +144,8 @@ class WorstSamplesView(QWidget):
             self.table.setHorizontalHeaderLabels(REGRESSION_COLUMNS if regression else COLUMNS)
             for r, o in enumerate(self.rows):
                 self._fill_row(r, o, names, regression)
+            for col in (0, 2, 3, 4, 5, 6):  # the figures' columns as wide as their text: the Sample column gets the rest
+                self.table.resizeColumnToContents(col)
         self._load_thumbnails()
         self.per_class.set_task(task)
         self.summary.setText(self._summary(task, note))

@@ -32,7 +32,7 @@ from inspector.core.runtime.worker import run_isolated
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import same_file
 from inspector.core.state.versions import Version
-from inspector.core.viewdata.layer_series import cause_cells, fix_label
+from inspector.core.viewdata.layer_series import cause_column, fix_label
 from inspector.gui.diagnosis.root_cause_strip import RootCauseStrip
 from inspector.gui.protocols import Comparison, ModelsController, Parity, PlanRunner
 from inspector.gui.ui_services import UiServices
@@ -126,7 +126,7 @@ class DiagnosisFeature(QObject):
         if r is None:
             return
         for slot, pane in self.ui.panes.items():
-            pane.set_causes(cause_cells(r, float_side=slot == "A"))
+            pane.set_causes(dict(cause_column(r, float_side=slot == "A")))  # made once per result
 
     # ------------------------------------------------------------------ apply fix
     def layer(self, op: int | None) -> LayerResult | None:

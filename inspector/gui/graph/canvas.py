@@ -18,6 +18,7 @@ from inspector.core.graph.svg import tensor_title
 from inspector.gui.graph.items import MIN_NODE_PX, EdgeBatch, NodeItem
 
 MIN_SCALE, MAX_SCALE = 0.001, 4.0
+READABLE_SCALE = 0.6  # the least zoom at which the boxes' labels are drawn and read (`show_top`'s floor)
 
 CHUNK_S = 0.02  # items added per slice of the event loop (seconds)
 EDGE_BATCH = 48  # edges drawn as one path item
@@ -47,6 +48,7 @@ class GraphCanvas(QGraphicsView):
         self._press: QPoint | None = None
         self._building = 0  # token of the graph being built (a newer one stops an older)
         self._late_style: GraphStyle | None = None  # colours that arrived while the items were being built
+        self.worst_op: int | None = None  # the style's worst op (where Fit looks when nothing is selected)
 
     # ------------------------------------------------------------------ content
     def show_graph(self, graph: ModelGraph, layout: GraphLayout, style: GraphStyle, incremental: bool = True) -> None:
@@ -58,6 +60,7 @@ class GraphCanvas(QGraphicsView):
         scene.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         scene.setSceneRect(QRectF(0, 0, layout.width, layout.height))
         self.graph, self.graph_layout, self.selected, self.nodes, self.items_by_id = graph, layout, None, {}, []
+        self.worst_op = None
         self._late_style = None
         work = self._items(graph, layout, style)
         if not incremental:
@@ -189,6 +192,7 @@ class GraphCanvas(QGraphicsView):
             return
         for item, st in zip(self.items_by_id, style.nodes, strict=True):
             item.set_style(st)
+        self.worst_op = style.worst_op
         self.restyled.emit()
 
     def clear(self) -> None:
@@ -197,6 +201,7 @@ class GraphCanvas(QGraphicsView):
         self.setScene(QGraphicsScene(self))
         old.deleteLater()
         self.graph, self.graph_layout, self.nodes, self.items_by_id, self.selected = None, None, {}, [], None
+        self.worst_op = None
 
     # ------------------------------------------------------------------ selection and navigation
     def select(self, op: int | None, centre: bool = True) -> None:
@@ -222,9 +227,44 @@ class GraphCanvas(QGraphicsView):
         self.zoom(level / self.zoom_level())
 
     def fit(self) -> None:
+        """Fit the graph: whole when that is readable; a tall graph (a 1,500-op chain fitted whole
+        was a thin column of sub-pixel boxes) fills the width at a readable zoom, centred on the
+        selected op, else the worst op, else its top (the overview strip shows the whole model
+        and where the view is). Fit again there: the whole model, every op a mark in its colour."""
+        rect = self.scene().sceneRect()
+        if rect.isEmpty():
+            return
+        vp = self.viewport().size()
+        whole = min(vp.width() / rect.width(), vp.height() / rect.height())
+        readable = max(min(vp.width() / rect.width(), 1.0), READABLE_SCALE)
+        if whole >= READABLE_SCALE or abs(self.zoom_level() / readable - 1.0) < 1e-6 and self._focus_in_view():
+            self.fit_whole()
+            return
+        self.set_zoom(readable)
+        focus = self._focus()
+        if focus is not None:
+            self.centerOn(focus.sceneBoundingRect().center())
+        else:
+            first = self.items_by_id[0] if self.items_by_id else None
+            top = first.y() if first is not None else rect.top()
+            self.centerOn(rect.center().x(), top + vp.height() / 2 / self.zoom_level() - 20)
+
+    def fit_whole(self) -> None:
         rect = self.scene().sceneRect()
         if not rect.isEmpty():
             self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+
+    def _focus(self) -> NodeItem | None:
+        """The node Fit looks at: the selected op's, else the worst op's."""
+        for op in (self.selected, self.worst_op):
+            if op is not None and op in self.nodes:
+                return self.nodes[op]
+        return None
+
+    def _focus_in_view(self) -> bool:
+        focus = self._focus()
+        shown = self.mapToScene(self.viewport().rect()).boundingRect()
+        return focus is None or shown.contains(focus.sceneBoundingRect().center())
 
     def show_top(self) -> None:
         """Readable zoom (labels drawn), the inputs in view; a small graph is fitted whole."""
@@ -234,7 +274,7 @@ class GraphCanvas(QGraphicsView):
         self.resetTransform()
         vp = self.viewport().size()
         if rect.height() * 0.9 <= vp.height() and rect.width() <= vp.width() * 1.5:
-            self.fit()
+            self.fit_whole()
             self.set_zoom(min(self.zoom_level(), 1.2))
             return
         self.set_zoom(max(min(vp.width() / rect.width(), 0.9), 0.6))

@@ -73,6 +73,8 @@ class GraphView(QWidget):
             self.metric_box.addItem(SHORT_LABELS[m], m)
             self.metric_box.setItemData(self.metric_box.count() - 1, METRIC_LABELS[m], Qt.ItemDataRole.ToolTipRole)
         self.btn_fit = QPushButton("Fit")
+        self.btn_fit.setToolTip("Fit the width at a readable zoom, on the selected (else the worst) op; a small graph whole. "
+                                "Again: the whole model (the strip on the right shows it and where the view is)")
         self.btn_in, self.btn_out = QPushButton("+"), QPushButton("−")
         for b in (self.btn_in, self.btn_out):
             b.setFixedWidth(32)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from inspector.core.compare.pairing import Pairing
+from inspector.core.compare.pairing import Pairing, warm_pairing
 from inspector.core.compare.weights import (
     MAX_ELEMENTS,
     WeightAnalysis,
@@ -24,7 +24,9 @@ from inspector.core.compare.weights import (
 )
 from inspector.core.errors import InspectorError
 from inspector.core.state.app_state import SLOTS, AppState, Selection
+from inspector.core.tflite.layer_names import layer_short_name
 from inspector.core.tflite.model import Model, Subgraph, Tensor
+from inspector.core.viewdata.activations import activation_elements
 from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
 
@@ -94,7 +96,7 @@ class Controller(QObject):
         self._load_token[slot] += 1
         token = self._load_token[slot]
         self._loading[slot] = token
-        w = Worker(Model, path)
+        w = Worker(_load, path, slot, self.models["B" if slot == "A" else "A"])
         w.finished.connect(guarded(self, lambda m: self._loaded(slot, token, m)))
         w.failed.connect(guarded(self, lambda msg: self._load_failed(slot, token, path, msg)))
         self.loading.emit(slot, path)
@@ -306,3 +308,17 @@ def _same_name_op(sg: Subgraph, osg: Subgraph, index: int) -> int | None:
         if any(o >= 0 and osg.tensors[o].name in names for o in op.outputs):
             return op.index
     return None
+
+
+def _load(path: str, slot: str, other: Model | None) -> Model:
+    """Worker-thread side of opening a model: read it, and pair it with the other slot's model
+    (kept by `pairing.paired_models`), name its layers and count its activations, so none of it
+    runs over 1,500 ops on the GUI thread when it arrives or when a plan names its layers."""
+    model = Model(path)
+    if slot == "A":
+        warm_pairing(model, other)
+    else:
+        warm_pairing(other, model)
+    layer_short_name(model, 0)  # the layers' distinct names (plan rows, versions), made here once
+    activation_elements(model)  # what a comparison keeps (`keep_plan`), counted here once
+    return model

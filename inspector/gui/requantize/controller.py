@@ -81,6 +81,8 @@ class RequantizeController(VersionFiles, QObject):
         self.state = self.controller.state  # holds the versions, current and reference (sessions save them)
         self._folder = Path(folder) if folder is not None else None
         self.delta: VersionDelta | None = None
+        # (key, the two comparisons, their delta): the last delta made, made again only when they change
+        self._delta_made: tuple[tuple[object, ...], tuple[object, object], VersionDelta] | None = None
         self.flow = self.state.requantize  # the plan draft, Suggest's result, the awaited run, the pair
         self.worker: Worker | None = None
         relay(self.state.versions_changed, self.versions_changed, self)
@@ -200,7 +202,13 @@ class RequantizeController(VersionFiles, QObject):
         self.delta = None
         if v is not None and ref is not None and ref is not v and v.comparison is not None and ref.comparison is not None:
             edits = edit_marks(v.plan) if v.surgical and isinstance(v.plan, SurgicalPlan) and same_file(v.source, ref.path) else None
-            self.delta = version_delta(ref.comparison, v.comparison, ref.size_bytes, v.size_bytes, (ref.name, v.name), edits)
+            key = (id(ref.comparison), id(v.comparison), ref.size_bytes, v.size_bytes, ref.name, v.name, edits)
+            made = self._delta_made
+            if made is None or made[0] != key:  # ids of the comparisons `made` holds: never reused while held
+                # one delta per pair of comparisons (a result arriving updates twice: 1,500 layers each)
+                made = self._delta_made = (key, (ref.comparison, v.comparison), version_delta(
+                    ref.comparison, v.comparison, ref.size_bytes, v.size_bytes, (ref.name, v.name), edits))
+            self.delta = made[2]
         self.delta_changed.emit(self.delta)
 
     # ------------------------------------------------------------------ intents

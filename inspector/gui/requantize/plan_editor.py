@@ -59,7 +59,7 @@ from inspector.core.tflite.model import Model
 from inspector.gui.binding import Binder, quietly
 from inspector.gui.relay import on_event, relay
 from inspector.gui.views.run_row import RunRow
-from inspector.gui.views.sizing import table_height
+from inspector.gui.views.sizing import CappedLabel, table_height
 
 LAYER_COLUMNS = ("#", "Layer", "SQNR", "Treatment", "Algorithm")
 COL_TREATMENT, COL_ALGORITHM = 3, 4
@@ -178,8 +178,7 @@ class PlanEditor(QWidget):
         edit_row.addWidget(self.ops_edit, 1)
         edit_row.addWidget(self.remove_button)
 
-        self.calibration = QLabel()
-        self.calibration.setWordWrap(True)
+        self.calibration = CappedLabel(lines=1, fixed=True)  # one whole line (all of it in its tooltip): never cut mid-line
         self.run_row = RunRow("Run requantize", bar_beside=True)
         self.run_button, self.cancel_button = self.run_row.run_button, self.run_row.cancel_button
         self.bar, self.status = self.run_row.bar, self.run_row.status
@@ -189,7 +188,7 @@ class PlanEditor(QWidget):
         self.column = lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(form)
-        self.table.setMinimumHeight(table_height(self.table, 4))  # a long status never squeezes the rows away
+        self.table.setMinimumHeight(table_height(self.table, 1))  # a long status never squeezes the rows away; it takes the room left
         lay.addWidget(self.table, 1)
         lay.addLayout(add_row)
         lay.addLayout(edit_row)

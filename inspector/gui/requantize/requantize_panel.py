@@ -145,11 +145,6 @@ class RequantizePanel(QWidget):
         self.save_recipe_button.setToolTip("Write the surgical plan JSON (edited versions) or the litert-quantizer recipe "
                                            "(regenerated versions) that reproduces the shown version")
         self.save_recipe_button.clicked.connect(self.save_recipe_requested.emit)
-        save_row = QHBoxLayout()
-        save_row.addWidget(self.save_model_button)
-        save_row.addWidget(self.save_recipe_button)
-        save_row.addStretch(1)
-
         self.middle_tabs = QTabWidget()
         self.middle_tabs.setDocumentMode(True)
         self.middle_tabs.addTab(self.versions, "Versions && deltas")
@@ -159,7 +154,6 @@ class RequantizePanel(QWidget):
         mlay = QVBoxLayout(middle)
         mlay.setContentsMargins(0, 0, 0, 0)
         mlay.addWidget(self.middle_tabs, 1)
-        mlay.addLayout(save_row)
 
         self.plot_tabs = QTabWidget()
         self.plot_tabs.setDocumentMode(True)
@@ -180,10 +174,19 @@ class RequantizePanel(QWidget):
         scroll.setWidget(split)
         run_row = self.editor.take_run_row()  # pinned below the scroll area: Run is never cut away
         run_row.setContentsMargins(4, 0, 4, 4)
+        for b in (self.save_model_button, self.save_recipe_button):  # pinned with Run: never cut to a few pixels
+            run_row.add_button(b)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(scroll, 1)
         lay.addWidget(run_row)
+
+    def wanted_height(self) -> int:
+        """The height the panel's content would like (the window's split gives it while the model
+        panes keep 3 op rows): its minimum (2 versions shown) and room for 2 more versions (the
+        version table takes 3/5 of what is added)."""
+        rows = self.versions.table.verticalHeader().defaultSectionSize()
+        return self.splitter.minimumSizeHint().height() + 4 * rows
 
     def set_notes(self, title: str, notes: list[str]) -> None:
         body = "\n".join(f"• {n}" for n in notes) if notes else "(nothing was reported for this version)"

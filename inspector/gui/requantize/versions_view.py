@@ -58,14 +58,14 @@ def kib(n: int) -> str:
 def summary_text(d: VersionDelta) -> str:
     ratio = d.size_ratio
     size = f"size {kib(d.size_before)} → {kib(d.size_after)}" + ("" if ratio is None else f" ({100 * (ratio - 1):+.1f} %)")
-    moved = d.changed()
+    moved = sum(1 for r in d.rows if (x := r.delta_db) is not None and abs(x) >= 0.05)  # d.changed()'s count, unsorted
     edited = d.edited()
     what = ""
     if edited:
         what = " · edited: " + ", ".join(f"op {r.op_index} {r.edit}" for r in edited)
     return (f"<b>{d.before_name}</b> → <b>{d.after_name}</b>: output SQNR {db_text(d.output_before_db)} → "
             f"<b>{db_text(d.output_after_db)}</b> ({delta_text(d.output_delta_db)} dB) · {size}{what} · "
-            f"{len(moved)} of {len(d.rows)} layers moved by ≥ 0.05 dB")
+            f"{moved} of {len(d.rows)} layers moved by ≥ 0.05 dB")
 
 
 def _item(text: str, align_right: bool = False, tip: str = "") -> QTableWidgetItem:
@@ -227,13 +227,13 @@ class VersionsView(QWidget):
             self.deltas.setColumnWidth(col, max(self.deltas.columnWidth(col), fm.horizontalAdvance(DELTA_COLUMNS[col]) + 16))
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        self.table.setMinimumHeight(table_height(self.table, 4))  # 4 versions visible at 1280×800
-        self.deltas.setMinimumHeight(table_height(self.deltas, 2))
-        lay.addWidget(self.table, 2)
+        self.table.setMinimumHeight(table_height(self.table, 2))  # 2 at least; it takes the room first (4 versions at 1280×800)
+        self.deltas.setMinimumHeight(table_height(self.deltas, 1))  # 1280×800: 4 versions and the Save buttons first
+        lay.addWidget(self.table, 3)
         lay.addLayout(row)
         lay.addWidget(self.summary)
         lay.addWidget(self.reason)
-        lay.addWidget(self.deltas, 3)
+        lay.addWidget(self.deltas, 2)
         self.delta: VersionDelta | None = None
 
     def set_versions(self, rows: list[tuple[str, int, float | None]], current: int | None, reference: int | None) -> None:
@@ -263,6 +263,8 @@ class VersionsView(QWidget):
         self.reason.setVisible(bool(text))
 
     def set_delta(self, d: VersionDelta | None) -> None:
+        if d is not None and d is self.delta:
+            return  # shown already (a result arriving updates the versions twice: 1,500 rows each)
         self.delta = d
         if d is None:
             self.summary.setText("Pick two versions that have both been compared to see their deltas.")

@@ -226,9 +226,9 @@ class LayerErrorPlot(QWidget):
             self._stale = True
             return
         if big:  # one redraw for the result, baseline and sample that change together, after the event
-            if not self._stale:
+            if not self._stale:  # on a 1 ms timer, not a posted call: the loop turns (input, timers) in between
                 self._stale = True
-                QTimer.singleShot(0, self.ensure_drawn)
+                QTimer.singleShot(1, self.ensure_drawn)
             return
         self._stale = False
         self._redraw()
@@ -237,7 +237,8 @@ class LayerErrorPlot(QWidget):
 
     def showEvent(self, e) -> None:  # noqa: N802
         super().showEvent(e)
-        self.ensure_drawn()  # what was deferred while out of sight
+        if self._stale:  # what was deferred while out of sight, once the page is up (never within the click)
+            QTimer.singleShot(1, self.ensure_drawn)
 
     def ensure_drawn(self) -> None:
         """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
@@ -401,9 +402,13 @@ class LayerErrorPlot(QWidget):
             if self.big:
                 x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
                 self.region.setRegion((x0, x1))
+                if (x0, x1) == self._filled_range:
+                    return  # the same layers (a layout's range signal): drawn already
             self._fill_window()
         finally:
             self._syncing = False
+
+    _filled_range: tuple[float, float] | None = None  # the detail's x range its points were last filled for
 
     def _region_moved(self) -> None:
         if self._syncing or not self.big:
@@ -436,9 +441,11 @@ class LayerErrorPlot(QWidget):
     def _fill_window(self) -> None:
         """Curves and points of every series: all of them (a small result), or those in the
         detail's range (a large one, with a layer's margin so lines leave the view)."""
+        self._filled_range = None
         if self.big:
             x0, x1 = self.plot.getPlotItem().getViewBox().viewRange()[0]
             self._tick_spacing(x1 - x0)
+            self._filled_range = (x0, x1)
         for name in self.styles:
             curve, pts = self.curves[name], self.points[name]
             f = self._full.get(name)

@@ -34,7 +34,7 @@ class RunRow(QWidget):
         self.bar.setTextVisible(False)
         # a long error stays inside the panel (whole in the tooltip); the rows above never shrink
         self.status = CappedLabel(status, lines=2, fixed=True)
-        buttons = QHBoxLayout()
+        self._buttons = buttons = QHBoxLayout()
         buttons.addWidget(self.run_button, 0 if bar_beside else 1)
         buttons.addWidget(self.cancel_button)
         lay = QVBoxLayout(self)
@@ -45,6 +45,10 @@ class RunRow(QWidget):
         else:
             lay.addWidget(self.bar)
         lay.addWidget(self.status)
+
+    def add_button(self, button: QPushButton) -> None:
+        """A button at the end of the Run row (pinned with it, never cut or scrolled away)."""
+        self._buttons.addWidget(button)
 
     def set_running(self, running: bool, text: str = "") -> None:
         self.run_button.setEnabled(not running)

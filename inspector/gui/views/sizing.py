@@ -1,13 +1,23 @@
 """Sizes that keep a small screen usable: `table_height` (a table showing n rows) and
 `CappedLabel`, a word-wrapped label of at most a few lines: a long status or error is cut with
 "…" (rich text that does not fit: as plain text) and shown whole in its tooltip, so it never
-pushes the tables above it out of room nor widens the window. `text()` is always the whole text."""
+pushes the tables above it out of room nor widens the window; `ElidedLabel`, one line cut in the
+middle (a file name). Both fit their text to their width on one base; `text()` is always the whole
+text."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, Qt, Signal
-from PySide6.QtGui import QTextDocument
-from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QTableView
+from PySide6.QtGui import QPainter, QPalette, QTextDocument
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QSplitter,
+    QStyle,
+    QStyleOptionFrame,
+    QTableView,
+)
 
 
 def table_height(t: QTableView, rows: int) -> int:
@@ -17,10 +27,37 @@ def table_height(t: QTableView, rows: int) -> int:
     return head.sizeHint().height() + rows * row + 2 * t.frameWidth() + t.horizontalScrollBar().sizeHint().height()
 
 
-class CappedLabel(QLabel):
-    def __init__(self, text: str = "", lines: int = 3, parent=None, fixed: bool = False) -> None:
+class _FittedLabel(QLabel):
+    """A label whose drawn text is fitted to its width (`_fit`, again on a width change) while
+    `text()` stays the whole text; `shown_text()` is what is drawn."""
+
+    def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._full = ""
+
+    def text(self) -> str:
+        return self._full
+
+    def shown_text(self) -> str:
+        """What is drawn (the whole text, or a cut with '…')."""
+        return super().text()
+
+    def setText(self, text: str) -> None:
+        self._full = text or ""
+        self._fit()
+
+    def _fit(self) -> None:
+        raise NotImplementedError
+
+    def resizeEvent(self, e) -> None:  # noqa: N802
+        super().resizeEvent(e)
+        if e.oldSize().width() != e.size().width():
+            self._fit()
+
+
+class CappedLabel(_FittedLabel):
+    def __init__(self, text: str = "", lines: int = 3, parent=None, fixed: bool = False) -> None:
+        super().__init__(parent)
         self.lines = lines
         self.setWordWrap(True)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -31,17 +68,9 @@ class CappedLabel(QLabel):
             self.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.setText(text)
 
-    def text(self) -> str:
-        return self._full
-
-    def shown_text(self) -> str:
-        """What is drawn (the whole text, or its start and '…')."""
-        return super().text()
-
     def setText(self, text: str) -> None:
-        self._full = text or ""
-        self.setToolTip(self._full if self._full else "")
-        self._fit()
+        self.setToolTip(text or "")
+        super().setText(text)
 
     def clear(self) -> None:
         """QLabel.clear would leave `text()` (the whole text) saying what was shown."""
@@ -70,11 +99,11 @@ class CappedLabel(QLabel):
         limit = self.fontMetrics().lineSpacing() * self.lines
         if "<" in t and ">" in t:
             if self._rich_height(t, width) <= limit:
-                super().setText(t)
+                QLabel.setText(self, t)
                 return
             t = self._plain(t)  # too tall: its plain text, cut with "…" (a line cut in half read as a glitch)
         if self._height(t, width) <= limit:
-            super().setText(t)
+            QLabel.setText(self, t)
             return
         lo, hi = 0, len(t)
         while lo < hi:  # the longest start that fits with "…"
@@ -83,12 +112,7 @@ class CappedLabel(QLabel):
                 lo = mid
             else:
                 hi = mid - 1
-        super().setText(t[:lo].rstrip() + "…")
-
-    def resizeEvent(self, e) -> None:
-        super().resizeEvent(e)
-        if e.oldSize().width() != e.size().width():
-            self._fit()
+        QLabel.setText(self, t[:lo].rstrip() + "…")
 
 
 PREFERRED_SIZE = (1400, 900)
@@ -160,7 +184,7 @@ def fit_inside_screen(window) -> None:
         window.move(x, y)
 
 
-class ElidedLabel(QLabel):
+class ElidedLabel(_FittedLabel):
     """A one-line label that never asks for the width of its text: a long file name is drawn cut
     in the middle with "…" (its start and its end stay readable) and shown whole in the tooltip,
     so a 107-character name can not make the window wider than the screen nor squeeze the other
@@ -168,26 +192,15 @@ class ElidedLabel(QLabel):
 
     def __init__(self, text: str = "", parent=None) -> None:
         super().__init__(parent)
-        self._full = ""
         self._tip: str | None = None
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setText(text)
 
-    def text(self) -> str:
-        return self._full
-
-    def shown_text(self) -> str:
-        return super().text()
-
-    def setText(self, text: str) -> None:
-        self._full = text or ""
-        self._elide()
-
     def setToolTip(self, tip: str) -> None:
         """An explicit tooltip (a path) replaces the default one (the whole text when cut)."""
         self._tip = tip or None
-        self._elide()
+        self._fit()
 
     def minimumSizeHint(self):  # noqa: N802
         s = super().minimumSizeHint()
@@ -199,14 +212,46 @@ class ElidedLabel(QLabel):
         s.setWidth(min(self.fontMetrics().horizontalAdvance(self._full) + 8, 480))
         return s
 
-    def _elide(self) -> None:
+    def _fit(self) -> None:
         width = max(self.contentsRect().width(), 20)
         shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideMiddle, width)
-        super().setText(shown)
+        QLabel.setText(self, shown)
         cut = shown != self._full
         QLabel.setToolTip(self, self._tip if self._tip is not None else (self._full if cut else ""))
 
-    def resizeEvent(self, e) -> None:  # noqa: N802
-        super().resizeEvent(e)
-        if e.oldSize().width() != e.size().width():
-            self._elide()
+
+class ElidedLineEdit(QLineEdit):
+    """A line edit that, while not being edited, draws a path too long for it cut in the middle
+    with "…" (the folder's start and the file name stay readable; QLineEdit showed the tail
+    only) and has the whole text in its tooltip; being edited it is a plain line edit."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.textChanged.connect(self.setToolTip)
+
+    def shown_text(self) -> str:
+        """What is drawn (the whole text while focused or when it fits)."""
+        if self.hasFocus() or not self.text():
+            return self.text()
+        width = self.style().subElementRect(QStyle.SubElement.SE_LineEditContents, self._option(), self).width() - 4
+        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, max(width, 10))
+
+    def _option(self) -> QStyleOptionFrame:
+        opt = QStyleOptionFrame()
+        self.initStyleOption(opt)
+        return opt
+
+    def paintEvent(self, e) -> None:  # noqa: N802
+        shown = self.shown_text()
+        if shown == self.text():
+            super().paintEvent(e)
+            return
+        p = QPainter(self)
+        try:
+            opt = self._option()
+            self.style().drawPrimitive(QStyle.PrimitiveElement.PE_PanelLineEdit, opt, p, self)
+            r = self.style().subElementRect(QStyle.SubElement.SE_LineEditContents, opt, self).adjusted(2, 0, -2, 0)
+            p.setPen(self.palette().color(QPalette.ColorRole.Text))
+            p.drawText(r, int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), shown)
+        finally:
+            p.end()

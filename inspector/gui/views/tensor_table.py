@@ -161,7 +161,7 @@ class TensorTableModel(QAbstractTableModel):
         self.subgraph: Subgraph | None = None
         self._model: Model | None = None
         self._rows: dict[int, tuple[str, ...]] = {}
-        self._ops_text: list[str] = []
+        self._ops_text: list[str] | None = []
         self._order = np.arange(0)  # row -> tensor index
         self._pos = np.arange(0)  # tensor index -> row
         self.extra: ExtraColumns | None = None
@@ -188,12 +188,7 @@ class TensorTableModel(QAbstractTableModel):
         self.subgraph, self._rows, self._model = sg, {}, model
         n = len(sg.tensors) if sg is not None else 0
         self._order = self._pos = np.arange(n)
-        touching: list[set[str]] = [set() for _ in range(n)]
-        for op in sg.ops if sg is not None else ():
-            for i in (*op.inputs, *op.outputs):
-                if 0 <= i < n:
-                    touching[i].add(op.type.lower())
-        self._ops_text = [" ".join(sorted(s)) for s in touching]
+        self._ops_text = None  # made when a filter first asks (not on each new model)
         self.endResetModel()
 
     def tensor_at(self, row: int) -> int:
@@ -211,6 +206,16 @@ class TensorTableModel(QAbstractTableModel):
         return hit
 
     def ops_text(self, tensor: int) -> str:
+        """The types of the ops touching `tensor` (what the filter box also matches)."""
+        if self._ops_text is None:
+            sg = self.subgraph
+            n = len(sg.tensors) if sg is not None else 0
+            touching: list[set[str]] = [set() for _ in range(n)]
+            for op in sg.ops if sg is not None else ():
+                for i in (*op.inputs, *op.outputs):
+                    if 0 <= i < n:
+                        touching[i].add(op.type.lower())
+            self._ops_text = [" ".join(sorted(s)) for s in touching]
         return self._ops_text[tensor]
 
     def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
@@ -260,7 +265,7 @@ class TensorTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and c == 1:
             t = self.subgraph.tensors[ti]
             kind = "constant" if t.is_constant else "variable" if t.is_variable else "activation"
-            return f"{t.name}\n{kind}, {t.num_elements:,} values; ops: {self._ops_text[ti] or '—'}"
+            return f"{t.name}\n{kind}, {t.num_elements:,} values; ops: {self.ops_text(ti) or '—'}"
         if role == Qt.ItemDataRole.TextAlignmentRole and c in (0, 4, 5, 6):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -312,6 +317,8 @@ class TensorFilter(QSortFilterProxyModel):
         src = self.sourceModel()
         if not isinstance(src, TensorTableModel) or src.subgraph is None:
             return False
+        if not self.text and self.kind == KINDS[0]:
+            return True  # no filter: every row (a 1,500-op model's 3,000 tensors, on each new model)
         ti = src.tensor_at(row)
         t = src.subgraph.tensors[ti]
         kind_ok = {

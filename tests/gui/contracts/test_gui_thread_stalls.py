@@ -1,8 +1,11 @@
 """Nothing blocks the GUI thread for long (issue 27, item 13): an event-loop watchdog (a 10 ms
 timer recording the longest gap between its ticks) runs while an action goes to completion:
 Apply fix on a small model and on the bundled example, opening a saved session, runtime-parity
-results arriving. The bound (500 ms) is honest on a shared 2-core machine (measured: 56,
-123, 115-178 and 54 ms; the issue's 1.4-2.3 s stalls did not reproduce here, so these guard them).
+results arriving. The bound is every watchdog's (`BOUND_MS`, 100 ms), on the GUI thread's own CPU
+time in its busiest gap (`longest_cpu_ms`): wall-clock gaps on a shared 2-core machine include
+the scheduler's (measured 56, 123, 115-178 and 54 ms wall-clock when this bound was 500 ms of
+wall-clock time); the wall-clock gap is printed beside it. Apply fix on the example and opening a
+session are not under it yet (`NOT_YET_MS`).
 
 `TQI_PROFILE_GUI=1` prints a cProfile of the GUI thread (the only thread cProfile sees here)
 over each action, to find what runs there."""
@@ -21,11 +24,13 @@ from PySide6.QtCore import QSettings
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.settings import SampleSettings
 from inspector.gui.main_window import MainWindow
-from tests.helpers.event_loop_watchdog import EventLoopWatchdog
+from tests.helpers.event_loop_watchdog import BOUND_MS, EventLoopWatchdog
 from tests.helpers.gui_helpers import click_enabled, open_wait
 
 RUN_MS = 120_000
-BOUND_MS = 500.0  # the issue's stalls were 1.4-2.3 s; half a second leaves room for a loaded shared machine
+# Not yet under the one bound: Apply fix on the bundled example (83-146 ms of GUI-thread CPU in
+# its busiest gap) and opening a saved session (84-112 ms), measured when the bound became CPU time.
+NOT_YET_MS = 150.0
 
 
 @contextlib.contextmanager
@@ -60,7 +65,7 @@ def test_apply_fix_does_not_block(qtbot, diagnosed):
             assert window.features.diagnosis_features.apply_fix(op) is not None
         qtbot.waitUntil(lambda: not window.features.requantize.running, timeout=RUN_MS)
     assert blocker.args[0].kind == "edited"  # the action went to completion
-    assert dog.longest_ms < BOUND_MS, dog.report()
+    assert dog.longest_cpu_ms < BOUND_MS, dog.report()
 
 
 def test_apply_fix_on_the_example_does_not_block(qtbot, window, example_pair):
@@ -79,7 +84,7 @@ def test_apply_fix_on_the_example_does_not_block(qtbot, window, example_pair):
             assert window.features.diagnosis_features.apply_fix(op) is not None
         qtbot.waitUntil(lambda: not window.features.requantize.running, timeout=RUN_MS)
         qtbot.wait(100)
-    assert dog.longest_ms < BOUND_MS, dog.report()
+    assert dog.longest_cpu_ms < NOT_YET_MS, dog.report()
 
 
 def _run_parity(qtbot, win):
@@ -100,7 +105,7 @@ def test_parity_results_arriving_do_not_block(qtbot, window, example_pair):
         result = _run_parity(qtbot, window)
         qtbot.wait(100)  # what the result's arrival queued runs too
     assert result is not None and window.features.parity.view.table.rowCount() == len(result.layers)
-    assert dog.longest_ms < BOUND_MS, dog.report()
+    assert dog.longest_cpu_ms < BOUND_MS, dog.report()
 
 
 def test_opening_a_session_does_not_block(qtbot, window, settings, example_pair, tmp_path):
@@ -125,5 +130,5 @@ def test_opening_a_session_does_not_block(qtbot, window, settings, example_pair,
             assert other.features.session.open(path)
         qtbot.wait(100)
     assert other.features.compare.result is not None and other.features.parity.controller.result is not None
-    assert dog.longest_ms < BOUND_MS, dog.report()
+    assert dog.longest_cpu_ms < NOT_YET_MS, dog.report()
 

@@ -13,21 +13,23 @@ Before this issue's changes, on this pair (wall-clock, three tries each): openin
 the result arriving 1,327-4,901 ms, a click with Layer error shown 330-408 ms, switching to Layer
 error 886-1,526 ms, graph click then Layer error 381-795 ms, a resize 551-919 ms, Apply fix
 8,935 ms (11 s of it naming the layers of the plan row, O(ops²)). After: every action under
-100 ms of GUI-thread CPU (typically 30-80), Apply fix 110-190 ms (see BOUNDS).
+100 ms of GUI-thread CPU (typically 30-80) but Apply fix at 158-228 ms (its bound was relaxed to
+250), 133-321 ms once each try made a real new version (a retry used to find nothing to change
+and measured 15 ms of nothing); then 86-96 ms: the new model paired with A and its layers named
+in the thread that reads it, the layer lists' columns and the exact-SQNR line made in the
+comparison's worker, one version delta per result shown once, the layer plot drawn on a 1 ms
+timer after the click and the result instead of within them: 80-130 ms (see BOUNDS).
 
 A shared 2-core machine delays a timer now and then for reasons of its own: an action over the
 bound is measured again (up to three times) and the best of its tries counts, so a freeze that
 is real (every try) fails and a scheduler hiccup does not. `TQI_PROFILE_GUI=1` prints a cProfile
-of the GUI thread for each action."""
+of the GUI thread's busiest gap (its CPU time) for each action."""
 
 from __future__ import annotations
 
 import contextlib
-import cProfile
 import gc
-import io
 import os
-import pstats
 
 from PySide6.QtCore import Qt
 
@@ -35,17 +37,17 @@ from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.diagnosis_types import Fix
 from inspector.core.requantize.diagnosis_fix import fix_plan
 from inspector.core.samples.settings import SampleSettings
-from tests.helpers.event_loop_watchdog import EventLoopWatchdog
+from tests.helpers.event_loop_watchdog import BOUND_MS, EventLoopWatchdog
 from tests.helpers.gui_helpers import open_wait
 from tests.helpers.many_op_fixtures import residual_pair
 from tests.helpers.paths import REPO
 
-BOUND_MS = 100.0
-# Apply fix replaces model B: every view of B (panes, tables, graph, plots, pair check) takes
-# the new model in one pass of the event loop. Measured 1,600-8,900 ms before this issue and
-# 110-190 ms after it (GUI thread CPU, machine load 6-9 on 2 cores): its bound is the one the
-# code meets today, so a return of the seconds-long freeze fails; 100 ms is still to be reached.
-BOUNDS = {"Apply fix": 250.0}
+# Apply fix alone is not yet under the issue's 100 ms: 80-130 ms of GUI-thread CPU in its busiest
+# gap with a real new version per try (133-321 before this round's changes, measured the same
+# way). What is left is spread over three gaps of similar size (the new model B arriving: panes,
+# tables, graph adoption; its comparison arriving: versions, lists, status; the layer plot's
+# redraw and paint). Its bound is the figure met today, so a return of the freeze fails.
+BOUNDS = {"Apply fix": 150.0}
 walls: dict[str, float] = {}  # the wall-clock gaps, reported beside the bound's figure
 RUN_MS = 120_000
 TRIES = 3
@@ -53,16 +55,11 @@ TRIES = 3
 
 @contextlib.contextmanager
 def _watch(name: str, gaps: dict[str, float]):
-    prof = cProfile.Profile() if os.environ.get("TQI_PROFILE_GUI") else None
-    if prof is not None:
-        prof.enable()
-    with EventLoopWatchdog() as dog:
+    profile = bool(os.environ.get("TQI_PROFILE_GUI"))
+    with EventLoopWatchdog(profile=profile) as dog:
         yield dog
-    if prof is not None:
-        prof.disable()
-        out = io.StringIO()
-        pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(60)
-        print(f"\n=== {name}: {dog.report()}\n{out.getvalue()}")
+    if profile:
+        print(f"\n=== {name}: {dog.report()}; the busiest gap's work:\n{dog.busiest_profile}")
     gaps[name] = min(gaps.get(name, float("inf")), dog.longest_cpu_ms)
     walls[name] = min(walls.get(name, float("inf")), dog.longest_ms)
     print(f"{name}: {dog.report()}")
@@ -166,17 +163,23 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
     rq.failed.connect(lambda m: outcome.append(f"failed {m}"))
     rq.unchanged.connect(lambda m: outcome.append(f"unchanged {m}"))
 
+    used: set[int] = set()
+
     def fix_plan_now():
         """A diagnosed fix when the diagnosis proposes one; else (blame finds this model's error
         spread over hundreds of blocks, no single op carrying 10 % of it, so it proposes none)
-        the re-calibration of the worst layer by own error: the same Requantize work Apply fix runs."""
+        the re-calibration of the worst layer by own error: the same Requantize work Apply fix runs.
+        Each try re-calibrates another layer: a retry of the same fix found nothing left to change
+        and measured 15 ms of nothing (a new version never arrived)."""
         now = win.features.diagnosis_features.diagnosed()
-        fixable = [lay for lay in now.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None]
+        fixable = [lay for lay in now.layers if lay.diagnosis is not None and lay.diagnosis.fix is not None
+                   and lay.diagnosis.fix.edit == "recalibrate" and lay.op_index not in used]
         if fixable:
-            lay = next((x for x in fixable if x.diagnosis.fix.edit == "recalibrate"), fixable[0])
-            return fix_plan(lay.diagnosis.fix, signature=now.signature)
-        worst = min((x for x in now.layers if x.isolated is not None and x.op_type == "FULLY_CONNECTED"),
-                    key=lambda x: x.isolated.sqnr_db)
+            used.add(fixable[0].op_index)
+            return fix_plan(fixable[0].diagnosis.fix, signature=now.signature)
+        worst = min((x for x in now.layers if x.isolated is not None and x.op_type == "FULLY_CONNECTED"
+                     and x.op_index not in used), key=lambda x: x.isolated.sqnr_db)
+        used.add(worst.op_index)
         return fix_plan(Fix("recalibrate", (worst.op_index,)), signature=now.signature)
 
     def apply_fix() -> None:
@@ -185,7 +188,7 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
         qtbot.waitUntil(lambda: bool(outcome), timeout=RUN_MS)
         qtbot.waitUntil(lambda: not rq.running, timeout=RUN_MS)
         qtbot.wait(100)
-        assert outcome[0].startswith(("finished", "unchanged")), outcome  # a retry may find nothing left to change
+        assert outcome[0].startswith("finished"), outcome  # a new version arrived: the work measured
 
     _measure(qtbot, "Apply fix", gaps, apply_fix)
     assert win.state.current is not None and win.state.current != 0

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor
 
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.settings import SampleSettings
+from inspector.gui.graph.canvas import READABLE_SCALE
 from inspector.gui.graph.items import MIN_NODE_PX
 from tests.helpers.gui_helpers import open_wait
 from tests.helpers.many_op_fixtures import residual_pair
@@ -65,7 +66,35 @@ def test_fit_the_overview_and_maximize_on_a_1500_op_model(qtbot, window):
     assert not g.view.btn_room.isChecked()
     g.view.btn_room.setChecked(True)
 
-    # Fit: the whole model drawn, op by op in its colour, not a blank canvas
+    # Fit: the model is a tall narrow column; fitted whole its boxes were sub-pixel (a thin
+    # unreadable column). Fit fills the width at a readable zoom, on the worst op (nothing selected)
+    def shown():
+        return canvas.mapToScene(canvas.viewport().rect()).boundingRect()
+
+    def centre(op):
+        return canvas.nodes[op].sceneBoundingRect().center()
+
+    scene = canvas.scene().sceneRect()
+    assert scene.height() > 20 * scene.width()  # the long chain
+    canvas.select(None, centre=False)
+    canvas.centerOn(canvas.nodes[0])
+    g.view.btn_fit.click()
+    qtbot.wait(50)
+    assert canvas.zoom_level() >= READABLE_SCALE and not canvas.far_out(), canvas.zoom_level()
+    assert shown().width() >= min(scene.width(), canvas.viewport().width() / READABLE_SCALE) * 0.95 or \
+        scene.width() * canvas.zoom_level() >= 0.9 * canvas.viewport().width()  # the width filled (or readable first)
+    assert shown().contains(centre(style.worst_op)), (shown(), centre(style.worst_op))
+    strip = g.view.minimap  # the strip outlines where the view is: around the worst op, not the top
+    sx, sy, r = strip._scale()
+    assert abs(3 + (shown().center().y() - r.y()) * sy - (3 + (centre(style.worst_op).y() - r.y()) * sy)) < strip.height() / 10
+    # with an op selected elsewhere, Fit goes to it
+    far = 100 if abs(centre(100).y() - centre(style.worst_op).y()) > 2 * shown().height() else 1400
+    canvas.select(far, centre=False)
+    g.view.btn_fit.click()
+    qtbot.wait(50)
+    assert shown().contains(centre(far)) and canvas.zoom_level() >= READABLE_SCALE
+
+    # Fit again there: the whole model drawn, op by op in its colour, not a blank canvas
     g.view.btn_fit.click()
     qtbot.wait(50)
     assert canvas.far_out()
@@ -79,7 +108,6 @@ def test_fit_the_overview_and_maximize_on_a_1500_op_model(qtbot, window):
     # the overview strip: the model's colours; a click there moves the canvas there
     canvas.set_zoom(0.5)
     canvas.centerOn(canvas.nodes[0])
-    strip = g.view.minimap
     assert _painted(strip.grab().toImage(), worst_fill) > 20
     before = canvas.mapToScene(canvas.viewport().rect()).boundingRect().center().y()
     qtbot.mouseClick(strip, Qt.MouseButton.LeftButton, pos=QPoint(strip.width() // 2, strip.height() - 8))

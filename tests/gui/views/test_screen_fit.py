@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import shutil
 
-from PySide6.QtCore import QSettings
+import pytest
+from PySide6.QtCore import QRect, QSettings, Qt
+from PySide6.QtWidgets import QApplication
 
 from inspector.gui.main_window import MainWindow
 from inspector.gui.views.sizing import PANES_SHARE, TABS_ROOM
@@ -89,8 +91,8 @@ def test_the_requantize_tab_fits_at_the_default_size_on_1920x1080(qtbot, window,
     sa = panel.findChildren(QScrollArea)[0]
     assert sa.verticalScrollBar().maximum() == 0, (window.size(), window.main_splitter.sizes(), sa.widget().minimumSizeHint())
     save = next(b for b in panel.findChildren(type(panel.editor.run_button)) if b.text().startswith("Save model"))
-    r = save.rect().translated(save.mapTo(sa.viewport(), save.rect().topLeft()))
-    assert sa.viewport().rect().contains(r), (r, sa.viewport().rect())
+    r = save.rect().translated(save.mapTo(panel, save.rect().topLeft()))  # pinned in the Run row, below the scroll area
+    assert panel.rect().contains(r) and save.width() >= save.sizeHint().width(), (r, panel.rect())
 
 
 def test_the_requantize_tab_takes_room_from_the_panes_at_1280x800(qtbot, window, example_pair):
@@ -116,3 +118,47 @@ def test_the_samples_path_field_shows_the_whole_path_in_its_tooltip(qtbot, windo
     long = str(tmp_path / ("a_folder_of_calibration_images_with_a_long_name_" * 3) / "samples.npz")
     panel.path.setText(long)
     assert panel.path.toolTip() == long
+    window.resize(1264, 752)
+    window.features.compare_features.show_page()
+    window.tabs.setFocus()
+    QApplication.processEvents()
+    shown = panel.path.shown_text()  # cut in the middle (it showed the tail only): both ends readable
+    assert "…" in shown and shown.endswith("samples.npz") and shown.startswith(long[:5]), shown
+    assert panel.path.fontMetrics().horizontalAdvance(shown) <= panel.path.width()
+
+
+@pytest.mark.parametrize("screen", [(1280, 800), (1920, 1080)])
+def test_the_requantize_tab_fits_whole_at_the_default_size(qtbot, window, example_pair, screen):
+    """At the first window size on a 1280x800 and a 1920x1080 screen the Requantize tab shows
+    without a scroll bar, on either route and with long texts: every button its whole width, the
+    calibration note whole lines (it was cut mid-line, half the plot behind a scroll bar at 1280)."""
+    from PySide6.QtWidgets import QAbstractButton, QScrollArea
+
+    from inspector.gui.views.sizing import window_size
+
+    window.resize(*window_size(*screen))
+    open_wait(qtbot, window, "A", example_pair[0])
+    open_wait(qtbot, window, "B", example_pair[1])
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=60_000):  # its root cause and summary lines take room
+        window.features.compare_features.run()
+    qtbot.waitUntil(lambda: not window.features.compare.running, timeout=60_000)
+    panel = window.features.requantize_panel
+    window.tabs.setCurrentWidget(panel)
+    qtbot.wait(50)
+    sa = panel.findChildren(QScrollArea)[0]
+    for route in range(panel.editor.route.count()):
+        panel.editor.route.setCurrentIndex(route)
+        panel.editor.set_calibration_text("Calibration uses the comparison's samples: " + "every sample of a long list, " * 12)
+        panel.versions.summary.setText("A long summary of the versions compared. " * 12)
+        qtbot.wait(50)
+        assert not sa.verticalScrollBar().isVisible(), (screen, route, sa.viewport().height(), sa.widget().minimumSizeHint())
+        assert not sa.horizontalScrollBar().isVisible(), (screen, route, sa.viewport().width(), sa.widget().minimumSizeHint())
+        for b in panel.findChildren(QAbstractButton):
+            if b.isVisibleTo(panel) and b.text():
+                assert b.width() >= b.sizeHint().width(), (screen, route, b.text(), b.width(), b.sizeHint().width())
+                r = b.rect().translated(b.mapTo(panel, b.rect().topLeft()))
+                assert panel.rect().contains(r), (screen, route, b.text(), r, panel.rect())
+        cal = panel.editor.calibration
+        drawn = cal.fontMetrics().boundingRect(QRect(0, 0, cal.contentsRect().width(), 1 << 20),
+                                               int(Qt.TextFlag.TextWordWrap), cal.shown_text()).height()
+        assert cal.contentsRect().height() >= drawn, (screen, route, cal.contentsRect(), drawn)  # its lines whole
