@@ -4,10 +4,10 @@ spread over 2 or 3 decades, converted with per-tensor weights (Nagel et al. 2019
 the activation that blocks equalize).
 
 Built so that the plant preserves the float function and ReLU6 rarely reaches 6, the case DFQ's
-ReLU6 -> ReLU recipe is for: the network is trained with ReLU (30 epochs, like the zoo's ReLU
-twins), then each conv's output channel i is divided by g_i = max(1, p99.9_i / TARGET) (p99.9: the
-99.9th percentile of that channel on the training images) and the next layer's input weights for
-channel i multiplied by g_i (ReLU is positively homogeneous: the function is unchanged), so its
+ReLU6 -> ReLU recipe is for: the network is trained with ReLU (the zoo's ReLU twins' network,
+flatten head and training: float ~98 % held out), then each conv's output channel i is divided
+by g_i = max(1, p99.9_i / TARGET) (p99.9: the 99.9th percentile of that channel on the training
+images) and the next layer's input weights for channel i multiplied by g_i (ReLU is positively homogeneous: the function is unchanged), so its
 activations stay below 6 on 99.9 % of the training values; only then does ReLU6 replace ReLU (the
 same weights). The spread is planted as in the ReLU twins (`diagnosis_zoo.plant_spread`, factors
 <= 1: relu6(f·x) = f·relu6(x) wherever x <= 6). Built once into .fixture-cache, under a key of
@@ -46,7 +46,10 @@ def normalize(tf, km, x: np.ndarray) -> None:
         w, b = layer.get_weights()
         layer.set_weights([w / (g[None, None, :, None] if name.startswith("dw") else g), b / g])
         wn, bn = reader.get_weights()
-        reader.set_weights([wn * (g[:, None] if nxt == "logits" else g[None, None, :, None]), bn])
+        if nxt == "logits":  # after a flatten: the dense layer's input rows run (row, column, channel), channel fastest
+            reader.set_weights([wn * np.tile(g, wn.shape[0] // g.size)[:, None], bn])
+        else:
+            reader.set_weights([wn * g[None, None, :, None], bn])
 
 
 def _build() -> dict[str, bytes]:
@@ -61,10 +64,10 @@ def _build() -> dict[str, bytes]:
         return lambda: ([data[i : i + 1]] for i in range(len(data)))
 
     out: dict[str, bytes] = {}
-    trained = zoo._separable(tf, "relu")
-    zoo._fit(trained, xt, yt, 30)
+    trained = zoo._separable(tf, "relu", head="flat", init="he_normal")  # the ReLU twins' network and training
+    zoo._fit_shifted(trained, xt, yt, zoo.EPOCHS)
     normalize(tf, trained, xt)
-    sep = zoo._separable(tf, "relu6")
+    sep = zoo._separable(tf, "relu6", head="flat", init="he_normal")
     sep.set_weights(trained.get_weights())
     base = sep.get_weights()
     for d in (2, 3):

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, overload
 
 from inspector.core.compare.clip_threshold import CLIP_RATE
@@ -65,6 +66,7 @@ from inspector.core.compare.parity_result import RuntimeParityResult
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.metrics import Metrics
+from inspector.core.text.numbers import db, number, percent
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import SAME_SCALE_OPS, SURGICAL_WEIGHT_OPS
 
@@ -101,8 +103,6 @@ class Thresholds:
 THRESHOLDS = Thresholds()
 
 
-def _db(v: float) -> str:
-    return "inf" if v == math.inf else f"{v:.1f}"
 
 
 def _fixed(qm: Model, op: int) -> bool:
@@ -173,20 +173,20 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity: RuntimePari
     if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips and fixed:
         return Diagnosis("none", f"{100 * m.clip_rate:.2f}% of the float values lie past the last step of "
                                  f"{layer.op_type}'s fixed output grid (the kernel's, not a calibration range); "
-                                 f"{which} RMSE {excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB")  # fmt: skip
+                                 f"{which} RMSE {excess:.2f} steps, SQNR {db(own.sqnr_db)} dB")  # fmt: skip
     if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips and holds_input_range(qm, layer.op_index):
         return Diagnosis("input_range", f"{100 * m.clip_rate:.2f}% of the model input's float values lie beyond the range "
                                         f"B's input QUANTIZE gives them (this op holds that range); {which} RMSE "
-                                        f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(layer))  # fmt: skip
+                                        f"{excess:.2f} steps, SQNR {db(own.sqnr_db)} dB", _range_fix(layer))  # fmt: skip
     if m.clip_rate is not None and m.clip_rate >= t.clip_rate and big and clips:
         return Diagnosis("clipping", f"{100 * m.clip_rate:.2f}% of the float values lie beyond B's range; {which} RMSE "
-                                     f"{excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", _range_fix(layer))
+                                     f"{excess:.2f} steps, SQNR {db(own.sqnr_db)} dB", _range_fix(layer))
     mixed = mixed_ranges(qm, layer, t)
     if mixed is not None:
         return mixed
     if m.range_use is not None and m.range_use < t.range_use and own.sqnr_db < t.good_db and not fixed:
         return Diagnosis("resolution", f"the float values use {100 * m.range_use:.1f}% of B's range (about "
-                                       f"{255 * m.range_use:.0f} steps); SQNR {_db(m.sqnr_db)} dB", _range_fix(layer))
+                                       f"{255 * m.range_use:.0f} steps); SQNR {db(m.sqnr_db)} dB", _range_fix(layer))
     imbalance = channel_imbalance(qm, layer, t)
     if imbalance is not None:
         return imbalance
@@ -195,34 +195,32 @@ def diagnose_layer(fm: Model, qm: Model, layer: LayerResult, parity: RuntimePari
     if gain is not None and gain >= t.weight_gain_db and big:
         return Diagnosis("weight_channels", f"per-tensor weights over channels of different ranges: per-channel scales cut the weight noise by "
                                             f"{gain:.1f} dB; {which} RMSE {excess:.2f} steps, SQNR "
-                                            f"{_db(own.sqnr_db)} dB", Fix("per_channel", (layer.op_index,)))
+                                            f"{db(own.sqnr_db)} dB", Fix("per_channel", (layer.op_index,)))
     wsq = weight_sqnr_db(fm, qm, layer) if weight_op and big else None
     if wsq is not None and wsq < t.weight_sqnr_db and big:
         return Diagnosis("weight_rounding", f"B's weights are {wsq:.1f} dB from A's (8 bits: about 40); {which} RMSE {excess:.2f} steps with a sound range "
                                             f"(use {_pct(m.range_use)}, clip {_pct(m.clip_rate)}); SQNR "
-                                            f"{_db(own.sqnr_db)} dB", Fix("weight_rounding", (layer.op_index,)))
+                                            f"{db(own.sqnr_db)} dB", Fix("weight_rounding", (layer.op_index,)))
     if layer.isolated is None:  # the accumulated error mixes in what comes from upstream
         why = (f"no isolated error ({layer.isolated_note})" if layer.isolated_note else
                "the own (isolated) error, left out by --no-isolated, tells the layer's own error (bias, weights) from inherited error")  # fmt: skip
-        return Diagnosis("none", f"accumulated SQNR {_db(m.sqnr_db)} dB, RMSE {_opt(excess)} steps, range use "
+        return Diagnosis("none", f"accumulated SQNR {db(m.sqnr_db)} dB, RMSE {_opt(excess)} steps, range use "
                                  f"{_pct(m.range_use)}, clip {_pct(m.clip_rate)}; {why}")  # fmt: skip
     share = bias_share(own, t.bias_sigmas)
     if weight_op and share is not None and share >= t.bias_share and big:
         return Diagnosis("bias_shift", f"significant mean error per channel carries {100 * share:.0f}% of the {which} error power; "
-                                       f"RMSE {excess:.2f} steps, SQNR {_db(own.sqnr_db)} dB", Fix("bias_correct", (layer.op_index,)))
+                                       f"RMSE {excess:.2f} steps, SQNR {db(own.sqnr_db)} dB", Fix("bias_correct", (layer.op_index,)))
     if weight_op and big:
         return Diagnosis("weight_rounding", f"{which} RMSE {excess:.2f} steps (rounding alone: 0.29) with a sound range (use "
                                             f"{_pct(m.range_use)}, clip {_pct(m.clip_rate)}); SQNR "
-                                            f"{_db(own.sqnr_db)} dB", Fix("weight_rounding", (layer.op_index,)))
-    return Diagnosis("none", f"{which} SQNR {_db(own.sqnr_db)} dB, RMSE {_opt(excess)} steps, range use {_pct(m.range_use)}, clip {_pct(m.clip_rate)}")
+                                            f"{db(own.sqnr_db)} dB", Fix("weight_rounding", (layer.op_index,)))
+    return Diagnosis("none", f"{which} SQNR {db(own.sqnr_db)} dB, RMSE {_opt(excess)} steps, range use {_pct(m.range_use)}, clip {_pct(m.clip_rate)}")
 
 
-def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{100 * v:.1f}%"
+_pct = partial(percent, none="-", space=False)  # "12.5%", "-"
 
 
-def _opt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.2f}"
+_opt = partial(number, decimals=2, none="-")  # "0.25", "-"
 
 
 def _parents(qm: Model) -> list[list[int]]:
@@ -271,8 +269,8 @@ def diagnose(fm: Model, qm: Model, layers: tuple[LayerResult, ...], parity: Runt
                     sd = own[src.op_index]
                     d = Diagnosis(
                         "inherited",
-                        f"own SQNR {_db(iso)} dB, accumulated {_db(acc)} dB: the error comes from op {src.op_index} "
-                        f"({src.op_type}, {sd.cause}, own SQNR {_db(_own(src)[0].sqnr_db)} dB)",
+                        f"own SQNR {db(iso)} dB, accumulated {db(acc)} dB: the error comes from op {src.op_index} "
+                        f"({src.op_type}, {sd.cause}, own SQNR {db(_own(src)[0].sqnr_db)} dB)",
                         sd.fix,
                         src.op_index,
                     )

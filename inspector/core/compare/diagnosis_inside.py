@@ -28,6 +28,7 @@ import numpy as np
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
+from inspector.core.text.numbers import db
 from inspector.core.tflite.equalize_pair import HOMOGENEOUS
 from inspector.core.tflite.model import Model
 from inspector.core.tflite.op_facts import A16W8_OPS, CONCAT_OPS, EQUALIZE_OPS, SLICE_PATH_OPS
@@ -46,10 +47,6 @@ class Thresholds(Protocol):
     def imbalance_steps(self) -> float: ...
     @property
     def imbalance_share(self) -> float: ...
-
-
-def _db(v: float) -> str:
-    return ("inf" if v > 0 else "-inf") if not math.isfinite(v) else f"{v:.1f}"
 
 
 def _final_float(qm: Model, op: int) -> bool:
@@ -95,8 +92,8 @@ def mixed_ranges(qm: Model, layer: LayerResult, t: Thresholds) -> Diagnosis | No
     bsrc = "" if big.producer_op is None else f" (op {big.producer_op} {big.producer_type})"
     ev = (f"slice {worst.label}{src} spans {worst.float_min:.3g}..{worst.float_max:.3g}, {worst.steps_used:.1f} steps "
           f"of the one output scale {layer.scale[0]:.3g} set by slice {big.label}{bsrc} spanning "
-          f"{big.float_min:.3g}..{big.float_max:.3g} ({ratio:.0f}x the range): SQNR {_db(worst.sqnr_db)} dB where "
-          f"the tensor reads {_db(layer.metrics.sqnr_db)} dB")
+          f"{big.float_min:.3g}..{big.float_max:.3g} ({ratio:.0f}x the range): SQNR {db(worst.sqnr_db)} dB where "
+          f"the tensor reads {db(layer.metrics.sqnr_db)} dB")
     ops = (layer.op_index, *(k for k in slice_path_ops(qm, layer, t.good_db) if qm.main.ops[k].type != "QUANTIZE"))
     if _final_float(qm, layer.op_index):
         fix = Fix("keep_float", tuple(sorted(ops)))
@@ -153,7 +150,7 @@ def channel_imbalance(qm: Model, layer: LayerResult, t: Thresholds) -> Diagnosis
     ev = (f"channel {big} spans {c.float_min[big]:.3g}..{c.float_max[big]:.3g} and sets the one scale "
           f"{layer.scale[0]:.3g}: channel ranges differ {ratio:.0f}x (largest / median), {100 * share:.0f}% of the "
           f"{c.count} channels keep under {t.imbalance_steps:g} steps (median {float(np.median(steps)):.1f}); worst "
-          f"channel {c.worst} reads SQNR {_db(c.sqnr_db[c.worst])} dB, the tensor {_db(layer.metrics.sqnr_db)} dB")
+          f"channel {c.worst} reads SQNR {db(c.sqnr_db[c.worst])} dB, the tensor {db(layer.metrics.sqnr_db)} dB")
     pair = equalize_pair(qm, layer.op_index)
     if pair is not None:
         fix = Fix("equalize", pair)
@@ -193,6 +190,6 @@ def point_at_inside_causes(qm: Model, by_op: dict[int, LayerResult], found: dict
                 out[c.index] = Diagnosis(
                     "channel_imbalance",
                     f"its input from op {op} ({by_op[op].op_type}) is imbalanced: the error comes from op {op}, not "
-                    f"a {cd.cause.replace('_', ' ')} of its own (SQNR {_db(lay.metrics.sqnr_db)} dB); {d.evidence}",
+                    f"a {cd.cause.replace('_', ' ')} of its own (SQNR {db(lay.metrics.sqnr_db)} dB); {d.evidence}",
                     d.fix, op)
     return out

@@ -8,10 +8,10 @@ Read from `ComparisonResult.root_causes` (measured by `requantize.blame`); nothi
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from inspector.core.compare.diagnosis_types import Fix, RootCause
+from inspector.core.text.numbers import signed_db
 
 if TYPE_CHECKING:
     from inspector.core.compare.result import ComparisonResult
@@ -36,18 +36,14 @@ def fix_words(fix: Fix | None) -> str:
     return f"{FIX_LABELS.get(fix.edit, fix.edit)} op {', '.join(map(str, fix.ops))}"
 
 
-def _db(v: float | None) -> str:
-    return "-" if v is None else ("+inf" if math.isinf(v) else f"{v:+.1f}")
-
-
 def root_cause_text(rc: RootCause) -> str:
     """One root cause in one line."""
     where = "the model input" if rc.op_index < 0 else f"op {rc.op_index} {rc.op_type}"
     line = f"{where}, {CAUSE_WORDS.get(rc.cause, rc.cause.replace('_', ' '))}: {100 * rc.share:.0f}% of the output error"
     if rc.fix is None:
-        line += f" (removing it: {_db(rc.gain_db)} dB); no fix measured"
+        line += f" (removing it: {signed_db(rc.gain_db)} dB); no fix measured"
     else:
-        line += f"; fix: {fix_words(rc.fix)} -> {_db(rc.fix_gain_db)} dB"
+        line += f"; fix: {fix_words(rc.fix)} -> {signed_db(rc.fix_gain_db)} dB"
         if rc.accuracy is not None:
             f, b, a = rc.accuracy
             line += f", held-out accuracy {b:.1f} -> {a:.1f}% (float {f:.1f}%)"

@@ -25,6 +25,7 @@ import contextlib
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,7 @@ from inspector.core.errors import InputError
 from inspector.core.requantize.imbalance import Chain
 from inspector.core.requantize.measure import runner_reading
 from inspector.core.samples.spec import Sample, feed
+from inspector.core.text.numbers import db
 from inspector.core.tflite import edit as fe
 from inspector.core.tflite.equalize_pair import RELU6, activation
 from inspector.core.tflite.model import Model, load_model
@@ -93,8 +95,7 @@ class FloatChange:
         return None
 
 
-def _db(v: float) -> str:
-    return "∞" if math.isinf(v) else f"{v:.1f}"
+_db = partial(db, symbols=True)  # "31.2", "∞"
 
 
 def relu6_producers(qm: Model, producers: Sequence[int]) -> tuple[int, ...]:

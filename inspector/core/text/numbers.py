@@ -4,7 +4,7 @@
 - `number(v, digits)`: `digits` significant digits ("0.0123", "1.23e+04"), or `decimals`;
 - `db(v)`: decibels with fixed decimals ("31.2", "31.20 dB" with `unit`);
 - `percent(v)`: a share in [0, 1] as a percentage ("12.5 %");
-- `signed(v, decimals)`: with its sign, never "-0.00".
+- `signed(v, decimals)`: with its sign, never "-0.00"; `signed_db(v)` a gain in dB ("+18.6", "-").
 
 Missing values (None, and NaN where a figure could not be measured) are written `none`; infinite
 ones "inf" / "-inf" (plain text, the command line) or "∞" / "−∞" (`symbols=True`, the window).
@@ -50,3 +50,10 @@ def percent(v: float | None, decimals: int = 1, *, none: str = "n/a", space: boo
 def signed(v: float, decimals: int) -> str:
     """'+0.00', never '-0.00': a change that rounds to zero has no sign."""
     return f"{round(v, decimals) + 0.0:+.{decimals}f}"
+
+
+def signed_db(v: float | None, decimals: int = 1, *, none: str = "-") -> str:
+    """A change in decibels with its sign ("+18.6", "-0.3", "+inf"); None is `none`."""
+    if v is None:
+        return none
+    return "+inf" if v == math.inf else signed(v, decimals)

@@ -106,9 +106,9 @@ def layer_series(
     if key == WORST_CHANNEL_KEY:  # accumulated only: channels are measured on the end-to-end run
         raw = [None] * len(result.layers) if isolated else list(layer_figures(result).worst_part_db)
     else:
-        raw = [metric_value(layer.isolated if isolated else layer.metrics, key) for layer in result.layers]
+        raw = [metric_value(_own_metrics(layer) if isolated else layer.metrics, key) for layer in result.layers]
     vals = np.array([np.nan if v is None else v for v in raw], np.float64)
-    notes = [""] * len(raw)
+    notes = [INPUT_RANGE_NOTE if isolated and _holds_input_range(layer) else "" for layer in result.layers]
     if key in SQNR_KEYS:
         for i, v in enumerate(raw):
             if v is not None and math.isinf(v):
@@ -131,6 +131,21 @@ def layer_series(
     n = len(raw)
     x = np.array([layer.op_index for layer in result.layers], np.float64)
     return LayerSeries(name, x, vals, tuple(raw), tuple(range(n)), tuple(notes), shape)
+
+
+INPUT_RANGE_NOTE = "the model input's range is this op's: its own error is its accumulated error"
+
+
+def _holds_input_range(layer: LayerResult) -> bool:
+    """The op that holds the model input's range (diagnosed `input_range`): fed B's input as B's
+    QUANTIZE made it (already clipped), its isolated run reads no error; the clipping is its own."""
+    return layer.diagnosis is not None and layer.diagnosis.cause == "input_range"
+
+
+def _own_metrics(layer: LayerResult) -> Metrics | None:
+    """The layer's own error on the plot: its isolated error, or for the op that holds the model
+    input's range its accumulated one (as the diagnosis judges it)."""
+    return layer.metrics if _holds_input_range(layer) else layer.isolated
 
 
 def aligned_x(run: ComparisonResult, main: ComparisonResult | None) -> np.ndarray:

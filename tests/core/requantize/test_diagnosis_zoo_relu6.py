@@ -135,7 +135,8 @@ def test_relu6_chain_is_named_fixed_and_its_float_change_stated(relu6_models, de
     rest = slice(cal, None)
     got = {k: 100 * np.mean(_run(m, images[rest])[0].reshape(len(labels[rest]), -1).argmax(1) == labels[rest])
            for k, m in (("float", f), ("int8", q), ("fixed", fixed.model_bytes))}  # fmt: skip
-    assert got["int8"] < got["float"] - 5
+    assert got["int8"] < got["float"] - 3  # a real drop (2 decades: 98.5 -> 95.0 %; 3 decades far more)
+    assert got["float"] >= 97.0 and got["fixed"] >= 95.0, got  # the bar: >= 95 % from float ~97 %
     assert got["fixed"] >= got["float"] - 1.0, got
     assert (got["fixed"] - got["int8"]) >= 0.9 * (got["float"] - got["int8"]), got
 

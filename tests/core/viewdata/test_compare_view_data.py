@@ -95,3 +95,44 @@ def test_keep_plan_all_layers_within_budget(example_pair):
     q = Model(example_pair[1])
     assert keep_plan(q) == frozenset(range(len(q.main.tensors)))
     assert keep_plan(q, selected=7, budget=10) == frozenset({*q.main.outputs, 7})
+
+
+def test_the_op_holding_the_input_range_draws_its_own_error(example_pair):
+    """The bundled example's op 1 RESHAPE holds the model input's range (diagnosed input_range):
+    its isolated run is fed B's input as B's QUANTIZE clipped it, so it read ∞ and the own-error
+    curve drew the root cause at the top. Its own error on the plot is its accumulated SQNR,
+    checked here against numpy on LiteRT's preserved tensors."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    from inspector.paths import example_inputs
+
+    fa, fb = (str(p) for p in example_pair)
+    result = compare_models(fa, fb, CompareOptions(samples=SampleSettings(count=24, source=str(example_inputs()))))
+    k = next(i for i, lay in enumerate(result.layers) if lay.op_index == 1)
+    layer = result.layers[k]
+    assert layer.diagnosis.cause == "input_range" and math.isinf(layer.isolated.sqnr_db)
+    own = layer_series(result, "sqnr_db", isolated=True)
+    assert own.raw[k] == layer.metrics.sqnr_db and "input's range" in own.notes[k]
+    assert all(own.raw[i] == lay.isolated.sqnr_db for i, lay in enumerate(result.layers) if i != k)
+    with np.load(example_inputs()) as z:
+        images = next(z[n] for n in z.files if z[n].dtype == np.float32)[:24]
+    its = []
+    for p in (fa, fb):
+        it = Interpreter(model_path=p, experimental_preserve_all_tensors=True)
+        it.allocate_tensors()
+        its.append(it)
+    sig = err = 0.0
+    for img in images:
+        outs = []
+        for it, t in zip(its, (layer.float_tensor, layer.quant_tensor), strict=True):
+            inp = it.get_input_details()[0]
+            it.set_tensor(inp["index"], img.reshape(inp["shape"]).astype(np.float32))
+            it.invoke()
+            v = it.get_tensor(t).astype(np.float64)
+            d = it.get_tensor_details()[t]["quantization_parameters"]
+            if len(d["scales"]):
+                v = (v - d["zero_points"][0]) * d["scales"][0]
+            outs.append(v)
+        sig += float(np.sum(outs[0] ** 2))
+        err += float(np.sum((outs[0] - outs[1]) ** 2))
+    assert own.raw[k] == pytest.approx(10 * np.log10(sig / err), abs=0.01)

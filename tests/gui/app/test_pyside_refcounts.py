@@ -77,8 +77,10 @@ def test_object_signals_and_qvariant_keep_singleton_refcounts(qtbot):
         combo.itemData(0)
     got.clear()
     after = _counts()
-    assert after[1] >= before[1], f"True lost {before[1] - after[1]} references in {N} emissions"
-    assert after[0] >= before[0] - 5, f"None lost {before[0] - after[0]} references in {N} itemData calls"
+    # the regression drops one reference per conversion (N); other threads still winding down from earlier
+    # tests move the shared counts by a few (True lost 3 in a full GUI run on a loaded machine)
+    assert after[1] >= before[1] - N // 10, f"True lost {before[1] - after[1]} references in {N} emissions"
+    assert after[0] >= before[0] - N // 10, f"None lost {before[0] - after[0]} references in {N} itemData calls"
 
 
 @pytest.mark.skipif(IMMORTAL_SINGLETONS, reason="None/True/False are immortal from Python 3.12 on (PEP 683)")
