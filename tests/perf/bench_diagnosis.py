@@ -61,8 +61,10 @@ def families() -> list[tuple[str, str, str, SampleSettings, bool]]:
     rf, rq = residual_pair(CACHE, 500, -1)  # no block planted
     ef, eq = example_pair()
     digits = SampleSettings(ALL, source=npz)
+    planted = _planted()
     return [
         ("bundled example", str(ef), str(eq), SampleSettings(ALL, source=str(example_inputs())), False),
+        *planted,
         ("depthwise, 2 decades, per-tensor", str(m["dw2_float"]), str(m["dw2_int8"]), digits, False),
         ("depthwise, 3 decades, per-tensor", str(m["dw3_float"]), str(m["dw3_int8"]), digits, False),
         ("depthwise ReLU6, 2 decades, per-tensor", str(m["r6dw2_float"]), str(m["r6dw2_int8"]), digits, False),
@@ -80,6 +82,36 @@ def families() -> list[tuple[str, str, str, SampleSettings, bool]]:
         ("deep residual (transformer, 32 blocks, random)", str(deep_transformer(CACHE, 32, "float")),
          str(deep_transformer(CACHE, 32, "int8")), SampleSettings(32), True),
     ]  # fmt: skip
+
+
+def _planted() -> list[tuple[str, str, str, SampleSettings, bool]]:
+    """The planted families of tests/core/requantize/test_blame_planted.py (B's flatbuffer edited;
+    an outlier channel and detector heads built by the converter)."""
+    import tempfile
+
+    import numpy as np
+
+    from tests.core.requantize.test_blame_planted import EVAL, PLANTS
+    from tests.helpers import diagnosis_fixtures as dx
+    from tests.helpers import inside_fixtures as ix
+    from tests.helpers.task_fixtures import TaskFixtures
+
+    folder = Path(tempfile.mkdtemp(prefix="tqi-planted-"))
+    paths = dx.models(CACHE)
+    f, q = paths["diag_float"], paths["diag_int8"]
+    npz = SampleSettings(EVAL, seed=1, source=str(TaskFixtures(CACHE).npz(EVAL)))
+    rows = []
+    for plant, (edit, name, _, _) in PLANTS.items():
+        b = folder / f"{plant.replace(' ', '_')}.tflite"
+        b.write_bytes(edit(q.read_bytes(), dx.op_index(q, name)))
+        rows.append((f"planted {plant} (trained CNN)", str(f), str(b), npz, False))
+    out = ix.outlier_models(CACHE)
+    rows.append(("outlier channel (trained CNN)", str(out["out_float"]), str(out["out_int8"]), npz, False))
+    det = ix.detector_models(CACHE)
+    np.save(folder / "det.npy", ix.detector_images(48, 3))
+    rows.append(("detector heads concatenated", str(det["det_float"]), str(det["det_int8"]),
+                 SampleSettings(ALL, source=str(folder / "det.npy")), False))  # fmt: skip
+    return rows
 
 
 def row(name: str, f: str, q: str, samples: SampleSettings, healthy: bool) -> list[str]:
