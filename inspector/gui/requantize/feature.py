@@ -23,6 +23,7 @@ from inspector.core.requantize.suggest import SuggestResult
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
 from inspector.core.requantize.surgical_plan import SurgicalPlan
 from inspector.core.samples.holdout import MIN_HELD_OUT, split_samples
+from inspector.core.state.app_state import same_file
 from inspector.core.state.versions import Version
 from inspector.core.viewdata.layer_series import op_errors
 from inspector.core.viewdata.suggest_view import suggest_text
@@ -118,6 +119,12 @@ class RequantizeFeature(QObject):
         self.panel.editor.set_plan(plan)
         self.ui.show_tab(self.panel)
         return self.rq.run(plan)
+
+    def revert_to(self, path: str) -> None:
+        """Make the version stored at `path` model B again (a fix that made things worse, undone)."""
+        i = next((v.number for v in self.rq.versions if same_file(v.path, path)), None)
+        if i is not None:
+            self.rq.switch_to(i)
 
     def say(self, text: str) -> None:
         """A message under the plan (its first line also in the status bar)."""

@@ -35,3 +35,41 @@ def test_the_root_cause_leads_with_apply_fix(qtbot, window, tmp_path):
         strip.button.click()
     qtbot.waitUntil(lambda: bool(window.features.diagnosis_features.outcome), timeout=RUN_MS)
     assert window.features.diagnosis_features.outcome[0].startswith("held-out accuracy 93.8 → 98.4 %")
+
+
+def test_a_fix_that_lowers_the_output_is_said_and_can_be_reverted(qtbot, window, tmp_path):
+    """Issue 33 §3: a fix whose comparison reads a lower model output SQNR than before is said in
+    the strip, with Revert, which makes the version the fix was made from model B again (the fixed
+    version stays listed). The real root fix makes v1 from v0; its outcome is then judged against a
+    'before' whose output read 5 dB more, as a fix that made things worse would be."""
+    from dataclasses import replace
+
+    from inspector.core.state.app_state import same_file
+
+    window.settings.setValue(AUTORUN_KEY, True)
+    act = next(a for a in window.ui.menu("File").actions() if a.text().replace("&", "") == "Open the example pair")
+    feats = window.features.diagnosis_features
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None):
+        act.trigger()
+    qtbot.waitUntil(lambda: feats.strip.root is not None, timeout=5000)
+    v0 = window.features.requantize.versions[0]
+    with qtbot.waitSignal(feats.rq.finished, timeout=RUN_MS) as got:
+        feats.strip.button.click()
+    v1 = got.args[0]
+    qtbot.waitUntil(lambda: window.features.compare.result is not None and same_file(window.features.compare.result.quant_path, v1.path),
+                    timeout=RUN_MS)  # fmt: skip
+    assert not feats.strip.revert.isVisible()  # the real fix gained: nothing to undo
+    after = v1.comparison
+    better = replace(after, outputs=tuple(replace(o, metrics=replace(o.metrics, sqnr_db=o.metrics.sqnr_db + 5.0)) for o in after.outputs))
+    feats.pending = (feats.strip.root.fix if feats.strip.root else None, better, "test")
+    feats._fix_finished(v1)
+    assert feats.strip.revert.isVisible() and "lowered the model output SQNR" in feats.strip.worse.text()
+    assert feats.outcome[0].startswith("The fix lowered the model output SQNR")
+    window.resize(1280, 800)
+    qtbot.wait(50)
+    assert window.grab().save(os.path.join(os.environ.get("INSPECTOR_SHOTS", str(tmp_path)), "revert_offer_1280x800.png"))
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS):
+        feats.strip.revert.click()
+    qtbot.waitUntil(lambda: same_file(window.controller.models["B"].path, v0.path), timeout=RUN_MS)
+    assert not feats.strip.revert.isVisible()
+    assert [v.path for v in window.features.requantize.versions] == [v0.path, v1.path]
