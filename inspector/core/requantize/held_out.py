@@ -54,7 +54,12 @@ class HeldOutGain:
         gain = f"{self.gain_db:+.2f} dB" if math.isfinite(self.gain_db) else "exact"
         worst = (f" (its worst part: {self.part_before or 'the whole tensor'} before, {self.part_after or 'the whole tensor'} after)"
                  if self.part_before or self.part_after else "")
-        return f"output SQNR {db(self.before_db, 2, unit=True)} → {db(self.after_db, 2, unit=True)} ({gain}) {where}{worst}"
+        worse = ("; the edit lowers the output SQNR: not worth keeping"
+                 if self.gain_db < -LOWERED_DB else "")  # fmt: skip
+        return f"output SQNR {db(self.before_db, 2, unit=True)} → {db(self.after_db, 2, unit=True)} ({gain}) {where}{worst}{worse}"
+
+
+LOWERED_DB = 0.05  # a held-out loss beyond this is said (below: rounding)
 
 
 def held_out_gain(
