@@ -45,3 +45,29 @@ def sqnr_db(x: np.ndarray, y: np.ndarray) -> float:
     x, y = np.asarray(x, np.float64), np.asarray(y, np.float64)
     err = float(np.sum((x - y) ** 2))
     return math.inf if err == 0 else 10 * math.log10(float(np.sum(x**2)) / err)
+
+
+def model_outputs(model: bytes | str | Path, images: np.ndarray) -> np.ndarray:
+    """LiteRT's first output per image, flattened: (images, values). A quantized input gets the
+    image quantized with that input's own parameters (read from the interpreter), a quantized
+    output is dequantized with its own."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    it = Interpreter(model_content=model) if isinstance(model, bytes) else Interpreter(model_path=str(model))
+    it.allocate_tensors()
+    inp, out = it.get_input_details()[0], it.get_output_details()[0]
+    ys = []
+    for img in images:
+        x = img[None].astype(np.float32)
+        if inp["dtype"] != np.float32:
+            s, z = inp["quantization"]
+            info = np.iinfo(inp["dtype"])
+            x = np.clip(np.round(x / s) + z, info.min, info.max).astype(inp["dtype"])
+        it.set_tensor(inp["index"], x)
+        it.invoke()
+        y = np.array(it.get_tensor(out["index"]), np.float64)
+        if out["dtype"] != np.float32:
+            s, z = out["quantization"]
+            y = (y - z) * s
+        ys.append(y.reshape(-1))
+    return np.stack(ys)

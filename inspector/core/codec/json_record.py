@@ -53,28 +53,12 @@ class JsonField:
     has_absent: bool = False
 
 
-def json_field(
-    *,
-    key: str | None = None,
-    omit_none: bool = False,
-    omit_default: bool = False,
-    skip: bool = False,
-    encode: Callable[[Any], Any] | None = None,
-    decode: Callable[[Any], Any] | None = None,
-    ndigits: int | None = None,
-    none_as: Any = None,
-    dtype: Any = None,
-    absent: Any = MISSING,
-    default: Any = MISSING,
-    default_factory: Any = MISSING,
-    kw_only: Any = MISSING,
-) -> Any:
-    """`dataclasses.field` with the JSON metadata of `JsonField`. (A field without a default that
-    follows fields without one takes `dataclasses.field(metadata=json_meta(...))` instead: type
-    checkers read any other call as a default.)"""
-    meta = json_meta(key=key, omit_none=omit_none, omit_default=omit_default, skip=skip, encode=encode, decode=decode,
-                     ndigits=ndigits, none_as=none_as, dtype=dtype, absent=absent)  # fmt: skip
-    return dataclasses.field(default=default, default_factory=default_factory, kw_only=kw_only, metadata=meta)
+def json_field(*, default: Any = MISSING, default_factory: Any = MISSING, kw_only: Any = MISSING, **meta: Any) -> Any:
+    """`dataclasses.field` with the JSON metadata of `JsonField` (`meta`: `json_meta`'s keywords).
+    (A field without a default that follows fields without one takes
+    `dataclasses.field(metadata=json_meta(...))` instead: type checkers read any other call as a
+    default.)"""
+    return dataclasses.field(default=default, default_factory=default_factory, kw_only=kw_only, metadata=json_meta(**meta))
 
 
 def json_meta(

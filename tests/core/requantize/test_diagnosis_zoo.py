@@ -24,6 +24,7 @@ from inspector.core.samples.holdout import split_samples
 from inspector.core.samples.settings import SampleSettings
 from tests.helpers import diagnosis_zoo as zoo
 from tests.helpers.paths import REPO
+from tests.helpers.reference import model_outputs as _outputs
 
 SAMPLES = 150
 
@@ -34,27 +35,6 @@ def zoo_models():
     return zoo.models(root), zoo.held_out(root)
 
 
-def _outputs(model: bytes | str, images: np.ndarray) -> np.ndarray:
-    """Float outputs; a quantized input gets the image quantized with that input's own parameters
-    (read from the interpreter), a quantized output is dequantized with its own."""
-    it = Interpreter(model_content=model) if isinstance(model, bytes) else Interpreter(model_path=str(model))
-    it.allocate_tensors()
-    inp, out = it.get_input_details()[0], it.get_output_details()[0]
-    ys = []
-    for img in images:
-        x = img[None].astype(np.float32)
-        if inp["dtype"] != np.float32:
-            s, z = inp["quantization"]
-            info = np.iinfo(inp["dtype"])
-            x = np.clip(np.round(x / s) + z, info.min, info.max).astype(inp["dtype"])
-        it.set_tensor(inp["index"], x)
-        it.invoke()
-        y = np.array(it.get_tensor(out["index"]), np.float64)
-        if out["dtype"] != np.float32:
-            s, z = out["quantization"]
-            y = (y - z) * s
-        ys.append(y)
-    return np.stack(ys)
 
 
 def test_integer_input_model_names_its_input_range_and_widens_it(zoo_models):

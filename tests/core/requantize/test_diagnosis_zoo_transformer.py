@@ -23,6 +23,7 @@ from inspector.core.samples.settings import SampleSettings
 from tests.helpers import diagnosis_zoo as zoo
 from tests.helpers import diagnosis_zoo_transformer as zt
 from tests.helpers.paths import REPO
+from tests.helpers.reference import model_outputs as _outputs
 
 SAMPLES = 150
 RANGE_CAUSES = ("clipping", "resolution", "input_range")
@@ -39,26 +40,6 @@ def encoder():
     return f, q, opts, compare_and_blame(f, q, opts), images, labels
 
 
-def _outputs(model: bytes | str, images: np.ndarray) -> np.ndarray:
-    """Float outputs; an int8 input gets the image quantized with its own parameters, an int8
-    output is dequantized with its own."""
-    it = Interpreter(model_content=model) if isinstance(model, bytes) else Interpreter(model_path=model)
-    it.allocate_tensors()
-    inp, out = it.get_input_details()[0], it.get_output_details()[0]
-    ys = []
-    for img in images:
-        x = img[None].astype(np.float32)
-        if inp["dtype"] != np.float32:
-            s, z = inp["quantization"]
-            x = np.clip(np.round(x / s) + z, -128, 127).astype(inp["dtype"])
-        it.set_tensor(inp["index"], x)
-        it.invoke()
-        y = np.array(it.get_tensor(out["index"]), np.float64)
-        if out["dtype"] != np.float32:
-            s, z = out["quantization"]
-            y = (y - z) * s
-        ys.append(y.reshape(-1))
-    return np.stack(ys)
 
 
 def _planted(path: str) -> tuple[int, str]:
