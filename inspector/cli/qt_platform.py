@@ -125,11 +125,11 @@ def _reachable(family: int, address: object, timeout: float = 2.0) -> str | None
     for a in addresses:
         try:
             if family == socket.AF_INET:
-                with socket.create_connection(a, timeout=timeout):  # type: ignore[arg-type]
+                with socket.create_connection(a, timeout=timeout):  # type: ignore[arg-type]  # `address` is a (host, port) pair here: its type is the family's
                     return None
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
                 s.settimeout(timeout)
-                s.connect(a)  # type: ignore[arg-type]
+                s.connect(a)  # type: ignore[arg-type]  # a path (or abstract name) for AF_UNIX: object by the signature above
                 return None
         except FileNotFoundError:
             reason = f"no X server socket {address}"
