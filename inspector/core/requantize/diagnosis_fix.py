@@ -10,6 +10,7 @@ from __future__ import annotations
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
 from inspector.core.compare.inside import SliceStats
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.requantize.held_out import LOWERED_DB
 from inspector.core.requantize.surgical_plan import Edit, SurgicalPlan
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.text.numbers import db
@@ -67,6 +68,18 @@ def fix_outcome(before: ComparisonResult, after: ComparisonResult, fix: Fix) -> 
         for o_b, o_a in zip(before.outputs, after.outputs, strict=False):
             lines += _part_lines(f"output {o_b.name}", o_b.slices, o_a.slices)
     return lines
+
+
+def fix_lowered(before: ComparisonResult, after: ComparisonResult) -> str | None:
+    """The line saying a fix lowered the model output SQNR (beyond `held_out.LOWERED_DB`), else None."""
+    if not before.outputs or not after.outputs:
+        return None
+    ob = min(o.metrics.sqnr_db for o in before.outputs)
+    oa = min(o.metrics.sqnr_db for o in after.outputs)
+    if not oa < ob - LOWERED_DB:
+        return None
+    return (f"The fix lowered the model output SQNR ({db(ob, 2)} → {db(oa, 2)} dB): not worth keeping. "
+            "Revert makes the version it was made from model B again.")
 
 
 def fix_headline(before: ComparisonResult, after: ComparisonResult) -> str:

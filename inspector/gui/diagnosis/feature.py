@@ -28,12 +28,11 @@ from inspector.core.compare.diagnosis_types import Fix, RootCause
 from inspector.core.compare.extract import Extraction, extract_op, write_extraction
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.progress import TaskState
-from inspector.core.requantize.diagnosis_fix import fix_headline, fix_outcome, fix_plan
+from inspector.core.requantize.diagnosis_fix import fix_headline, fix_lowered, fix_outcome, fix_plan
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.app_state import same_file
 from inspector.core.state.versions import Version
-from inspector.core.text.numbers import db
 from inspector.core.viewdata.layer_series import cause_column, fix_label
 from inspector.gui.diagnosis.root_cause_strip import RootCauseStrip
 from inspector.gui.protocols import Comparison, ModelsController, Parity, PlanRunner
@@ -48,9 +47,6 @@ def extract_job(quant_path: str, op: int, samples: SampleSettings, float_path: s
                       task=task, step=f"capturing op {op}", models=tuple(p for p in (quant_path, float_path) if p))
     write_extraction(ex, out_dir)
     return ex
-
-
-LOWERED_DB = 0.05  # an output SQNR this much lower after a fix: the fix made it worse (below: rounding)
 
 
 class DiagnosisFeature(QObject):
@@ -179,14 +175,10 @@ class DiagnosisFeature(QObject):
         if root is not None and root.accuracy is not None:  # measured on the held-out samples by blame
             f, b, a = root.accuracy
             self.outcome.insert(0, f"held-out accuracy {b:.1f} → {a:.1f} % (float {f:.1f} %), output SQNR {root.fix_gain_db:+.1f} dB held out")
-        if before.outputs and after.outputs:  # a fix that lowers the model output is said, and can be undone
-            ob = min(o.metrics.sqnr_db for o in before.outputs)
-            oa = min(o.metrics.sqnr_db for o in after.outputs)
-            if oa < ob - LOWERED_DB and v.source:
-                worse = (f"The fix lowered the model output SQNR ({db(ob, 2)} → {db(oa, 2)} dB): not worth keeping. "
-                         f"Revert makes the version it was made from model B again.")  # fmt: skip
-                self.outcome.insert(0, worse)
-                self.strip.offer_revert(worse, v.path, partial(self.requantize.revert_to, v.source))
+        worse = fix_lowered(before, after)  # a fix that lowers the model output is said, and can be undone
+        if worse is not None and v.source:
+            self.outcome.insert(0, worse)
+            self.strip.offer_revert(worse, v.path, partial(self.requantize.revert_to, v.source))
         # the key figures first (the status keeps two lines, the status bar one; the tooltip all)
         gain = [n for n in getattr(v, "notes", ()) if n.startswith("gain: ")]
         self.requantize.say(f"Applied the fix ({label}): {fix_headline(before, after)} · now model B: {v.name}\n" + "\n".join(gain + self.outcome))
