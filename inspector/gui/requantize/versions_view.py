@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from inspector.core.requantize.delta import VersionDelta
 from inspector.core.viewdata.layer_series import format_value
 from inspector.gui.binding import quietly
+from inspector.gui.views.item_roles import MultiRoleTableModel
 from inspector.gui.views.sizing import CappedLabel, table_height
 
 VERSION_COLUMNS = ("Version", "Size", "Output SQNR")
@@ -78,7 +79,7 @@ def _item(text: str, align_right: bool = False, tip: str = "") -> QTableWidgetIt
     return it
 
 
-class DeltaModel(QAbstractTableModel):
+class DeltaModel(MultiRoleTableModel):
     """The per-layer delta rows, made when a row is drawn: a 1,500-layer delta built 10,500
     QTableWidgetItems on the GUI thread (up to 0.4 s after every Apply fix)."""
 

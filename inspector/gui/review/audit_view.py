@@ -11,10 +11,8 @@ import html
 import math
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QModelIndex,
     QPersistentModelIndex,
-    QSortFilterProxyModel,
     Qt,
     Signal,
 )
@@ -36,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from inspector.core.review.audit import SEVERITY_RANK, Finding
+from inspector.gui.views.item_roles import ForwardingFilterProxy, MultiRoleTableModel
 from inspector.gui.views.plot_style import brush, is_dark
 
 COLUMNS = ("Severity", "Op", "Tensor", "Rule", "Observed", "Expected", "Message")
@@ -80,7 +79,7 @@ def detail_html(f: Finding) -> str:
             f"<b>expected:</b> <code>{html.escape(value_text(f.expected, 64))}</code></p>")
 
 
-class FindingsModel(QAbstractTableModel):
+class FindingsModel(MultiRoleTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.findings: list[Finding] = []
@@ -158,7 +157,7 @@ class FindingsModel(QAbstractTableModel):
         return None
 
 
-class FindingsFilter(QSortFilterProxyModel):
+class FindingsFilter(ForwardingFilterProxy):
     """Hides severities that are switched off and rows not containing the filter text."""
 
     def __init__(self, parent=None) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from inspector.core.tflite.model import Model, Subgraph
 from inspector.gui.views.file_drop import TfliteDropTarget
+from inspector.gui.views.item_roles import MultiRoleTableModel
 from inspector.gui.views.sizing import ElidedLabel
 from inspector.gui.views.tensor_table import TensorTable
 
@@ -45,7 +46,7 @@ def op_rows(rows: int) -> int:
     return max(rows - rows // 2, min(OP_ROWS, rows - TENSOR_ROWS))
 
 
-class OpListModel(QAbstractTableModel):
+class OpListModel(MultiRoleTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.subgraph: Subgraph | None = None
