@@ -39,9 +39,12 @@ def make_app(argv: list[str] | None = None) -> QApplication:
 
 
 def create_window(float_path: str | None = None, quant_path: str | None = None, settings: QSettings | None = None) -> MainWindow:
+    """The app's window, built, then the given models opened (in Worker threads)."""
+    from inspector.gui.interpreter import freeze_startup_objects
     from inspector.gui.main_window import MainWindow
 
     win = MainWindow(settings=settings)
+    freeze_startup_objects()  # a full garbage collection: 90 -> 16-21 ms with a 1,500-op pair open
     if float_path:
         win.open_model("A", float_path)
     if quant_path:

@@ -37,6 +37,7 @@ from inspector.gui.compare.feature import CompareFeature
 from inspector.gui.diagnosis.feature import DiagnosisFeature
 from inspector.gui.example.feature import ExampleFeature
 from inspector.gui.graph import GraphController
+from inspector.gui.interpreter import switch_threads_often
 from inspector.gui.keras.feature import KerasFeature
 from inspector.gui.models.controller import SLOTS, Controller, Selection
 from inspector.gui.opmath.feature import OpMathFeature
@@ -61,7 +62,7 @@ from inspector.gui.views.sizing import (
 )
 from inspector.gui.views.status import ErrorBanner, TaskIndicator
 from inspector.gui.weights.feature import WeightsFeature
-from inspector.gui.workers import Worker, share_interpreter_lock
+from inspector.gui.workers import Worker
 
 if TYPE_CHECKING:
     from inspector.gui.compare.controller import CompareController
@@ -128,7 +129,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
     def __init__(self, controller: Controller | None = None, settings: QSettings | None = None,
                  state: AppState | None = None) -> None:
         super().__init__()
-        share_interpreter_lock()  # the GUI thread's turn comes within 0.2 ms while Workers run Python
+        switch_threads_often()  # the GUI thread's turn comes within 0.2 ms while Workers run Python
         self.controller = controller or Controller(self, state)
         self.state = self.controller.state  # the Qt-free application state the controllers share
         self.settings = settings if settings is not None else QSettings()

@@ -15,7 +15,6 @@ exception becomes `failed("internal error: ...")` with the traceback logged, nev
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -27,21 +26,6 @@ from inspector.core.errors import Cancelled, InspectorError
 from inspector.core.progress import TaskState
 
 log = logging.getLogger(__name__)
-
-# How long a thread running Python keeps the interpreter lock before one that waits for it
-# may take it (Python's default is 5 ms). The GUI thread takes the lock anew for each call
-# from Qt into Python (a table cell's data, an item's paint), and a Worker thread running
-# Python (a model being read, a pair check, a graph being styled) made each of those wait up
-# to the whole interval: painting a 1,500-row table of 9 columns beside one busy thread took
-# 173 ms at 5 ms, 22 ms at 0.2 ms (10 ms with no other thread). The busy thread loses nothing
-# but the switches (nobody waiting: no switch).
-GUI_SWITCH_INTERVAL_S = 0.0002
-
-
-def share_interpreter_lock() -> None:
-    """Let the GUI thread take the interpreter lock from a Worker thread within
-    `GUI_SWITCH_INTERVAL_S` (called once by the window: the GUI process's setting)."""
-    sys.setswitchinterval(GUI_SWITCH_INTERVAL_S)
 
 
 def guarded(owner: QObject, handler: Callable[..., Any]) -> Callable[..., None]:
