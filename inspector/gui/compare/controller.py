@@ -27,6 +27,7 @@ from inspector.core.progress import TaskState
 from inspector.core.runtime.worker import run_isolated
 from inspector.core.viewdata.activations import keep_plan
 from inspector.core.viewdata.layer_figures import warm
+from inspector.core.viewdata.task_figures import first_task
 from inspector.gui.protocols import ModelsController
 from inspector.gui.relay import on_event, relay
 from inspector.gui.workers import Worker, guarded
@@ -141,12 +142,7 @@ class CompareController(QObject):
         self.state.set_comparison(result, run_options if run_options is not None else self.state.run_options)
 
     def _comparison_changed(self, result: ComparisonResult | None) -> None:
-        self._task, self.task_error = None, ""
-        if result is not None:
-            try:
-                self._task = result.task()
-            except (ValueError, IndexError) as e:  # outputs the task metrics cannot read
-                self.task_error = str(e)
+        self._task, self.task_error = first_task(result) if result is not None else (None, "")  # made by `warm`
         self.sample = None
         self.sample_changed.emit(None)
         self.result_changed.emit(result)

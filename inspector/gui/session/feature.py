@@ -39,7 +39,9 @@ from inspector.core.state.session_restore import (
     session_parts,
 )
 from inspector.core.state.version_sessions import restore_shelf
+from inspector.core.state.versions import Version
 from inspector.core.tflite.litertlm import split_address
+from inspector.core.viewdata.layer_figures import warm
 from inspector.core.writing import to_json_text
 from inspector.gui.protocols import Comparison, ModelsController, ResultSource, VersionsKeeper
 from inspector.gui.recent import in_resources
@@ -50,6 +52,22 @@ from inspector.gui.workers import Worker, guarded
 ROLES = {"A": "float", "B": "quant"}
 AUTOSAVE_MS = 120_000
 SESSION_FILTER = f"Inspector sessions (*{SUFFIX});;All files (*)"
+
+
+def decoded_parts(state: dict, float_path: str | None, quant_path: str | None, opened: Version | None) -> SessionParts:
+    """Worker-thread side of restoring a session: its parts decoded, and the figures of the
+    comparisons it holds (the shown one, the versions') made, as a comparison's Worker does."""
+    parts = session_parts(state, float_path, quant_path, opened)
+    shown = (state.get("results") or {}).get("compare")
+    cur = parts.versions[parts.current] if parts.versions and parts.current is not None else None
+    if cur is not None and cur.comparison is not None and parts.comparison is not None and shown is not None:
+        plan = next((d for d in state.get("requantize_plans") or []
+                     if isinstance(d, dict) and d.get("path") and same_file(d["path"], cur.path)), None)  # fmt: skip
+        if plan is not None and plan.get("comparison") == shown:
+            parts.comparison = cur.comparison  # the shown comparison is B's version's: one object, shown once
+    for result in (parts.comparison, *(v.comparison for v in parts.versions)):
+        warm(result)
+    return parts
 
 
 class SessionFeature(QObject):
@@ -69,6 +87,7 @@ class SessionFeature(QObject):
         self._autosave_worker: Worker | None = None
         self._autosave_again = False
         self._pending: tuple[dict, set, list[str]] | None = None
+        self._decoding: Worker | None = None  # decodes the parts of the session being opened
         self._parts: dict[str, tuple[Callable[[], dict | None], Callable[[dict], None]]] = {}
         self.act_open = QAction("Open &session…", ui.parent)
         self.act_open.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -170,19 +189,38 @@ class SessionFeature(QObject):
             self._finish(state, problems, self._origin)
 
     def _finish(self, state: dict, problems: list[str], origin: str) -> None:
-        """The models are open: apply the session's typed parts (`core.state.session_restore`)."""
+        """The models are open: decode the session's typed parts in a Worker thread
+        (`core.state.session_restore`: its saved comparisons are decoded and their figures made
+        there, 45-100 ms of the GUI thread's time before), then apply them."""
         c, st = self.controller, self.app_state
         a, b = c.models["A"], c.models["B"]
         parts = SessionParts()
         session_options(state, parts)
         if parts.options is not None:  # first: its signature decides which subgraph the selection's indices address
             self.compare.set_options(parts.options)
-        parts = session_parts(state, a.path if a else None, b.path if b else None, st.version(0))
+        paths = (a.path if a else None, b.path if b else None)
+        w = Worker(decoded_parts, state, *paths, st.version(0))
+        self._decoding = w
+        w.finished.connect(guarded(self, lambda p: self._apply(w, state, problems, origin, p) if self._open_paths() == paths else None))
+        w.failed.connect(guarded(self, lambda msg: self._apply(w, state, [*problems, f"the session could not be read ({msg})"], origin, SessionParts())))
+        w.start()
+
+    def _open_paths(self) -> tuple[str | None, str | None]:
+        a, b = self.controller.models["A"], self.controller.models["B"]
+        return a.path if a else None, b.path if b else None
+
+    def _apply(self, w: Worker, state: dict, problems: list[str], origin: str, parts: SessionParts) -> None:
+        """Apply decoded parts, unless another session was opened meanwhile (a model opened
+        meanwhile: the caller drops them)."""
+        if w is not self._decoding:
+            return
+        self._decoding = None
+        st = self.app_state
         self._restore_selection(parts.selection)
         if parts.versions:
             self.requantize.restore_versions(parts.versions, parts.current, parts.reference, parts.missing_versions)
         restore_shelf(st, state.get("shelved_versions"))  # versions of other pairs, offered when reopened
-        if parts.comparison is not None:
+        if parts.comparison is not None and parts.comparison is not st.comparison:  # not shown already with its version
             self.source.set_result(parts.comparison)
         if parts.parity is not None:
             st.set_parity(parts.parity)
