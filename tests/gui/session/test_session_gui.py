@@ -16,6 +16,7 @@ from inspector.core.compare.comparison import CompareOptions, compare_models
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.state.recovery import CrashRecovery
 from inspector.core.state.session import load_session, save_session
+from inspector.core.viewdata.task_figures import first_task
 from inspector.gui.main_window import MainWindow
 from tests.helpers.audit_fixtures import planted
 from tests.helpers.gui_helpers import open_wait
@@ -72,8 +73,14 @@ def test_round_trip_through_a_new_window(qtbot, window, fixture_path, tmp_path, 
     assert saved["inputs"]["samples"]["seed"] == 7 and saved["inputs"]["keep_values"] == [2, 5]
 
     win2 = _new_window(qtbot, tmp_path, "second")
-    _compare(win2)
+    shown: list[object] = []
+    _compare(win2).result_changed.connect(shown.append)
     _open_session(qtbot, win2, path)
+    # The saved comparison is B's version's too: decoded as one object and shown once (it was
+    # shown twice, each time redrawing every view).
+    results = [r for r in shown if r is not None]
+    assert len(results) == 1 and results[0] is win2.features.compare.result, len(results)
+    assert win2.features.compare.task is not None and win2.features.compare.task is first_task(win2.features.compare.result)[0]
     c2 = win2.controller
     assert [Path(c2.models[s].path).resolve() for s in "AB"] == [Path(fp).resolve(), Path(qp).resolve()]
     assert c2.selection == sel and c2.channel == 5
