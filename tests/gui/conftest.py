@@ -31,6 +31,25 @@ def window(qtbot, settings) -> MainWindow:
     return win
 
 
+@pytest.fixture
+def app_window(qtbot, settings) -> MainWindow:
+    """The window as the app makes it (`gui.app.create_window`): the objects made up to then
+    frozen out of the cyclic collector, as in the app (the freeze watchdogs measure the app).
+    Unfrozen afterwards: the rest of the test process collects as before."""
+    import gc
+
+    from inspector.gui.app import create_window
+
+    make_app()
+    gc.unfreeze()
+    win = create_window(settings=settings)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    yield win
+    gc.unfreeze()
+
+
 @pytest.fixture(autouse=True)
 def versions_in_tmp(tmp_path, monkeypatch):
     """Requantized versions go to the test's temporary folder, never the user's cache."""

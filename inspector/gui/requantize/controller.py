@@ -199,7 +199,7 @@ class RequantizeController(VersionFiles, QObject):
         v0 = self.version(0)
         self.flow.versions_made((v0.float_path, v0.path) if v0 is not None else None, [x.path for x in self.versions[1:]])
         v, ref = self.version(self.current), self.version(self.reference)
-        self.delta = None
+        before, self.delta = self.delta, None
         if v is not None and ref is not None and ref is not v and v.comparison is not None and ref.comparison is not None:
             edits = edit_marks(v.plan) if v.surgical and isinstance(v.plan, SurgicalPlan) and same_file(v.source, ref.path) else None
             key = (id(ref.comparison), id(v.comparison), ref.size_bytes, v.size_bytes, ref.name, v.name, edits)
@@ -209,6 +209,8 @@ class RequantizeController(VersionFiles, QObject):
                 made = self._delta_made = (key, (ref.comparison, v.comparison), version_delta(
                     ref.comparison, v.comparison, ref.size_bytes, v.size_bytes, (ref.name, v.name), edits))
             self.delta = made[2]
+        if self.delta is not None and self.delta is before:
+            return  # the same delta, shown already (a result arriving updates twice: its table of 1,500 rows drawn once)
         self.delta_changed.emit(self.delta)
 
     # ------------------------------------------------------------------ intents

@@ -54,6 +54,8 @@ class ErrorBanner(QFrame):
         self.hide()
 
     def show_message(self, text: str) -> None:
+        if text == self._text and not self.isHidden():
+            return  # shown already (each result re-states the random-samples notice): no relayout of the window
         self._text, self.expanded = text, False
         self.label.setToolTip(text)
         self.show()

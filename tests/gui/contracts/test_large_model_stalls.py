@@ -92,10 +92,10 @@ def _click_row(qtbot, pane, op: int) -> None:
     qtbot.wait(60)  # the repaint the click queued
 
 
-def test_a_1500_op_pair_never_blocks_the_window(qtbot, window):
+def test_a_1500_op_pair_never_blocks_the_window(qtbot, app_window):
     fa, fb = residual_pair(REPO / ".fixture-cache")
     gaps: dict[str, float] = {}
-    win = window
+    win = app_window
     win.resize(1280, 800)
     graph = win.features.graph
 
