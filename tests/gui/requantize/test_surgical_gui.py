@@ -57,8 +57,15 @@ def kept(qtbot, window, cnn_pair):
     window.controller.select_op("B", worst.op_index)  # as a click in the layer list or the plot does
     qtbot.mouseClick(ed.add_button, Qt.MouseButton.LeftButton)
     assert ed.table.item(0, 0).text() == str(worst.op_index)
+    deltas: list[object] = []
+    rq.delta_changed.connect(deltas.append)
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, ed.run_button)
+    qtbot.wait(50)
+    # The result of v1 arriving draws its delta table once (it was drawn twice: 1,500 rows each
+    # time on a large model).
+    shown = [d for d in deltas if d is not None]
+    assert len(shown) == 1 and shown[0] is rq.delta, len(shown)
     return window, fa, fb, before, worst, blocker.args[0]
 
 
