@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import sys
 from pathlib import Path
 
@@ -33,12 +34,22 @@ def is_example_pair(float_path: str | Path, quant_path: str | Path) -> bool:
 
 
 def same_bytes(path: str | Path, reference: Path) -> bool:
-    """Same size, then the same SHA-256 (cached per file version): cheap for any other file."""
+    """Same size, then the same SHA-256; decided once per version of the two files (their
+    stat), so a caller may ask often: the GUI asks on each of a comparison's ~200 progress
+    reports whether the pair is the bundled example."""
     try:
-        a, b = Path(path).stat(), reference.stat()
-        if a.st_size != b.st_size:
-            return False
-        return _sha256(str(Path(path).resolve()), a.st_mtime_ns, a.st_size) == _sha256(str(reference.resolve()), b.st_mtime_ns, b.st_size)
+        a, b = os.stat(path), os.stat(reference)
+    except OSError:
+        return False
+    if a.st_size != b.st_size:
+        return False
+    return _same_versions(str(path), a.st_ino, a.st_mtime_ns, a.st_size, str(reference), b.st_ino, b.st_mtime_ns, b.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _same_versions(path: str, _ino: int, mtime_ns: int, size: int, reference: str, _rino: int, rmtime_ns: int, rsize: int) -> bool:
+    try:
+        return _sha256(str(Path(path).resolve()), mtime_ns, size) == _sha256(str(Path(reference).resolve()), rmtime_ns, rsize)
     except OSError:
         return False
 

@@ -14,8 +14,6 @@ Composed by the main window.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer
@@ -30,25 +28,10 @@ EXAMPLE_TEXT = "The bundled example pair: comparing it on its bundled inputs and
 RUNNING_TEXT = "Comparing {b} with {a}…"
 
 
-@functools.lru_cache(maxsize=16)
-def _example_version(a: str, b: str, _a_mtime_ns: int, _b_mtime_ns: int) -> bool:
-    return is_example_pair(a, b)
-
-
-def _is_example(paths: tuple[str, str]) -> bool:
-    """`is_example_pair`, decided once per version of the two files: a comparison reports its
-    progress some 200 times, and each decision resolved both paths and compared their bytes
-    (110 ms of GUI-thread CPU over an Apply fix on the example)."""
-    try:
-        return _example_version(*paths, *(os.stat(p).st_mtime_ns for p in paths))
-    except OSError:
-        return False
-
-
 def running_text(paths: tuple[str, str], fraction: float = -1.0, step: str = "") -> str:
     """The summary strip's line while a comparison of `paths` (A, B) runs: what is compared, how far
     (a negative fraction: busy, no figure) and the step the worker reports."""
-    text = EXAMPLE_TEXT if _is_example(paths) else RUNNING_TEXT.format(a=Path(paths[0]).name, b=Path(paths[1]).name)
+    text = EXAMPLE_TEXT if is_example_pair(*paths) else RUNNING_TEXT.format(a=Path(paths[0]).name, b=Path(paths[1]).name)
     if fraction >= 0:
         text += f" {100 * min(fraction, 1.0):.0f} %"
     return text + (f" · {step}" if step else "") + " (Cancel in the status bar)"
