@@ -9,6 +9,7 @@ reach the concatenation through a QUANTIZE to the concatenation's scale).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,7 +36,7 @@ class ConcatLayout:
     slices: tuple[SliceOrigin, ...]
 
 
-def _producer(sg: Subgraph, producers: dict[int, Op], t: int) -> Op | None:
+def _producer(sg: Subgraph, producers: Mapping[int, Op], t: int) -> Op | None:
     seen = 0
     p = producers.get(t)
     while p is not None and p.type in PASS_THROUGH_OPS and p.inputs and p.inputs[0] >= 0 and seen < 16:
@@ -47,7 +48,7 @@ def _producer(sg: Subgraph, producers: dict[int, Op], t: int) -> Op | None:
     return p
 
 
-def op_layout(sg: Subgraph, op: Op, producers: dict[int, Op] | None = None) -> ConcatLayout | None:
+def op_layout(sg: Subgraph, op: Op, producers: Mapping[int, Op] | None = None) -> ConcatLayout | None:
     """The layout of a CONCATENATION / PACK op's output (None for other ops or odd shapes)."""
     if op.type not in CONCAT_OPS or not op.outputs or op.outputs[0] < 0:
         return None

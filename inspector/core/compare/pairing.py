@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +77,7 @@ def compute_ops(sg: Subgraph) -> list[Op]:
     return [op for op in sg.ops if op.type not in TRANSPARENT_OPS]
 
 
-def _source(sg: Subgraph, producers: dict[int, Op], t: int) -> int:
+def _source(sg: Subgraph, producers: Mapping[int, Op], t: int) -> int:
     """Look through inserted QUANTIZE/DEQUANTIZE ops to the tensor they convert."""
     seen = 0
     while t >= 0 and seen < 8:

@@ -13,6 +13,7 @@ Paths (strings, stable for JSON):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TypeGuard
 
 from inspector.core.tflite.dtypes import QUANTIZED_STORAGE_DTYPES
@@ -55,7 +56,7 @@ def quant_of(t: Tensor) -> Quantization:
     return t.quantization
 
 
-def dequantized_source(sg: Subgraph, producers: dict[int, Op], t: Tensor) -> Tensor | None:
+def dequantized_source(sg: Subgraph, producers: Mapping[int, Op], t: Tensor) -> Tensor | None:
     """The constant a DEQUANTIZE turned into `t`, when `t` is such an output (weights stored small)."""
     p = producers.get(t.index)
     if p is None or p.type != "DEQUANTIZE" or not p.inputs or p.inputs[0] < 0:
@@ -64,7 +65,7 @@ def dequantized_source(sg: Subgraph, producers: dict[int, Op], t: Tensor) -> Ten
     return src if src.is_constant else None
 
 
-def classify(sg: Subgraph, op: Op, producers: dict[int, Op] | None = None) -> str:
+def classify(sg: Subgraph, op: Op, producers: Mapping[int, Op] | None = None) -> str:
     """The kernel path of `op` (one of PATHS)."""
     producers = sg.producers() if producers is None else producers
     ins = [sg.tensors[i] for i in op.inputs if i >= 0]

@@ -9,6 +9,7 @@ into the concatenation's scale (a LOGISTIC's fixed 1/256), or the input itself.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from inspector.core.compare.concat_layout import op_layout
@@ -27,7 +28,7 @@ def _per_tensor(t: Tensor) -> float | None:
     return float(q.scales[0])
 
 
-def _own_range(sg: Subgraph, producers: dict[int, Op], t: int) -> tuple[float, float] | None:
+def _own_range(sg: Subgraph, producers: Mapping[int, Op], t: int) -> tuple[float, float] | None:
     """(low, high) representable by the input's own grid (through requantization and reshapes)."""
     seen = 0
     cur = t

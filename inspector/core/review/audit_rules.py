@@ -12,6 +12,7 @@ Tolerances (relative):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -216,7 +217,7 @@ def _fixed_output(sg: Subgraph, op: Op) -> list[dict[str, Any]]:
     return []
 
 
-def check_activations(sg: Subgraph, producers: dict[int, Op]) -> list[dict[str, Any]]:
+def check_activations(sg: Subgraph, producers: Mapping[int, Op]) -> list[dict[str, Any]]:
     """int16 activations symmetric; integer activations carrying quantization parameters."""
     out = []
     consumers = sg.consumers()

