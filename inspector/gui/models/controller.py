@@ -23,6 +23,7 @@ from inspector.core.compare.weights import (
     layer_weights,
 )
 from inspector.core.errors import InspectorError
+from inspector.core.graph.style import op_badges
 from inspector.core.state.app_state import SLOTS, AppState, Selection
 from inspector.core.tflite.layer_names import layer_short_name
 from inspector.core.tflite.model import Model, Subgraph, Tensor
@@ -313,7 +314,8 @@ def _same_name_op(sg: Subgraph, osg: Subgraph, index: int) -> int | None:
 def _load(path: str, slot: str, other: Model | None) -> Model:
     """Worker-thread side of opening a model: read it, and pair it with the other slot's model
     (kept by `pairing.paired_models`), name its layers and count its activations, so none of it
-    runs over 1,500 ops on the GUI thread when it arrives or when a plan names its layers."""
+    runs over 1,500 ops on the GUI thread when it arrives, when a plan names its layers or when
+    the graph badges its ops."""
     model = Model(path)
     if slot == "A":
         warm_pairing(model, other)
@@ -321,4 +323,5 @@ def _load(path: str, slot: str, other: Model | None) -> Model:
         warm_pairing(other, model)
     layer_short_name(model, 0)  # the layers' distinct names (plan rows, versions), made here once
     activation_elements(model)  # what a comparison keeps (`keep_plan`), counted here once
+    op_badges(model)  # the graph's "float"/"fixed" badges of its ops, made here once (`graph.style`)
     return model
