@@ -2,7 +2,7 @@
 
     .venv/bin/python tests/perf/bench_limit.py [--samples 512] [--rounds 1] [--alt-samples 32]
                                                [--skip-alternatives] [--skip-keras]
-                                               [--skip-transformer] [--skip-gui]
+                                               [--skip-transformer] [--skip-gui] [--no-compile]
 
 All timings are whole processes (`python -m inspector compare ...`, start to exit, the worker
 included) unless a row says otherwise; the baseline is plain LiteRT inference of both models over
@@ -23,7 +23,10 @@ the faster of the two is the baseline), outputs read. Rows:
 - the GUI: `python -m inspector gui` on the example pair (offscreen), exec to its first comparison
   figure painted, median of `--gui-runs` launches (bench_gui_launch.py).
 The machine may be shared: with `--rounds N` every round prints its ratios and the table takes
-the medians. Models are built once and cached in .fixture-cache (bench_cli.pair, graph_fixtures).
+the medians. The package's bytecode is compiled first (`compileall`), as an installed package's is:
+where PYTHONDONTWRITEBYTECODE is set, a source checkout otherwise compiles every module it imports
+on every command (0.1-0.2 s of a compare's fixed cost; `--no-compile` measures that). Models
+are built once and cached in .fixture-cache (bench_cli.pair, graph_fixtures).
 """
 
 from __future__ import annotations
@@ -188,6 +191,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-keras", action="store_true")
     ap.add_argument("--skip-transformer", action="store_true", help="no 1,458-op transformer rows")
     ap.add_argument("--skip-gui", action="store_true", help="no GUI launch row")
+    ap.add_argument("--no-compile", action="store_true", help="do not compile the package's bytecode first")
     ap.add_argument("--gui-runs", type=int, default=5, help="launches of the GUI on the example (the median is the row)")
     args = ap.parse_args(argv)
     n = args.samples
@@ -195,6 +199,10 @@ def main(argv=None) -> int:
 
     from tests.helpers.graph_fixtures import SEQ, VOCAB, deep_transformer
 
+    if not args.no_compile:
+        import compileall
+
+        compileall.compile_dir(str(REPO / "inspector"), quiet=1)
     fpath, qpath = pair()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; {n} samples; whole processes", flush=True)
     img = np.random.default_rng(0).uniform(-1, 1, (n, 1, *SHAPE)).astype(np.float32)
