@@ -219,6 +219,10 @@ _WORKER_COMMANDS: dict[str, str | None] = {
     "compare": None, "report": "quant_model", "graph": "quant_model", "suggest": None, "requantize": None,
     "compare-runtimes": None, "extract": None, "gui": "quant_model",
 }  # fmt: skip
+# What a command's worker runs beyond `worker.PRELOAD`, imported before the fork too: the command
+# imports it anyway to name the job, and the worker then need not import it again when the job
+# arrives (`compare`: blame's modules, 30-50 ms, were imported by both processes one after the other).
+_WORKER_PRELOAD: dict[str, tuple[str, ...]] = {"compare": ("inspector.core.requantize.blame",)}
 
 
 def fork_worker(args: argparse.Namespace) -> None:
@@ -237,7 +241,12 @@ def fork_worker(args: argparse.Namespace) -> None:
         return  # one model drawn or audited: no interpreter runs
     from inspector.core.runtime.worker import PRELOAD, start_default_worker
 
-    start_default_worker(fork=True, preload=PRELOAD)
+    extra = _WORKER_PRELOAD.get(args.command, ())
+    if extra and args.command == "compare":
+        from inspector.core.keras.detect import is_keras_path
+
+        extra = () if is_keras_path(args.float_model) else extra  # a Keras comparison's worker runs another job
+    start_default_worker(fork=True, preload=(*PRELOAD, *extra))
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -2,6 +2,7 @@
 
     .venv/bin/python tests/perf/bench_limit.py [--samples 512] [--rounds 1] [--alt-samples 32]
                                                [--skip-alternatives] [--skip-keras]
+                                               [--skip-transformer] [--skip-gui] [--no-compile]
 
 All timings are whole processes (`python -m inspector compare ...`, start to exit, the worker
 included) unless a row says otherwise; the baseline is plain LiteRT inference of both models over
@@ -22,7 +23,10 @@ the faster of the two is the baseline), outputs read. Rows:
 - the GUI: `python -m inspector gui` on the example pair (offscreen), exec to its first comparison
   figure painted, median of `--gui-runs` launches (bench_gui_launch.py).
 The machine may be shared: with `--rounds N` every round prints its ratios and the table takes
-the medians. Models are built once and cached in .fixture-cache (bench_cli.pair, graph_fixtures).
+the medians. The package's bytecode is compiled first (`compileall`), as an installed package's is:
+where PYTHONDONTWRITEBYTECODE is set, a source checkout otherwise compiles every module it imports
+on every command (0.1-0.2 s of a compare's fixed cost; `--no-compile` measures that). Models
+are built once and cached in .fixture-cache (bench_cli.pair, graph_fixtures).
 """
 
 from __future__ import annotations
@@ -185,6 +189,9 @@ def main(argv=None) -> int:
     ap.add_argument("--alt-samples", type=int, default=32)
     ap.add_argument("--skip-alternatives", action="store_true")
     ap.add_argument("--skip-keras", action="store_true")
+    ap.add_argument("--skip-transformer", action="store_true", help="no 1,458-op transformer rows")
+    ap.add_argument("--skip-gui", action="store_true", help="no GUI launch row")
+    ap.add_argument("--no-compile", action="store_true", help="do not compile the package's bytecode first")
     ap.add_argument("--gui-runs", type=int, default=5, help="launches of the GUI on the example (the median is the row)")
     args = ap.parse_args(argv)
     n = args.samples
@@ -192,17 +199,23 @@ def main(argv=None) -> int:
 
     from tests.helpers.graph_fixtures import SEQ, VOCAB, deep_transformer
 
+    if not args.no_compile:
+        import compileall
+
+        compileall.compile_dir(str(REPO / "inspector"), quiet=1)
     fpath, qpath = pair()
-    tf_, tq = (deep_transformer(REPO / ".fixture-cache", 32, m) for m in ("float", "int8"))
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; {n} samples; whole processes", flush=True)
     img = np.random.default_rng(0).uniform(-1, 1, (n, 1, *SHAPE)).astype(np.float32)
     mnv2 = rows_of_pair("MobileNetV2 160", fpath, qpath, n, args.rounds, img)
     w8, compute8, fixed = fixed_cost(fpath, qpath, n, mnv2["iso"])
     blame8 = min(whole(["compare", str(fpath), str(qpath), "--samples", "8", "--json", os.devnull])["wall"] for _ in range(3)) - w8
     small = whole(["compare", str(fpath), str(qpath), "--samples", "32", "--json", os.devnull])["peak_mb"]
-    tokens = np.random.default_rng(0).integers(0, VOCAB, (n, 1, SEQ)).astype(np.int32)
-    big = rows_of_pair("1,458-op transformer", tf_, tq, n, args.rounds, tokens)
-    big_w8, big_c8, big_fixed = fixed_cost(tf_, tq, n, big["iso"], repeat=1)
+    big = None
+    if not args.skip_transformer:
+        tf_, tq = (deep_transformer(REPO / ".fixture-cache", 32, m) for m in ("float", "int8"))
+        tokens = np.random.default_rng(0).integers(0, VOCAB, (n, 1, SEQ)).astype(np.int32)
+        big = rows_of_pair("1,458-op transformer", tf_, tq, n, args.rounds, tokens)
+        big_w8, big_c8, big_fixed = fixed_cost(tf_, tq, n, big["iso"], repeat=1)
     keras = None if args.skip_keras else keras_rows()
     qd = val = None
     if not args.skip_alternatives:
@@ -224,20 +237,22 @@ def main(argv=None) -> int:
     if keras is not None:
         row("Keras compare cnn_qat.h5 cnn_qat_int8.tflite, twins cached", f"{keras[0]:.2f} s computed, {keras[1]:.2f} s repeated", "<= 5 s unchanged")
     row(f"memory: worker peak RSS, 32 -> {n} samples", f"{small:.0f} -> {mnv2['peak_mb']:.0f} MB", "flat")
-    row(f"1,458-op transformer: plain inference x {n}", f"{big['plain']:.2f} s", "")
-    row("1,458-op transformer: compare --no-isolated / plain", f"{big['noiso']:.2f} s = {big['noiso_x']:.2f}x (CPU {big['noiso_cpu_x']:.2f}x)", "")
-    row("1,458-op transformer: compare / plain", f"{big['iso']:.2f} s = {big['iso_x']:.2f}x (CPU {big['iso_cpu_x']:.2f}x)", "")
-    per = 1000 * (big["iso"] - big_w8) / (n - 8)
-    row("1,458-op transformer: compare per sample / plain per sample", f"{per:.2f} ms / {1000 * big['plain'] / n:.2f} ms", "")
-    row("1,458-op transformer: fixed cost (8 samples, wall - compute)", f"{big_fixed:.2f} s (wall {big_w8:.2f} s)", "")
+    if big is not None:
+        row(f"1,458-op transformer: plain inference x {n}", f"{big['plain']:.2f} s", "")
+        row("1,458-op transformer: compare --no-isolated / plain", f"{big['noiso']:.2f} s = {big['noiso_x']:.2f}x (CPU {big['noiso_cpu_x']:.2f}x)", "")
+        row("1,458-op transformer: compare / plain", f"{big['iso']:.2f} s = {big['iso_x']:.2f}x (CPU {big['iso_cpu_x']:.2f}x)", "")
+        per = 1000 * (big["iso"] - big_w8) / (n - 8)
+        row("1,458-op transformer: compare per sample / plain per sample", f"{per:.2f} ms / {1000 * big['plain'] / n:.2f} ms", "")
+        row("1,458-op transformer: fixed cost (8 samples, wall - compute)", f"{big_fixed:.2f} s (wall {big_w8:.2f} s)", "")
     if qd is not None:
         m = args.alt_samples
         row(f"QuantizationDebugger.run() ({m} samples scaled to {n}; in process)", f"{qd:.2f} s = {qd / mnv2['plain']:.1f}x plain",
             f"ours {qd / mnv2['iso']:.1f}x faster")  # fmt: skip
         row(f"litert-quantizer validate() ({m} samples scaled to {n}; in process)", f"{val:.2f} s = {val / mnv2['plain']:.1f}x plain",
             f"ours {val / mnv2['iso']:.1f}x faster")  # fmt: skip
-    gui = gui_row(args.gui_runs)
-    row(f"GUI: launch to the example's first figure (median of {args.gui_runs})", f"{gui[0]:.2f} s (CPU {gui[1]:.2f} s)", "<= 5 s")
+    if not args.skip_gui:
+        gui = gui_row(args.gui_runs)
+        row(f"GUI: launch to the example's first figure (median of {args.gui_runs})", f"{gui[0]:.2f} s (CPU {gui[1]:.2f} s)", "<= 5 s")
     return 0
 
 

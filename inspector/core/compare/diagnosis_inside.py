@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-import numpy as np
-
 from inspector.core.compare.diagnosis_types import Diagnosis, Fix
+from inspector.core.compare.median import median
 from inspector.core.compare.result import LayerResult
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.text.numbers import db
@@ -149,7 +148,7 @@ def channel_imbalance(qm: Model, layer: LayerResult, t: Thresholds) -> Diagnosis
     big = int(c.ranges().argmax())
     ev = (f"channel {big} spans {c.float_min[big]:.3g}..{c.float_max[big]:.3g} and sets the one scale "
           f"{layer.scale[0]:.3g}: channel ranges differ {ratio:.0f}x (largest / median), {100 * share:.0f}% of the "
-          f"{c.count} channels keep under {t.imbalance_steps:g} steps (median {float(np.median(steps)):.1f}); worst "
+          f"{c.count} channels keep under {t.imbalance_steps:g} steps (median {median(steps):.1f}); worst "
           f"channel {c.worst} reads SQNR {db(c.sqnr_db[c.worst])} dB, the tensor {db(layer.metrics.sqnr_db)} dB")
     pair = equalize_pair(qm, layer.op_index)
     if pair is not None:

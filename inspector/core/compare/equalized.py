@@ -302,11 +302,30 @@ def annotated(qm: Model | None, layers: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+SCAN_MAX_BYTES = 64 * 2**20  # files up to this are searched for the record's name before being parsed
+
+
+def _may_record_equalization(quant_path: str) -> bool:
+    """False when B's bytes cannot hold the record: its metadata name is nowhere in them (a
+    flatbuffer keeps the name as it is). The command line's notes then need no parse of B (a
+    second one, beside the worker's: 40-60 ms of CPU while the comparison runs)."""
+    from inspector.core.tflite.litertlm import model_file_key, read_model_bytes
+
+    try:
+        if int(model_file_key(quant_path)[1]) > SCAN_MAX_BYTES:
+            return True
+        return METADATA_NAME.encode() in read_model_bytes(quant_path)
+    except Exception:  # noqa: BLE001 - the parse below reports nothing either: it decides
+        return True
+
+
 def reference_lines(quant_path: str, signature: str | None = None) -> tuple[str, ...]:
     """One line per equalized pair B records, for the command line's text output (none without)."""
     from inspector.core.tflite.model import load_model
     from inspector.core.tflite.signatures import select_signature
 
+    if not _may_record_equalization(quant_path):
+        return ()
     try:
         eq = equalization_of(select_signature(load_model(quant_path), signature))
     except Exception:  # noqa: BLE001 - the comparison itself reported any problem with the file

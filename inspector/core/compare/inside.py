@@ -21,6 +21,7 @@ import numpy as np
 
 from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.concat_layout import ConcatLayout
+from inspector.core.compare.median import median
 from inspector.core.stats.axis_sums import AxisSums
 from inspector.core.stats.metrics import TensorStats
 from inspector.core.text.numbers import db
@@ -107,7 +108,7 @@ class ChannelStats(JsonRecord):
         r = self.ranges()
         if not r.size:
             return None
-        live = r >= LIVE_SHARE * float(np.median(r))
+        live = r >= LIVE_SHARE * median(r)
         if not live.any():
             return None
         v = np.where(live & ~np.isnan(np.asarray(self.sqnr_db, np.float64)), np.asarray(self.sqnr_db, np.float64), np.inf)
@@ -117,7 +118,7 @@ class ChannelStats(JsonRecord):
     def range_ratio(self) -> float:
         """Largest channel float range / median channel float range (inf over a zero median)."""
         r = self.ranges()
-        med = float(np.median(r)) if r.size else 0.0
+        med = median(r) if r.size else 0.0
         return float(r.max()) / med if med > 0 else (math.inf if r.size and r.max() > 0 else 1.0)
 
 

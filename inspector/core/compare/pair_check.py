@@ -33,6 +33,7 @@ import numpy as np
 
 from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.equalized import reference_source
+from inspector.core.compare.median import median as median_value
 from inspector.core.compare.pair_io import io_mismatches
 from inspector.core.compare.pair_kinds import kind_reasons
 from inspector.core.compare.pairing import Pairing, compute_ops, pair_models
@@ -200,9 +201,9 @@ def check_pair(a: Model, b: Model, pairing: Pairing | None = None) -> PairCheck:
         disagreeing_ops=off,
         float16_weights_compared=len(f16),
         float16_elements_compared=0 if f16_err is None else int(f16_err.size),
-        float16_median_ulp_error=None if f16_err is None else float(np.median(f16_err)),
+        float16_median_ulp_error=None if f16_err is None else median_value(f16_err),
         float16_max_ulp_error=None if f16_err is None else float(np.max(f16_err)),
-        float16_median_relative_error=None if f16_rel is None or not f16_rel.size else float(np.median(f16_rel)),
+        float16_median_relative_error=None if f16_rel is None or not f16_rel.size else median_value(f16_rel),
         float16_max_relative_error=None if f16_rel is None or not f16_rel.size else float(np.max(f16_rel)),
         error_unit=unit,
         weights_paired=len(paired),
@@ -341,7 +342,7 @@ def _median_above(e: np.ndarray, limit: float) -> float | None:
         return None
     if 2 * int(np.count_nonzero(e > limit)) < e.size - 1:
         return None
-    m = float(np.median(e))
+    m = median_value(e)
     return m if m > limit else None
 
 

@@ -165,3 +165,26 @@ def test_a_failing_command_leaves_its_cache_entry_but_no_output(cache, example_p
     assert not out.exists() and [p.name for p in tmp_path.iterdir() if p.name != "prepared"] == []
     assert [p.name for p in cache.iterdir()] == [entry.name]  # no staged temporary beside it
     assert prepared_cache.kept("t", (f, q), (), build) == {"parts": [1, 2]} and len(calls) == 1  # read back
+
+
+def test_a_file_digest_is_remembered_on_disk_until_the_file_changes(cache, tmp_path):
+    import hashlib
+    import os
+
+    model = tmp_path / "m.tflite"
+    model.write_bytes(b"A" * 4096)
+    prepared_cache._digest.cache_clear()  # a new process
+    assert prepared_cache.content_digest(str(model)) == hashlib.sha256(b"A" * 4096).hexdigest()
+    notes = list((cache / "digests").glob("*.txt"))
+    assert len(notes) == 1 and notes[0].read_text() == hashlib.sha256(b"A" * 4096).hexdigest()
+    notes[0].write_text("f" * 64)  # what the next process reads instead of hashing the file
+    prepared_cache._digest.cache_clear()
+    assert prepared_cache.content_digest(str(model)) == "f" * 64
+    # Replaced by other bytes of the same size, its mtime put back (an atomic writer: a new inode).
+    st = model.stat()
+    fresh = tmp_path / "new.tflite"
+    fresh.write_bytes(b"B" * 4096)
+    os.replace(fresh, model)
+    os.utime(model, ns=(st.st_atime_ns, st.st_mtime_ns))
+    prepared_cache._digest.cache_clear()
+    assert prepared_cache.content_digest(str(model)) == hashlib.sha256(b"B" * 4096).hexdigest()
