@@ -185,12 +185,14 @@ static void tile_range(const float *restrict x, const void *q, int64_t m, int qs
     float mn = 3.402823466e38f, mx = -3.402823466e38f;
     for (int64_t i = 0; i < m; i++) { mn = x[i] < mn ? x[i] : mn; mx = x[i] > mx ? x[i] : mx; }
     for (int64_t i = 0; i < m * qsize; i += 64) __builtin_prefetch((const char *)q + i);
-    if (mn < lo || mx > hi) {
+    if (mn < lo || mx > hi) { /* m is whole rows of w channels: row by row, so the loop vectorizes */
         int64_t c = 0;
-        for (int64_t i = 0, k = 0; i < m; i++) {
-            int o = (x[i] < lo) | (x[i] > hi);
-            c += o; ccl[k] += o;
-            k = k + 1 == w ? 0 : k + 1;
+        for (int64_t r = 0; r < m; r += w) {
+            const float *xr = x + r;
+            for (int64_t k = 0; k < w; k++) {
+                int o = (xr[k] < lo) | (xr[k] > hi);
+                c += o; ccl[k] += o;
+            }
         }
         t->cl += c;
     }
