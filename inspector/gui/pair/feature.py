@@ -169,8 +169,11 @@ class PairFeature(QObject):
             self.memory.ran(result.samples)  # the pair opened again says how many its last run used
         if result is not None and result.samples_are_random:
             self.random_banner.show_message(RANDOM_TEXT)
-        else:
+        elif result is not None or paths is None:
             self.random_banner.hide()
+        # else: the open pair's comparison was dropped for the next one (a new version of B): the
+        # notice stays until that result says (it came and went with each Apply fix, moving the
+        # panes twice and laying the window out again)
 
     def choose_samples(self) -> None:
         """Show the inputs panel with the file source chosen and open its file chooser."""
