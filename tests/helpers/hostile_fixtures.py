@@ -86,6 +86,55 @@ def _op(code: int, inputs, outputs, opts_type: int = 0, opts=None) -> fb.Operato
     return op
 
 
+class ModelBuilder:
+    """A one-subgraph model ("main") built tensor by tensor with the flatbuffer object API:
+    operator codes and buffers added as they are first used, and `finish` writes it with a
+    "serving_default" signature from its input to its output."""
+
+    def __init__(self, description: str) -> None:
+        self.m = m = fb.ModelT()
+        m.version, m.description = 3, description
+        m.buffers = [fb.BufferT()]
+        m.operatorCodes = []
+        self._codes: dict[int, int] = {}
+        self.sg = sg = fb.SubGraphT()
+        sg.name, sg.tensors, sg.operators = "main", [], []
+
+    def code(self, op: int, version: int = 1) -> int:
+        """The operator code index of builtin `op` (its first use decides its version)."""
+        if op not in self._codes:
+            oc = fb.OperatorCodeT()
+            oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = op, min(op, 127), version
+            self._codes[op] = len(self.m.operatorCodes)
+            self.m.operatorCodes.append(oc)
+        return self._codes[op]
+
+    def buffer(self, arr: np.ndarray) -> int:
+        b = fb.BufferT()
+        b.data = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
+        self.m.buffers.append(b)
+        return len(self.m.buffers) - 1
+
+    def add(self, t: fb.TensorT) -> int:
+        self.sg.tensors.append(t)
+        return len(self.sg.tensors) - 1
+
+    def op(self, code: int, inputs, outputs, opts_type: int = 0, opts=None) -> None:
+        self.sg.operators.append(_op(code, inputs, outputs, opts_type, opts))
+
+    def finish(self, x: int, y: int) -> bytes:
+        """The model's bytes, input tensor `x` and output tensor `y`."""
+        self.sg.inputs, self.sg.outputs = [x], [y]
+        self.m.subgraphs = [self.sg]
+        sig = fb.SignatureDefT()
+        sig.signatureKey, sig.subgraphIndex = "serving_default", 0
+        tin, tout = fb.TensorMapT(), fb.TensorMapT()
+        tin.name, tin.tensorIndex, tout.name, tout.tensorIndex = "input", x, "output", y
+        sig.inputs, sig.outputs = [tin], [tout]
+        self.m.signatureDefs = [sig]
+        return write_object(self.m)
+
+
 def dense_weights(widths: list[int], seed: int = 0) -> list[tuple[np.ndarray, np.ndarray]]:
     """(W [out, in] float32, b [out]) per layer, scaled so activations stay O(1)."""
     rng = np.random.default_rng(seed)
@@ -112,34 +161,11 @@ def dense_chain_model(widths: list[int], quantized: bool, seed: int = 0) -> byte
     scale s_in*s_w, activations from a float run on random inputs (like a converter).
     """
     layers = dense_weights(widths, seed)
-    m = fb.ModelT()
-    m.version, m.description = 3, "generated dense chain"
-    m.buffers = [fb.BufferT()]
-    m.operatorCodes = []
-    codes: dict[int, int] = {}
+    mb = ModelBuilder("generated dense chain")
+    add, buffer = mb.add, mb.buffer
 
     def code(op: int) -> int:
-        if op not in codes:
-            oc = fb.OperatorCodeT()
-            oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = op, min(op, 127), 1
-            if op == BuiltinOperator.FULLY_CONNECTED and quantized:
-                oc.version = 5
-            codes[op] = len(m.operatorCodes)
-            m.operatorCodes.append(oc)
-        return codes[op]
-
-    def buffer(arr: np.ndarray) -> int:
-        b = fb.BufferT()
-        b.data = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-        m.buffers.append(b)
-        return len(m.buffers) - 1
-
-    sg = fb.SubGraphT()
-    sg.name, sg.tensors, sg.operators = "main", [], []
-
-    def add(t: fb.TensorT) -> int:
-        sg.tensors.append(t)
-        return len(sg.tensors) - 1
+        return mb.code(op, 5 if op == BuiltinOperator.FULLY_CONNECTED and quantized else 1)
 
     acts = _forward(layers, np.random.default_rng(seed + 1).uniform(-1, 1, (8, widths[0])).astype(np.float32))
     aq = []
@@ -148,11 +174,10 @@ def dense_chain_model(widths: list[int], quantized: bool, seed: int = 0) -> byte
         s = max(hi - lo, 1e-6) / 255.0
         aq.append((s, int(np.clip(round(-128 - lo / s), -128, 127))))
     x = add(_tensor("input", [1, widths[0]], fb.TensorType.FLOAT32, 0))
-    sg.inputs = [x]
     cur = x
     if quantized:
         cur = add(_tensor("input_int8", [1, widths[0]], fb.TensorType.INT8, 0, _quant(*aq[0])))
-        sg.operators.append(_op(code(BuiltinOperator.QUANTIZE), [x], [cur]))
+        mb.op(code(BuiltinOperator.QUANTIZE), [x], [cur])
     for i, (w, b) in enumerate(layers):
         last = i == len(layers) - 1
         fco = fb.FullyConnectedOptionsT()
@@ -170,21 +195,13 @@ def dense_chain_model(widths: list[int], quantized: bool, seed: int = 0) -> byte
             wt = add(_tensor(f"{name}/kernel", w.shape, fb.TensorType.FLOAT32, buffer(w)))
             bt = add(_tensor(f"{name}/bias", b.shape, fb.TensorType.FLOAT32, buffer(b)))
             out = add(_tensor(f"{name}/out", [1, w.shape[0]], fb.TensorType.FLOAT32, 0))
-        sg.operators.append(_op(code(BuiltinOperator.FULLY_CONNECTED), [cur, wt, bt], [out], fb.BuiltinOptions.FullyConnectedOptions, fco))
+        mb.op(code(BuiltinOperator.FULLY_CONNECTED), [cur, wt, bt], [out], fb.BuiltinOptions.FullyConnectedOptions, fco)
         cur = out
     if quantized:
         y = add(_tensor("output", [1, widths[-1]], fb.TensorType.FLOAT32, 0))
-        sg.operators.append(_op(code(BuiltinOperator.DEQUANTIZE), [cur], [y]))
+        mb.op(code(BuiltinOperator.DEQUANTIZE), [cur], [y])
         cur = y
-    sg.outputs = [cur]
-    m.subgraphs = [sg]
-    sig = fb.SignatureDefT()
-    sig.signatureKey, sig.subgraphIndex = "serving_default", 0
-    tin, tout = fb.TensorMapT(), fb.TensorMapT()
-    tin.name, tin.tensorIndex, tout.name, tout.tensorIndex = "input", x, "output", cur
-    sig.inputs, sig.outputs = [tin], [tout]
-    m.signatureDefs = [sig]
-    return write_object(m)
+    return mb.finish(x, cur)
 
 
 BIG_WIDTHS = [4096, 4096, 4096, 4096, 4096, 1000]  # float: ~273 MB, int8 twin: ~69 MB

@@ -19,7 +19,7 @@ import numpy as np
 from ai_edge_litert import schema_py_generated as fb
 
 from tests.helpers.cache import cached_model
-from tests.helpers.hostile_fixtures import _op, _quant, _tensor, write_object
+from tests.helpers.hostile_fixtures import ModelBuilder, _quant, _tensor
 
 BuiltinOperator = fb.BuiltinOperator
 WIDTH = 8
@@ -52,41 +52,16 @@ def _range(a: np.ndarray, cut: float = 1.0) -> tuple[float, int]:
 
 def residual_model(blocks: int, quantized: bool, seed: int = 3, bad_block: int | None = None) -> bytes:
     ws, ks, acts = _weights(blocks, seed)
-    m = fb.ModelT()
-    m.version, m.description = 3, "generated residual stack"
-    m.buffers = [fb.BufferT()]
-    m.operatorCodes = []
-    codes: dict[int, int] = {}
-
-    def code(op: int, version: int = 1) -> int:
-        if op not in codes:
-            oc = fb.OperatorCodeT()
-            oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = op, min(op, 127), version
-            codes[op] = len(m.operatorCodes)
-            m.operatorCodes.append(oc)
-        return codes[op]
-
-    def buffer(arr: np.ndarray) -> int:
-        b = fb.BufferT()
-        b.data = np.ascontiguousarray(arr).view(np.uint8).reshape(-1)
-        m.buffers.append(b)
-        return len(m.buffers) - 1
-
-    sg = fb.SubGraphT()
-    sg.name, sg.tensors, sg.operators = "main", [], []
-
-    def add(t: fb.TensorT) -> int:
-        sg.tensors.append(t)
-        return len(sg.tensors) - 1
+    mb = ModelBuilder("generated residual stack")
+    add, buffer, code = mb.add, mb.buffer, mb.code
 
     f32, i8 = fb.TensorType.FLOAT32, fb.TensorType.INT8
     shape = [1, WIDTH]
     x = add(_tensor("input", shape, f32, 0))
-    sg.inputs = [x]
     cur = x
     if quantized:
         cur = add(_tensor("input_int8", shape, i8, 0, _quant(*_range(acts[0][0]))))
-        sg.operators.append(_op(code(BuiltinOperator.QUANTIZE), [x], [cur]))
+        mb.op(code(BuiltinOperator.QUANTIZE), [x], [cur])
     cur_q = _range(acts[0][0])
     for i, (w, k) in enumerate(zip(ws, ks, strict=True)):
         _x, h, s, y = acts[i]
@@ -118,23 +93,15 @@ def residual_model(blocks: int, quantized: bool, seed: int = 3, bad_block: int |
             kt = add(_tensor(f"{name}/k", [1], f32, buffer(np.array([k], np.float32))))
             yt = add(_tensor(f"{name}/out", shape, f32, 0))
             fc_code, add_code, mul_code = code(BuiltinOperator.FULLY_CONNECTED), code(BuiltinOperator.ADD), code(BuiltinOperator.MUL)
-        sg.operators.append(_op(fc_code, [cur, wt, bt], [ht], fb.BuiltinOptions.FullyConnectedOptions, fco))
-        sg.operators.append(_op(add_code, [cur, ht], [st], fb.BuiltinOptions.AddOptions, aao))
-        sg.operators.append(_op(mul_code, [st, kt], [yt], fb.BuiltinOptions.MulOptions, mmo))
+        mb.op(fc_code, [cur, wt, bt], [ht], fb.BuiltinOptions.FullyConnectedOptions, fco)
+        mb.op(add_code, [cur, ht], [st], fb.BuiltinOptions.AddOptions, aao)
+        mb.op(mul_code, [st, kt], [yt], fb.BuiltinOptions.MulOptions, mmo)
         cur = yt
     if quantized:
         out = add(_tensor("output", shape, f32, 0))
-        sg.operators.append(_op(code(BuiltinOperator.DEQUANTIZE), [cur], [out]))
+        mb.op(code(BuiltinOperator.DEQUANTIZE), [cur], [out])
         cur = out
-    sg.outputs = [cur]
-    m.subgraphs = [sg]
-    sig = fb.SignatureDefT()
-    sig.signatureKey, sig.subgraphIndex = "serving_default", 0
-    tin, tout = fb.TensorMapT(), fb.TensorMapT()
-    tin.name, tin.tensorIndex, tout.name, tout.tensorIndex = "input", x, "output", cur
-    sig.inputs, sig.outputs = [tin], [tout]
-    m.signatureDefs = [sig]
-    return write_object(m)
+    return mb.finish(x, cur)
 
 
 BLOCKS = 500  # 1,500 ops (B: 1,502 with its QUANTIZE and DEQUANTIZE)
