@@ -177,23 +177,3 @@ def held_out(root: Path) -> Path:
         np.savez(tmp, image=xh, labels=yh)
         os.replace(tmp, p)
     return p
-
-
-def accuracy(path: Path, images: np.ndarray, labels: np.ndarray) -> float:
-    """Top-1 accuracy (%) of a .tflite on float images (quantized with its input's own parameters)."""
-    from ai_edge_litert.interpreter import Interpreter
-
-    it = Interpreter(model_path=str(path))
-    it.allocate_tensors()
-    inp, out = it.get_input_details()[0], it.get_output_details()[0]
-    hits = 0
-    for img, label in zip(images, labels, strict=True):
-        x = img[None]
-        if inp["dtype"] != np.float32:
-            s, z = inp["quantization"]
-            info = np.iinfo(inp["dtype"])
-            x = np.clip(np.round(x / s) + z, info.min, info.max).astype(inp["dtype"])
-        it.set_tensor(inp["index"], x)
-        it.invoke()
-        hits += int(np.argmax(it.get_tensor(out["index"])[0]) == label)
-    return 100.0 * hits / len(labels)

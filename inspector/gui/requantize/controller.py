@@ -210,7 +210,7 @@ class RequantizeController(VersionFiles, QObject):
                     ref.comparison, v.comparison, ref.size_bytes, v.size_bytes, (ref.name, v.name), edits))
             self.delta = made[2]
         if self.delta is not None and self.delta is before:
-            return  # the same delta, shown already (a result arriving updates twice: its table of 1,500 rows drawn once)
+            return  # the same delta, shown already (a result arriving updates twice): its 1,500-row table is drawn once
         self.delta_changed.emit(self.delta)
 
     # ------------------------------------------------------------------ intents

@@ -264,8 +264,6 @@ class VersionsView(QWidget):
         self.reason.setVisible(bool(text))
 
     def set_delta(self, d: VersionDelta | None) -> None:
-        if d is not None and d is self.delta:
-            return  # shown already (a result arriving updates the versions twice: 1,500 rows each)
         self.delta = d
         if d is None:
             self.summary.setText("Pick two versions that have both been compared to see their deltas.")
