@@ -43,6 +43,11 @@ def grade_color(grade: float | None) -> QColor | None:
     return _grade_color(int(float(grade) * 200 + 0.5))  # (round() of a numpy scalar took 55 µs: 0.3 s per result)
 
 
+def sqnr_color(sqnr_db: float) -> QColor | None:
+    """A layer list cell's background for an SQNR in dB (`grade_color` of `error_grade`)."""
+    return grade_color(error_grade(sqnr_db))
+
+
 @lru_cache(maxsize=256)
 def _grade_color(step: int) -> QColor:
     grade = step / 200
@@ -232,9 +237,8 @@ class CompareFeature(QObject):
             # figures computed once per result (in the worker), tooltips when asked for (1,500 layers)
             causes, worst, cells = list_cells(result, float_side=slot == "A", isolated=isolated)
             pane.set_causes(dict(causes))
-            pane.set_worst_channels({op: (text, grade_color(error_grade(v)), tip) for op, (text, v, tip) in worst.items()})
-            errors = {op: (text, None if v is None else grade_color(error_grade(v)), tip) for op, (text, v, tip) in cells.items()}
-            pane.set_errors(errors)
+            pane.set_worst_channels(worst, sqnr_color)  # coloured when drawn: 6,000 colours per result took 25 ms
+            pane.set_errors(cells, sqnr_color)
 
     # ------------------------------------------------------------------ selection
     def select_layer(self, op_index: int) -> None:

@@ -6,6 +6,7 @@ empty. It only renders and forwards intents; the controller decides what is sele
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
@@ -30,8 +31,8 @@ from inspector.gui.views.sizing import ElidedLabel
 from inspector.gui.views.tensor_table import TensorTable
 
 OP_COLUMNS = ("#", "Op", "Output", "Activation", "Pair", "SQNR", "Worst ch.", "Cause")
-ERROR_COLUMN = 5  # filled after a comparison: (text, background colour, tooltip) per op
-WORST_COLUMN = 6  # the lowest channel / slice SQNR after a comparison: (text, background colour, tooltip)
+ERROR_COLUMN = 5  # filled after a comparison: (text, figure for its background colour, tooltip) per op
+WORST_COLUMN = 6  # the lowest channel / slice SQNR after a comparison: (text, figure, tooltip)
 CAUSE_COLUMN = 7  # the diagnosis after a comparison: (text, tooltip) per op
 SLOT_TITLES = {"A": "A · float reference", "B": "B · quantized"}
 OP_ROWS = 12  # the op list grows to this many rows before the tensor table grows past TENSOR_ROWS
@@ -51,9 +52,10 @@ class OpListModel(MultiRoleTableModel):
         super().__init__(parent)
         self.subgraph: Subgraph | None = None
         self.counterpart = lambda _i: None  # op index -> index in the other model, or None
-        self.errors: dict[int, tuple] = {}  # op index -> (text, QColor | None, tooltip)
+        self.errors: dict[int, tuple] = {}  # op index -> (text, figure | None, tooltip)
         self.causes: dict[int, tuple[str, str]] = {}  # op index -> (text, tooltip)
-        self.worst: dict[int, tuple] = {}  # op index -> (text, QColor | None, tooltip)
+        self.worst: dict[int, tuple] = {}  # op index -> (text, figure | None, tooltip)
+        self.colour_of: Callable[[float], QColor | None] = lambda _v: None  # a cell's figure -> its background
         self.error_header = ("SQNR", "SQNR of the layer's output in the last comparison (green: good, red: large error)")
 
     def set_subgraph(self, sg: Subgraph | None, counterpart=None) -> None:
@@ -96,10 +98,10 @@ class OpListModel(MultiRoleTableModel):
             return self.causes[op.index][1]
         cells = self.errors if c == ERROR_COLUMN else self.worst if c == WORST_COLUMN else {}
         if op.index in cells:
-            text, colour, tip = cells[op.index]
+            text, figure, tip = cells[op.index]
             if role == Qt.ItemDataRole.BackgroundRole:
-                return colour
-            if role == Qt.ItemDataRole.ForegroundRole and colour is not None:
+                return None if figure is None else self.colour_of(figure)  # the rows drawn only (1,500 ops)
+            if role == Qt.ItemDataRole.ForegroundRole and figure is not None:
                 return QColor("#111111")
             if role == Qt.ItemDataRole.ToolTipRole:
                 return tip() if callable(tip) else tip  # made when asked for (1,500 rows)
@@ -286,8 +288,11 @@ class ModelPane(TfliteDropTarget, QWidget):
         self.ops.counterpart = counterpart or (lambda _i: None)
         self.ops.endResetModel()
 
-    def set_errors(self, errors: dict[int, tuple]) -> None:
-        """Fill the error column: op index -> (text, background QColor | None, tooltip)."""
+    def set_errors(self, errors: dict[int, tuple], colour_of: Callable[[float], QColor | None] | None = None) -> None:
+        """Fill the error column: op index -> (text, figure | None, tooltip); a cell's background
+        is `colour_of(figure)`, asked for the rows drawn (none without a figure)."""
+        if colour_of is not None:
+            self.ops.colour_of = colour_of
         self.ops.errors = dict(errors)
         n = self.ops.rowCount()
         if n:
@@ -300,8 +305,10 @@ class ModelPane(TfliteDropTarget, QWidget):
         if n:
             self.ops.dataChanged.emit(self.ops.index(0, CAUSE_COLUMN), self.ops.index(n - 1, CAUSE_COLUMN))
 
-    def set_worst_channels(self, cells: dict[int, tuple]) -> None:
-        """Fill the worst-channel column: op index -> (text, background QColor | None, tooltip)."""
+    def set_worst_channels(self, cells: dict[int, tuple], colour_of: Callable[[float], QColor | None] | None = None) -> None:
+        """Fill the worst-channel column: op index -> (text, figure | None, tooltip), as `set_errors`."""
+        if colour_of is not None:
+            self.ops.colour_of = colour_of
         self.ops.worst = dict(cells)
         n = self.ops.rowCount()
         if n:

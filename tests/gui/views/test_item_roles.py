@@ -146,3 +146,31 @@ def test_no_call_per_row_without_a_tensor_filter(qtbot):
     src.set_subgraph(m.main, m)
     assert proxy.rowCount() == len(m.main.tensors) and asked["filter"] == 0
     assert np.all(np.diff(shown) > 0)
+
+
+def test_the_sqnr_colours_of_1500_ops_are_made_for_the_rows_drawn(qtbot):
+    """A result's SQNR and worst-channel columns take figures; their colours are made when a row
+    is drawn: a result arriving made 6,000 colours up front on the GUI thread (25 ms)."""
+    from inspector.gui.compare.feature import sqnr_color
+    from inspector.gui.views.model_pane import ERROR_COLUMN
+
+    _fa, fb = residual_pair(REPO / ".fixture-cache")
+    sg = Model(fb).main
+    made: list[float] = []
+
+    def colour(v: float) -> QColor | None:
+        made.append(v)
+        return sqnr_color(v)
+
+    model = OpListModel()
+    model.set_subgraph(sg)
+    model.errors = {op.index: (f"{op.index % 40} dB", float(op.index % 40), "") for op in sg.ops}
+    model.colour_of = colour
+    view = _shown(qtbot, model)
+    view.resize(900, 600)
+    qtbot.wait(20)
+    first, last = view.rowAt(0), view.rowAt(view.viewport().height() - 1)
+    rows = last - first + 1
+    assert 5 < rows and len(made) <= 3 * rows, (rows, len(made))  # the rows drawn, not 1,502
+    idx = model.index(first, ERROR_COLUMN)
+    assert model.data(idx, Qt.ItemDataRole.BackgroundRole) == sqnr_color(float(sg.ops[first].index % 40))
