@@ -49,6 +49,9 @@ class RootCauseStrip(QFrame):
         lay.addLayout(text, 1)
         lay.addWidget(self.button)
         lay.addWidget(self.revert)
+        # as tall with its button as without: a new result does not move the window's layout
+        m = lay.contentsMargins()
+        self.setMinimumHeight(self.button.sizeHint().height() + m.top() + m.bottom() + 2 * self.frameWidth())
         self.clear_revert()
         self.set_result(None)
 
@@ -81,7 +84,14 @@ class RootCauseStrip(QFrame):
         self.root = result.root_causes[0] if result is not None and result.root_causes else None
         if self.revert_for is not None and (result is None or not same_file(result.quant_path, self.revert_for)):
             self.clear_revert()  # another model B: the offer was for the fixed version
-        self.setVisible(bool(lines) or self.revert_for is not None)
+        wanted = bool(lines) or self.revert_for is not None
+        # A result dropped while the strip is shown (model B replaced: Apply fix, another version):
+        # it keeps its room, empty, until the next result says whether there is a root cause, so the
+        # window does not jump twice (laying out the 1,500-row lists each time); a second drop frees it.
+        policy = self.sizePolicy()
+        policy.setRetainSizeWhenHidden(result is None and not wanted and not self.isHidden())
+        self.setSizePolicy(policy)
+        self.setVisible(wanted)
         self.button.setVisible(self.root is not None and self.root.fix is not None)
         self.button.setEnabled(self.root is not None and self.root.fix is not None and (self.root.fix_gain_db or 0) > 0)
         if not lines:
