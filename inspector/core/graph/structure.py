@@ -8,6 +8,7 @@ count); each op lists them (`GraphNode.constants`) and the drawing marks ops tha
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 
@@ -43,9 +44,9 @@ class ModelGraph:
         """B's op index -> node id."""
         return {n.op_index: n.id for n in self.nodes if n.op_index is not None}
 
-    @property
+    @cached_property
     def op_count(self) -> int:
-        return sum(1 for n in self.nodes if n.kind == "op")
+        return sum(1 for n in self.nodes if n.kind == "op")  # once per graph (asked for at every restyle)
 
 
 def short_name(tensor_name: str) -> str:

@@ -145,7 +145,10 @@ class TradeoffPlot(QWidget):
 
     def set_versions(self, points: list[tuple[str, int, float | None]]) -> None:
         """(name, size in bytes, output SQNR dB or None) per version of the loop."""
-        self.version_points = [p for p in points if p[2] is not None]
+        shown = [p for p in points if p[2] is not None]
+        if shown == self.version_points:
+            return  # the same points (a result arriving updates the versions twice)
+        self.version_points = shown
         self.redraw()
 
     def redraw(self) -> None:
