@@ -23,7 +23,7 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 from shiboken6 import isValid
 
@@ -41,6 +41,7 @@ from inspector.core.viewdata.layer_series import (
     metric_spec,
     plot_metrics,
 )
+from inspector.gui.turns import later
 from inspector.gui.views.plot_style import (
     COLOR_B,
     COLOR_CLIP,
@@ -226,9 +227,8 @@ class LayerErrorPlot(QWidget):
             self._stale = True
             return
         if big:  # one redraw for the result, baseline and sample that change together, after the event
-            if not self._stale:  # on a 1 ms timer, not a posted call: the loop turns (input, timers) in between
-                self._stale = True
-                QTimer.singleShot(1, self.ensure_drawn)
+            self._stale = True  # in a turn of its own (`turns.later`): input, paints, timers come in between
+            later(self, "draw", self.ensure_drawn)
             return
         self._stale = False
         self._redraw()
@@ -238,7 +238,7 @@ class LayerErrorPlot(QWidget):
     def showEvent(self, e) -> None:  # noqa: N802
         super().showEvent(e)
         if self._stale:  # what was deferred while out of sight, once the page is up (never within the click)
-            QTimer.singleShot(1, self.ensure_drawn)
+            later(self, "draw", self.ensure_drawn)
 
     def ensure_drawn(self) -> None:
         """Draw now what a hidden plot deferred (tests and screenshots read the drawing)."""
