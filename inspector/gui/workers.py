@@ -24,6 +24,7 @@ from shiboken6 import isValid
 
 from inspector.core.errors import Cancelled, InspectorError
 from inspector.core.progress import TaskState
+from inspector.gui.interpreter import collection_held
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,8 @@ def guarded(owner: QObject, handler: Callable[..., Any]) -> Callable[..., None]:
 
     def call(*args: Any) -> None:
         if isValid(owner):
-            handler(*args)
+            with collection_held():
+                handler(*args)
 
     return call
 
