@@ -155,19 +155,20 @@ def test_a_finished_worker_lets_go_of_its_arguments_and_result(qtbot):
         made.append(weakref.ref(out))
         return out
 
-    arg = Payload()
-    arg_ref = weakref.ref(arg)
+    args = [Payload()]
+    arg_ref = weakref.ref(args[0])
     owner = QObject()
     seen: list[str] = []
-    w = Worker(work, arg)
-    w.finished.connect(guarded(owner, lambda r: seen.append(f"{type(r).__name__} from {type(w).__name__}")))
-    w.done.connect(guarded(owner, lambda: seen.append(f"done, error {w.error}")))
-    del arg
-    w.start()
-    with qtbot.waitSignal(w.done, timeout=10_000):
-        pass
+
+    def start() -> None:
+        w = Worker(work, args.pop())
+        w.finished.connect(guarded(owner, lambda r: seen.append(f"{type(r).__name__} from {type(w).__name__}")))
+        w.done.connect(guarded(owner, lambda: seen.append(f"done, error {w.error}")))
+        w.start()
+
+    start()  # the handlers name `w`: nothing else does
+    qtbot.waitUntil(lambda: len(seen) == 2, timeout=10_000)
     qtbot.wait(50)
-    del w
     gc.collect()
     assert seen == ["Payload from Worker", "done, error None"]  # handlers ran first, with the result
     assert made and made[0]() is None and arg_ref() is None  # then nothing held them
