@@ -19,10 +19,8 @@ of them could no longer be collected, and they live for good anyway."""
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import sys
-from collections.abc import Iterator
 
 GUI_SWITCH_INTERVAL_S = 0.00005
 
@@ -39,26 +37,3 @@ def freeze_startup_objects() -> None:
     make and drop many windows)."""
     gc.collect()
     gc.freeze()
-
-
-_held = 0
-
-
-@contextlib.contextmanager
-def collection_held() -> Iterator[None]:
-    """No cyclic collection while a Worker's result is handed to the window (nested: the outermost
-    decides). A collection that came due runs at the next allocation after, in a turn of its own:
-    with a 1,500-op pair and five versions a full collection took 16-157 ms, and it ran within
-    whichever handler's allocation triggered it, on top of that handler's own 50-80 ms."""
-    global _held
-    if _held == 0 and not gc.isenabled():
-        yield  # collections are off anyway (a test, a profile): leave them so
-        return
-    _held += 1
-    gc.disable()
-    try:
-        yield
-    finally:
-        _held -= 1
-        if _held == 0:
-            gc.enable()

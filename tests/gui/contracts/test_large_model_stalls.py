@@ -38,16 +38,15 @@ made for the rows drawn (6,000 per result were made up front), the root-cause st
 its button as without (a result arriving moved the window's layout twice), A's unmatched graph
 nodes marked once per pair, the trade-off plot redrawn only for new points, the layer plot's
 series and the versions' delta rows each in a turn of the event loop of their own
-(`gui/turns.py`; two 1 ms timers fired back to back in one pass), no cyclic collection while a
-Worker's result is handed over (one came due within it: 16-157 ms, growing with each version
-kept), the process switching threads every 0.05 ms: GUI-thread CPU in the busiest gap, best of
+(`gui/turns.py`; two 1 ms timers fired back to back in one pass), the process switching
+threads every 0.05 ms: GUI-thread CPU in the busiest gap, best of
 the tries, over three runs: opening the pair 50-70 ms, the result arriving 67-79, Apply fix
 63-97 (60-148 per try), the other actions 25-53; wall-clock opening the pair 125-173 ms, the
 result arriving 120-161, Apply fix 109-165, the others 35-59. Not yet under 100 ms: those
-wall-clock gaps, and a full cyclic collection once many versions are kept: each version kept
-adds about 39,000 tracked objects (its comparison and the layer lists' cells; 55,000 before
-finished Workers let go of their arguments and results), a full collection 46-75 ms with one to
-four versions (48-201 before), in a turn of its own.
+wall-clock gaps, and a full cyclic collection once many versions are kept: each Apply fix adds
+about 55,000 tracked objects (finished Workers keep their arguments and results: a handler
+naming its worker is a cycle through Qt), a full collection 48-201 ms with one to four versions,
+within whichever handler or Worker thread triggers it.
 
 A shared 2-core machine delays a timer now and then for reasons of its own, and work on its
 other core (the comparison's worker) slows the GUI thread's own CPU time as well (`machine_scale`
