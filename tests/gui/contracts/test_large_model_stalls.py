@@ -42,7 +42,10 @@ series and the versions' delta rows each in a turn of the event loop of their ow
 threads every 0.05 ms: GUI-thread CPU in the busiest gap, best of
 the tries, over three runs: opening the pair 50-70 ms, the result arriving 67-79, Apply fix
 63-97 (60-148 per try), the other actions 25-53; wall-clock opening the pair 125-173 ms, the
-result arriving 120-161, Apply fix 109-165, the others 35-59. Not yet under 100 ms: those
+result arriving 120-161, Apply fix 109-165, the others 35-59. Those runs also held cyclic
+collections off while a Worker's result was handed over, since reverted (a collection in a pool
+thread then destroyed a garbage widget and deadlocked with the GUI thread); without it, two
+runs: Apply fix 95-120 ms, the others 25-74 ms; wall-clock Apply fix 184-209 ms. Not yet under 100 ms: those
 wall-clock gaps, and a full cyclic collection once many versions are kept: each Apply fix adds
 about 55,000 tracked objects (finished Workers keep their arguments and results: a handler
 naming its worker is a cycle through Qt), a full collection 48-201 ms with one to four versions,
