@@ -39,11 +39,6 @@ class TurnQueue(QObject):
     def pending(self, owner: QObject, key: str) -> bool:
         return (id(owner), key) in self._pieces
 
-    def run_all(self) -> None:
-        """Run every queued piece now (a test or an export that reads the result at once)."""
-        while self._pieces:
-            self._run_one()
-
     def _run_one(self) -> None:
         if not self._pieces:
             return
