@@ -15,14 +15,28 @@ triggers it (the GUI thread itself, or a Worker thread the GUI thread then waits
 objects the app has made once its window exists (modules, classes, the window's widgets:
 125,000 of the 213,000) live as long as the process, so the app freezes them out of collection:
 a full collection then took 16-21 ms. Freed by reference counting as before; only a cycle made
-of them could no longer be collected, and they live for good anyway."""
+of them could no longer be collected, and they live for good anyway.
+
+Collections on the GUI thread only. A cyclic collection runs on whichever thread's allocation
+triggers it, and destroys the Qt objects in the cycles it frees there: a Worker thread that
+destroyed a garbage widget held Qt's connection lock in `~QObject` while it waited for the
+interpreter lock, which the GUI thread held while it waited for that connection lock (a
+deadlock, seen in CI once finished Workers let go of their windows). So the GUI process turns
+automatic collection off and collects on a GUI-thread timer, by pyqtgraph's `GarbageCollector`
+(the generations' own thresholds, checked every second): in a turn of the event loop of its own,
+never within a handler or a Worker."""
 
 from __future__ import annotations
 
 import gc
 import sys
 
+from pyqtgraph.util.garbage_collector import GarbageCollector
+
 GUI_SWITCH_INTERVAL_S = 0.00005
+COLLECT_CHECK_S = 1.0
+
+_collector: GarbageCollector | None = None
 
 
 def switch_threads_often() -> None:
@@ -37,3 +51,22 @@ def freeze_startup_objects() -> None:
     make and drop many windows)."""
     gc.collect()
     gc.freeze()
+
+
+def collect_on_gui_thread() -> None:
+    """Automatic cyclic collection off; the GUI thread collects on a timer instead (called by
+    every main window, on the GUI thread; once per process)."""
+    global _collector
+    if _collector is None:
+        _collector = GarbageCollector(interval=COLLECT_CHECK_S)
+
+
+def collect_automatically_again() -> None:
+    """Undo `collect_on_gui_thread` (a test process going on without windows): one collection
+    here, on the calling (GUI) thread, then automatic collection as Python does it."""
+    global _collector
+    if _collector is not None:
+        _collector.timer.stop()
+        _collector = None
+        gc.collect()
+        gc.enable()

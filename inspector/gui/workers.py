@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,10 @@ def guarded(owner: QObject, handler: Callable[..., Any]) -> Callable[..., None]:
             handler(*args)
 
     return call
+
+
+def _released(*_args: Any, **_kwargs: Any) -> None:
+    """A released Worker's function (it ran; it is not run again)."""
 
 
 class WorkerTask(TaskState):
@@ -103,10 +108,33 @@ class Worker(QObject):
         """Queue the work; it starts when the event loop next runs, so callers can still
         connect to its signals after start() returns without missing any."""
         Worker._alive.add(self)
-        self.done.connect(lambda: Worker._alive.discard(self))
+        self.done.connect(self._ended)
         target = pool or QThreadPool.globalInstance()
         QTimer.singleShot(0, lambda: target.start(_Runnable(self)))
         return self
+
+    def _ended(self) -> None:
+        Worker._alive.discard(self)
+        QTimer.singleShot(0, self._release)  # once every handler of `done` has run (they come after this one)
+
+    def _release(self, keep_result: bool = False) -> None:
+        """Drop the work's function, arguments and result, and every connection to its signals.
+        A handler that names its worker (most do: `lambda r: self._finished(w, r)`) makes a cycle
+        through Qt's connection, which Python's collector cannot see: every finished Worker kept
+        its arguments, its result and what its handlers named, for good (a 1,500-op model per
+        version opened, a graph and its 7,500 node styles per restyle: 55,000 objects more per
+        Apply fix, and a full collection 48 -> 201 ms after four). `error` stays (handlers of
+        `done` read it; `keep_result`: `run_here`'s caller may read the result)."""
+        self._fn, self._args, self._kwargs = _released, (), {}
+        if not keep_result:
+            self.result = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a signal nobody connected to
+            for signal in (self.progress, self.finished, self.failed, self.cancelled, self.done):
+                try:
+                    signal.disconnect()
+                except (RuntimeError, TypeError):
+                    pass
 
     @classmethod
     def shutdown(cls, timeout_ms: int = 5000) -> bool:
@@ -118,8 +146,10 @@ class Worker(QObject):
         return QThreadPool.globalInstance().waitForDone(timeout_ms)
 
     def run_here(self) -> Worker:
-        """Run synchronously on the calling thread (small jobs, tests, self-test)."""
+        """Run synchronously on the calling thread (small jobs, tests, self-test); its handlers
+        have run when it returns, and it lets go of them (`_release`)."""
         self._run()
+        self._release(keep_result=True)
         return self
 
     def _run(self) -> None:

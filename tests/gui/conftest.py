@@ -11,6 +11,19 @@ from inspector.gui.app import make_app
 from inspector.gui.main_window import MainWindow
 
 
+@pytest.fixture(autouse=True, scope="session")
+def collections_on_the_gui_thread():
+    """As in the app (every main window turns this on): cyclic collections run on the GUI thread's
+    timer only, never on a Worker thread (which could destroy a garbage widget there: a deadlock
+    with the GUI thread). From the first GUI test on, for all of them; automatic again after."""
+    from inspector.gui.interpreter import collect_automatically_again, collect_on_gui_thread
+
+    make_app()
+    collect_on_gui_thread()
+    yield
+    collect_automatically_again()
+
+
 @pytest.fixture
 def settings(tmp_path) -> QSettings:
     """Never the user's settings: an ini file in the test's temporary folder. The example pair's

@@ -26,3 +26,40 @@ def test_the_app_window_freezes_what_start_up_made(qtbot, settings):
     finally:
         gc.unfreeze()  # the rest of this test process collects as before
 
+
+
+def test_cyclic_collections_run_on_the_gui_thread_only(window, qtbot):
+    """A Worker thread making cyclic garbage never collects it (a collection there could destroy a
+    garbage widget off the GUI thread: a deadlock seen in CI); the GUI thread's timer does."""
+    import threading
+    import weakref
+
+    from inspector.gui.workers import Worker
+
+    class Cycle:
+        pass
+
+    main = threading.get_ident()
+    threads: list[int] = []
+    last: list[weakref.ref] = []
+
+    def on_gc(phase: str, info: dict) -> None:
+        if phase == "start":
+            threads.append(threading.get_ident())
+
+    def make_garbage() -> int:
+        for _ in range(50_000):  # ~70 generation-0 thresholds' worth
+            a = Cycle()
+            a.me = a
+        last.append(weakref.ref(a))
+        return 0
+
+    assert not gc.isenabled()  # every main window turns automatic collection off
+    gc.callbacks.append(on_gc)
+    try:
+        w = Worker(make_garbage).start()
+        qtbot.waitUntil(lambda: w.result is not None or bool(last), timeout=10_000)
+        qtbot.waitUntil(lambda: bool(last) and last[0]() is None, timeout=10_000)  # collected, by the timer
+    finally:
+        gc.callbacks.remove(on_gc)
+    assert threads and set(threads) == {main}, (len(threads), len(set(threads)))
