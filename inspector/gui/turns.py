@@ -39,6 +39,12 @@ class TurnQueue(QObject):
     def pending(self, owner: QObject, key: str) -> bool:
         return (id(owner), key) in self._pieces
 
+    def now(self, owner: QObject, key: str) -> None:
+        """Run the piece keyed (owner, key) here, if one is queued (a reader needs its outcome now)."""
+        piece = self._pieces.pop((id(owner), key), None)
+        if piece is not None and isValid(piece[0]):
+            piece[1]()
+
     def _run_one(self) -> None:
         if not self._pieces:
             return
@@ -65,3 +71,8 @@ def queue() -> TurnQueue:
 def later(owner: QObject, key: str, fn: Callable[[], object]) -> None:
     """Run `fn` in a later turn of the event loop, one queued piece per turn (see the module)."""
     queue().later(owner, key, fn)
+
+
+def now(owner: QObject, key: str) -> None:
+    """Run the queued piece (owner, key) now, if there is one: for a reader of what it makes."""
+    queue().now(owner, key)

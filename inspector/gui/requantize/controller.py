@@ -55,6 +55,7 @@ from inspector.gui.requantize.version_files import (
     file_size,
     remove_quietly,
 )
+from inspector.gui.turns import later, now
 from inspector.gui.ui_services import UiServices
 from inspector.gui.workers import Worker, guarded
 from inspector.paths import new_versions_folder
@@ -80,7 +81,7 @@ class RequantizeController(VersionFiles, QObject):
         self.compare = compare
         self.state = self.controller.state  # holds the versions, current and reference (sessions save them)
         self._folder = Path(folder) if folder is not None else None
-        self.delta: VersionDelta | None = None
+        self._delta: VersionDelta | None = None
         # (key, the two comparisons, their delta): the last delta made, made again only when they change
         self._delta_made: tuple[tuple[object, ...], tuple[object, object], VersionDelta] | None = None
         self.flow = self.state.requantize  # the plan draft, Suggest's result, the awaited run, the pair
@@ -195,11 +196,22 @@ class RequantizeController(VersionFiles, QObject):
             if self.flow.compared(i):
                 self.finished.emit(v)
 
+    @property
+    def delta(self) -> VersionDelta | None:
+        """Per-layer, output and size deltas of the current version against its reference."""
+        now(self, "delta")  # one still to be made (`_update`) is made for its reader
+        return self._delta
+
     def _update(self) -> None:
         v0 = self.version(0)
         self.flow.versions_made((v0.float_path, v0.path) if v0 is not None else None, [x.path for x in self.versions[1:]])
+        # The delta (1,500 layers matched on a large model) and its table in a later turn, not in
+        # the one a result or a version arrives in (`gui/turns.py`); read before, it is made then.
+        later(self, "delta", self._make_delta)
+
+    def _make_delta(self) -> None:
         v, ref = self.version(self.current), self.version(self.reference)
-        before, self.delta = self.delta, None
+        before, self._delta = self._delta, None
         if v is not None and ref is not None and ref is not v and v.comparison is not None and ref.comparison is not None:
             edits = edit_marks(v.plan) if v.surgical and isinstance(v.plan, SurgicalPlan) and same_file(v.source, ref.path) else None
             key = (id(ref.comparison), id(v.comparison), ref.size_bytes, v.size_bytes, ref.name, v.name, edits)
@@ -208,10 +220,10 @@ class RequantizeController(VersionFiles, QObject):
                 # one delta per pair of comparisons (a result arriving updates twice: 1,500 layers each)
                 made = self._delta_made = (key, (ref.comparison, v.comparison), version_delta(
                     ref.comparison, v.comparison, ref.size_bytes, v.size_bytes, (ref.name, v.name), edits))
-            self.delta = made[2]
-        if self.delta is not None and self.delta is before:
-            return  # the same delta, shown already (a result arriving updates twice): its 1,500-row table is drawn once
-        self.delta_changed.emit(self.delta)
+            self._delta = made[2]
+        if self._delta is not None and self._delta is before:
+            return  # the same delta, shown already: its 1,500-row table is drawn once
+        self.delta_changed.emit(self._delta)
 
     # ------------------------------------------------------------------ intents
     def switch_to(self, i: int, reference: int | None | str = "default") -> None:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFileDialog
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.compare.result import ComparisonResult
 from inspector.core.requantize.choices import algorithms_for, logits_objective
+from inspector.core.requantize.delta import db_delta, output_sqnr_db
 from inspector.core.requantize.plan import Plan
 from inspector.core.requantize.suggest import SuggestResult
 from inspector.core.requantize.suggest_surgical import SurgicalSuggestResult
@@ -182,10 +183,11 @@ class RequantizeFeature(QObject):
         n = len(v.notes)
         shown = [t for t in v.notes if not t.startswith("gain: ")]  # the gain line is shown on its own
         first = f" {n} note(s) (Notes tab)" + (f", first: {shown[0]}" if shown else "") if n else ""
-        delta = self.rq.delta
+        ref = self.rq.version(self.rq.reference)  # the delta's 'before' (its 1,500 rows are made a turn later)
+        before, after = (output_sqnr_db(ref.comparison), output_sqnr_db(v.comparison)) if ref is not None else (None, None)
         gain = ""
-        if delta is not None and delta.output_delta_db is not None:
-            gain = f" Output SQNR {delta.output_before_db:.2f} → {delta.output_after_db:.2f} dB against {delta.before_name}."
+        if ref is not None and db_delta(before, after) is not None:
+            gain = f" Output SQNR {before:.2f} → {after:.2f} dB against {ref.name}."
         why = self.rq.baseline_reason()
         if gain and "held-out" in held_out_note(v.notes):
             gain = gain[:-1] + " (all samples, calibration samples included)."

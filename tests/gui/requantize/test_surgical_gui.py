@@ -20,6 +20,7 @@ from inspector.core.requantize.surgical import apply_plan
 from inspector.core.requantize.surgical_plan import load_plan
 from inspector.core.samples.settings import SampleSettings
 from inspector.core.tflite.model import Model
+from inspector.gui.turns import queue
 from tests.helpers.gui_helpers import click_enabled, open_wait, use_random_samples
 from tests.helpers.paths import REPO
 from tests.helpers.surgical_helpers import assert_untouched, describe, edited_names
@@ -59,9 +60,12 @@ def kept(qtbot, window, cnn_pair):
     assert ed.table.item(0, 0).text() == str(worst.op_index)
     deltas: list[object] = []
     rq.delta_changed.connect(deltas.append)
+    queued: list[bool] = []  # the delta (1,500 layers on a large model) is made a turn after the result...
+    rq.finished.connect(lambda _v: queued.append(queue().pending(rq, "delta")))
     with qtbot.waitSignal(rq.finished, timeout=RUN_MS) as blocker:
         click_enabled(qtbot, ed.run_button)
     qtbot.wait(50)
+    assert queued == [True] and not queue().pending(rq, "delta")  # ...and was, in a turn of its own
     # The result of v1 arriving draws its delta table once (it was drawn twice: 1,500 rows each
     # time on a large model).
     shown = [d for d in deltas if d is not None]
