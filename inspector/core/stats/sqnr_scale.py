@@ -17,8 +17,17 @@ NEAR_EXACT_LABEL = f"≥ {NEAR_EXACT_DB:.0f} dB"
 
 def exact_line(sqnrs: Iterable[float | None]) -> float:
     """The y of the "∞ or ≥ 100 dB" line: 10 dB above the best SQNR below NEAR_EXACT_DB, rounded up to 10."""
-    best = [v for v in sqnrs if v is not None and math.isfinite(v) and v < NEAR_EXACT_DB]
-    return SQNR_EXACT_DB if not best else 10.0 * math.ceil((max(best) + 10.0) / 10.0)
+    return line_above(best_below_exact(sqnrs))
+
+
+def best_below_exact(sqnrs: Iterable[float | None]) -> float | None:
+    """The best finite SQNR below NEAR_EXACT_DB (None: there is none)."""
+    return max((v for v in sqnrs if v is not None and math.isfinite(v) and v < NEAR_EXACT_DB), default=None)
+
+
+def line_above(best: float | None) -> float:
+    """`exact_line` of SQNRs whose `best_below_exact` is `best`."""
+    return SQNR_EXACT_DB if best is None else 10.0 * math.ceil((best + 10.0) / 10.0)
 
 
 EXACT_TICK = "∞ / ≥ 100"  # the axis label of the stand-in line: it is not a dB value

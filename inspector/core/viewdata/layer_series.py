@@ -12,6 +12,7 @@ Also the error grade behind the colour-coded SQNR column of the layer lists.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult, LayerResult
 from inspector.core.stats.metric_table import MetricSpec, metric_specs, spec
 from inspector.core.stats.metrics import Metrics
-from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, exact_line
+from inspector.core.stats.sqnr_scale import NEAR_EXACT_DB, best_below_exact, line_above
 from inspector.core.stats.sqnr_scale import (
     SQNR_EXACT_DB as SQNR_EXACT_DB,  # re-exported for the views
 )
@@ -90,18 +91,26 @@ def metric_value(m: Metrics | None, key: str) -> float | None:
 
 
 def exact_sqnr_position(*results: ComparisonResult | None) -> float:
-    """Where to draw infinite SQNR: 10 dB above the best finite layer SQNR, rounded up to 10."""
-    return exact_line(
-        m.sqnr_db for r in results if r is not None for layer in r.layers for m in (layer.metrics, layer.isolated)
-        if m is not None
-    )  # fmt: skip
+    """Where to draw infinite SQNR: 10 dB above the best finite layer SQNR, rounded up to 10
+    (each result's best kept with it: made by `warm`, in the worker)."""
+    return line_above(max((b for r in results if r is not None if (b := _best_sqnr(r)) is not None), default=None))
+
+
+def _best_sqnr(result: ComparisonResult) -> float | None:
+    return kept(result, "best below exact", lambda: best_below_exact(
+        m.sqnr_db for layer in result.layers for m in (layer.metrics, layer.isolated) if m is not None))
 
 
 def layer_series(
     result: ComparisonResult, key: str = "sqnr_db", isolated: bool = False, name: str = "", exact_at: float | None = None
 ) -> LayerSeries:
     """The chosen metric for every layer of `result` (isolated error when `isolated`)."""
-    top = kept(result, "exact_at", lambda: exact_sqnr_position(result)) if exact_at is None else exact_at
+    top = exact_sqnr_position(result) if exact_at is None else exact_at
+    s = kept(result, ("series", key, isolated, top), lambda: _series(result, key, isolated, top))  # shared: never modified
+    return s if s.name == name else dataclasses.replace(s, name=name)
+
+
+def _series(result: ComparisonResult, key: str, isolated: bool, top: float, name: str = "") -> LayerSeries:
     choice = metric_spec(key)
     if key == WORST_CHANNEL_KEY:  # accumulated only: channels are measured on the end-to-end run
         raw = [None] * len(result.layers) if isolated else list(layer_figures(result).worst_part_db)
@@ -353,7 +362,9 @@ def cause_column(result: ComparisonResult, float_side: bool) -> dict[int, tuple[
 def _warm_cells(result: ComparisonResult) -> None:
     for side in (True, False):
         list_cells(result, side)
-    kept(result, "exact_at", lambda: exact_sqnr_position(result))
+    layer_series(result)  # the layer plot's default: accumulated SQNR (and own, when measured)
+    if result.isolated:
+        layer_series(result, isolated=True)
 
 
 on_warm(_warm_cells)

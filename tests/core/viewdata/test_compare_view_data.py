@@ -136,3 +136,25 @@ def test_the_op_holding_the_input_range_draws_its_own_error(example_pair):
         sig += float(np.sum(outs[0] ** 2))
         err += float(np.sum((outs[0] - outs[1]) ** 2))
     assert own.raw[k] == pytest.approx(10 * np.log10(sig / err), abs=0.01)
+
+
+def test_the_exact_line_of_several_results_and_the_series_made_in_the_worker(cnn_pair, example_pair):
+    """The "∞" line over several results (each one's best kept with it) is the line over all their
+    SQNRs, computed here independently; `warm` makes the layer plot's default series in the
+    worker, and the plot's call with another name gets that series' arrays."""
+    from inspector.core.viewdata.layer_figures import warm
+
+    r1 = compare_models(str(cnn_pair[0]), str(cnn_pair[1]), CompareOptions(samples=SampleSettings(count=2)))
+    r2 = compare_models(str(example_pair[0]), str(example_pair[1]), CompareOptions(samples=SampleSettings(count=2)))
+    every = [m.sqnr_db for r in (r1, r2) for lay in r.layers for m in (lay.metrics, lay.isolated) if m is not None]
+    finite = [v for v in every if math.isfinite(v) and v < 100.0]
+    want = 10.0 * math.ceil((max(finite) + 10.0) / 10.0)
+    assert exact_sqnr_position(r1, r2) == want == max(exact_sqnr_position(r1), exact_sqnr_position(r2))
+    assert exact_sqnr_position(None) == 120.0
+    warm(r1)
+    top = exact_sqnr_position(r1)
+    a = layer_series(r1)
+    b = layer_series(r1, name="accumulated (end to end)", exact_at=top)
+    assert b.name == "accumulated (end to end)" and b.values is a.values  # made once, in `warm`
+    fresh = np.array([top if math.isinf(v) else v for v in _sqnr(r1)])
+    assert np.array_equal(b.values, fresh)
