@@ -55,7 +55,7 @@ class RunRow(QWidget):
         self.cancel_button.setEnabled(running)
         self.bar.setRange(0, 0 if running else 1000)
         if not running:
-            self.bar.setValue(0)
+            set_bar_value(self.bar, 0)  # not a synchronous repaint of the window (37-41 ms on a 1,500-op pair)
         if text:
             self.status.setText(text)
 
