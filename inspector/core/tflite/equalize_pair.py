@@ -61,7 +61,7 @@ def consumer_of(qm: Model, producer: int, relu6: bool = False) -> int:
         raise InputError(f"{what}: its output is not a per-tensor int8 tensor", qm.path)
     if out in _graph_outputs(qm):
         raise InputError(f"{what}: its output is a model output, so it has no consumer to take the scales", qm.path)
-    readers = sg.consumers().get(out, [])
+    readers = sg.readers(out)
     if len(readers) != 1:
         raise InputError(f"{what}: its output has {len(readers)} consumers; equalization needs exactly one", qm.path)
     c = readers[0]

@@ -187,6 +187,12 @@ class Subgraph:
             self._consumers.update({k: tuple(v) for k, v in out.items()})
         return {k: list(v) for k, v in self._consumers.items()}
 
+    def readers(self, tensor: int) -> tuple[Op, ...]:
+        """The ops that read `tensor`, in op order (`consumers` of one tensor, without copying the map)."""
+        if not self._consumers:
+            self.consumers()
+        return self._consumers.get(tensor, ())
+
 
 class Model:
     """An opened .tflite file. Keep it alive while tensor views are in use (they map the file)."""
