@@ -89,7 +89,7 @@ class EventLoopWatchdog:
             self.busiest = (self._last, now)  # its perf_counter interval (to match a profile's samples)
             if self._prof is not None:
                 out = io.StringIO()
-                pstats.Stats(self._prof, stream=out).sort_stats("cumulative").print_stats(r"inspector|paintEvent", 45)
+                pstats.Stats(self._prof, stream=out).sort_stats("cumulative").print_stats(r"inspector|paintEvent|garbage_collector", 45)
                 self.busiest_profile = out.getvalue()
         self._restart_profile()
         self._last, self._last_cpu = time.perf_counter(), time.thread_time()
