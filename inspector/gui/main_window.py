@@ -37,7 +37,11 @@ from inspector.gui.compare.feature import CompareFeature
 from inspector.gui.diagnosis.feature import DiagnosisFeature
 from inspector.gui.example.feature import ExampleFeature
 from inspector.gui.graph import GraphController
-from inspector.gui.interpreter import collect_on_gui_thread, switch_threads_often
+from inspector.gui.interpreter import (
+    collect_on_gui_thread,
+    give_way_to_the_window,
+    switch_threads_often,
+)
 from inspector.gui.keras.feature import KerasFeature
 from inspector.gui.models.controller import SLOTS, Controller, Selection
 from inspector.gui.opmath.feature import OpMathFeature
@@ -131,6 +135,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
         super().__init__()
         switch_threads_often()  # the GUI thread's turn comes within 0.05 ms while Workers run Python
         collect_on_gui_thread()  # cyclic collections (which destroy Qt objects) on this thread only
+        give_way_to_the_window()  # core's long loops in Worker threads wait while this thread is busy
         self.controller = controller or Controller(self, state)
         self.state = self.controller.state  # the Qt-free application state the controllers share
         self.settings = settings if settings is not None else QSettings()

@@ -43,6 +43,7 @@ from inspector.core.compare.weights import (
     weight_fake_quant,
     weight_tensor_of,
 )
+from inspector.core.give_way import paced
 from inspector.core.quantmath.float16 import ulp_errors
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Op, Subgraph, load_model
@@ -272,7 +273,7 @@ def _weight_errors(fm: Model, fsg: Subgraph, qm: Model, qsg: Subgraph, pairing: 
     """Per paired weight tensor: |B - A| in B's rounding unit, flattened and strided when large:
     quantization steps for integer B, float16 ulps at A's value for float16 B."""
     out: list[_Measured] = []
-    for pair in pairing.ops:
+    for pair in paced(pairing.ops, 8):  # a weight's step errors each: numpy over its values
         ti_q = weight_tensor_of(qsg, qsg.ops[pair.quant_op])
         ti_f = weight_tensor_of(fsg, fsg.ops[pair.float_op])
         if ti_q is None or ti_f is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from inspector.core.give_way import paced
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 
 KINDS = ("op", "input", "output")
@@ -73,7 +74,7 @@ def subgraph_graph(sg: Subgraph) -> ModelGraph:
         if t >= 0:
             source[t] = len(nodes)
             nodes.append(GraphNode(len(nodes), "input", "input", short_name(sg.tensors[t].name), tensor=t))
-    for op in sg.ops:
+    for op in paced(sg.ops):
         me = len(nodes)
         outs = [o for o in op.outputs if o >= 0]
         first = outs[0] if outs else None

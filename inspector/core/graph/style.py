@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inspector.core.compare.result import ComparisonResult, LayerResult
+from inspector.core.give_way import paced
 from inspector.core.graph.metric_names import METRICS
 from inspector.core.graph.scales import (
     CAUSE_FILLS,
@@ -122,7 +123,7 @@ def style_graph(graph: ModelGraph, result: ComparisonResult | None = None, metri
     styles = []
     ranked_ops: list[int] = []  # the ops that can be the worst, and the value each ranks by
     ranked_values: list[float | None] = []
-    for node in graph.nodes:
+    for node in paced(graph.nodes):
         tline = _tensor_line(graph, node.tensor)
         if node.kind != "op":
             styles.append(NodeStyle(INPUT_FILL if node.kind == "input" else OUTPUT_FILL, f"model {node.kind}\n{tline}"))

@@ -14,6 +14,7 @@ from typing import Any
 from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.give_way import paced
 from inspector.core.quantmath.kernel_path import classify
 from inspector.core.quantmath.opmath import compared_subgraph, fixed_output_params
 from inspector.core.review import audit_rules
@@ -52,7 +53,7 @@ def audit_model(
     for sg in model.subgraphs:
         producers = sg.producers()
         paths = {op.index: classify(sg, op, producers) for op in sg.ops}
-        for op in sg.ops:
+        for op in paced(sg.ops):
             for f in audit_rules.check_op(model, sg, op, paths[op.index]):
                 out.append(Finding(subgraph=sg.index, **f))
         for f in audit_rules.check_activations(sg, producers):

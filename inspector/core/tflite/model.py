@@ -21,6 +21,7 @@ import tflite
 from ai_edge_litert import schema_py_generated as schema
 
 from inspector.core.errors import ModelFormatError
+from inspector.core.give_way import paced
 from inspector.core.tflite.dtypes import PACKED_INT_TYPES, TYPE_NAMES, numpy_dtype_name
 from inspector.core.tflite.litertlm import map_range
 from inspector.core.tflite.op_options import op_options
@@ -255,9 +256,9 @@ class Model:
 
     def _parse_subgraph(self, si: int) -> Subgraph:
         sg = self._fb.Subgraphs(si)
-        tensors = tuple(self._parse_tensor(si, i, sg.Tensors(i)) for i in range(sg.TensorsLength()))
+        tensors = tuple(self._parse_tensor(si, i, sg.Tensors(i)) for i in paced(range(sg.TensorsLength())))
         ops = []
-        for i in range(sg.OperatorsLength()):
+        for i in paced(range(sg.OperatorsLength())):
             op = sg.Operators(i)
             ci = op.OpcodeIndex()
             if not 0 <= ci < len(self._codes):

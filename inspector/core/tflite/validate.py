@@ -17,6 +17,7 @@ import numpy as np
 import tflite
 
 from inspector.core.errors import ModelFormatError
+from inspector.core.give_way import paced
 from inspector.core.tflite.dtypes import TYPE_NAMES
 from inspector.core.tflite.validate_sparse import DimMeta, sparse_value_count
 from inspector.core.tflite.verifier import Buffer, Reader, Table, Trace
@@ -161,7 +162,7 @@ class _ModelCheck:
         tensors = sg.tables(0, "tensors", f"{where}, tensor", MAX_TENSORS)
         n = len(tensors)
         self.tensor_counts.append(n)
-        for ti, t in enumerate(tensors):
+        for ti, t in paced(enumerate(tensors)):
             self._tensor(si, ti, t)
         for slot, side in ((1, "inputs"), (2, "outputs")):
             idx = sg.array(slot, "i", side)
@@ -169,7 +170,7 @@ class _ModelCheck:
             if bad.size:
                 raise self.fail(f"{where} lists tensor {int(bad[0])} among its {side}, but it has {n} tensors")
         sg.string(4, "name")
-        for oi, op in enumerate(sg.tables(3, "operators", f"{where}, op", MAX_OPS)):
+        for oi, op in paced(enumerate(sg.tables(3, "operators", f"{where}, op", MAX_OPS))):
             self._op(si, oi, op, n)
 
     def _tensor(self, si: int, ti: int, t: Table) -> None:

@@ -15,6 +15,7 @@ from typing import TypeVar, cast
 
 from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult
+from inspector.core.give_way import give_way, paced
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ _lock = threading.Lock()
 
 def _compute(result: ComparisonResult) -> LayerFigures:
     worst, verdict = [], []
-    for layer in result.layers:
+    for layer in paced(result.layers):
         worst.append(worst_part_db(layer.channels, layer.slices))
         verdict.append(part_verdict(f"op {layer.op_index}", layer.metrics.sqnr_db, layer.channels, layer.slices))
     return LayerFigures(tuple(worst), tuple(verdict))
@@ -83,5 +84,6 @@ def warm(result: ComparisonResult | None) -> ComparisonResult | None:
     if result is not None:
         layer_figures(result)
         for fn in list(_warmers):
+            give_way()  # each warmer walks the 1,500 layers of a large model
             fn(result)
     return result

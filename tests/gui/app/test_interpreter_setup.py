@@ -63,3 +63,43 @@ def test_cyclic_collections_run_on_the_gui_thread_only(window, qtbot):
     finally:
         gc.callbacks.remove(on_gc)
     assert threads and set(threads) == {main}, (len(threads), len(set(threads)))
+
+
+def test_a_workers_long_loop_waits_while_the_window_handles_an_event(window, qtbot):
+    """Core's long loops give way (`core.give_way.paced`) while the GUI thread's event loop is
+    awake: a Worker thread reading a model beside a 60 ms handler made that handler take about
+    twice its time (the threads took the interpreter lock in turns every 0.05 ms)."""
+    import threading
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    from inspector.core.give_way import EVERY, paced
+    from inspector.gui.workers import Worker
+
+    done = threading.Event()
+    count = [0]
+
+    def loop() -> int:
+        for i in paced(range(10**9)):
+            count[0] = i
+            if done.is_set():
+                break
+        return 0
+
+    w = Worker(loop).start()
+    qtbot.waitUntil(lambda: count[0] > 10 * EVERY, timeout=10_000)  # running, between the window's turns
+    seen: list[int] = []
+
+    def handler() -> None:  # 60 ms of the window's own work, in Python
+        before = count[0]
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.06:
+            sum(range(1000))
+        seen.append(count[0] - before)
+
+    QTimer.singleShot(0, handler)
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    done.set()
+    qtbot.waitUntil(lambda: w.is_done, timeout=10_000)
+    assert seen[0] <= 2 * EVERY, seen  # the loop stopped at its next checkpoint (it ran freely before)
