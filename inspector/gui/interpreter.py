@@ -66,7 +66,7 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def collect_on_gui_thread() -> None:
+def collect_on_a_gui_timer() -> None:
     """Automatic cyclic collection off; the GUI thread collects on a timer instead (called by
     every main window, on the GUI thread; once per process)."""
     global _collector
@@ -75,7 +75,7 @@ def collect_on_gui_thread() -> None:
 
 
 def collect_automatically_again() -> None:
-    """Undo `collect_on_gui_thread` (a test process going on without windows): one collection
+    """Undo `collect_on_a_gui_timer` (a test process going on without windows): one collection
     here, on the calling (GUI) thread, then automatic collection as Python does it."""
     global _collector
     if _collector is not None:

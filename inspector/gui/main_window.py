@@ -38,7 +38,7 @@ from inspector.gui.diagnosis.feature import DiagnosisFeature
 from inspector.gui.example.feature import ExampleFeature
 from inspector.gui.graph import GraphController
 from inspector.gui.interpreter import (
-    collect_on_gui_thread,
+    collect_on_a_gui_timer,
     give_way_to_the_window,
     switch_threads_often,
 )
@@ -134,7 +134,7 @@ class MainWindow(TfliteDropTarget, QMainWindow):
                  state: AppState | None = None) -> None:
         super().__init__()
         switch_threads_often()  # the GUI thread's turn comes within 0.05 ms while Workers run Python
-        collect_on_gui_thread()  # cyclic collections (which destroy Qt objects) on this thread only
+        collect_on_a_gui_timer()  # cyclic collections (which destroy Qt objects) on this thread only
         give_way_to_the_window()  # core's long loops in Worker threads wait while this thread is busy
         self.controller = controller or Controller(self, state)
         self.state = self.controller.state  # the Qt-free application state the controllers share

@@ -16,10 +16,10 @@ def collections_on_the_gui_thread():
     """As in the app (every main window turns this on): cyclic collections run on the GUI thread's
     timer only, never on a Worker thread (which could destroy a garbage widget there: a deadlock
     with the GUI thread). From the first GUI test on, for all of them; automatic again after."""
-    from inspector.gui.interpreter import collect_automatically_again, collect_on_gui_thread
+    from inspector.gui.interpreter import collect_automatically_again, collect_on_a_gui_timer
 
     make_app()
-    collect_on_gui_thread()
+    collect_on_a_gui_timer()
     yield
     collect_automatically_again()
 
