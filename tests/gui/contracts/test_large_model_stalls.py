@@ -55,9 +55,12 @@ synchronously when a run ends (`set_bar_value`: 37-41 ms), a model's tensor colu
 on 48 rows (120: 15 ms) and the equalize check reads one tensor's consumers without copying the
 map: GUI-thread CPU, best try, five runs: Apply fix 60-83 ms, the result arriving 45-85, opening
 the pair 42-59, the others 26-61; wall-clock Apply fix 108-157 ms, opening the pair 100-200, the
-result arriving 91-147, the others 35-67. Not yet under 100 ms: those wall-clock gaps, where
-Worker threads run Python beside the GUI thread (reading a 1,500-op model's flatbuffer, the pair
-check) and the GUI thread waits for the interpreter lock.
+result arriving 91-147: there the GUI thread shared the interpreter lock in turns with Worker
+threads running Python (reading a 1,500-op model, the audit, the graph, the pair check). Then
+core's long loops give way while the GUI thread handles events (`core.give_way`, the window's
+gate in `gui/interpreter.py`): three runs, quiet machine, wall-clock opening the pair 49-67 ms,
+the result arriving 64-87, Apply fix 67-81, the others 41-78; GUI-thread CPU Apply fix 58-73,
+the others 31-77.
 
 A shared 2-core machine delays a timer now and then for reasons of its own, and work on its
 other core (the comparison's worker) slows the GUI thread's own CPU time as well (`machine_scale`
@@ -85,13 +88,13 @@ from tests.helpers.paths import REPO
 
 # Every action under the one bound (`bound_ms`: 100 ms of GUI-thread CPU in the busiest gap on the
 # machine class the issue measured on, scaled to a slower machine by `machine_scale`, measured
-# before each try); Apply fix too since this round (97-157 ms at its start, 60-83 now). The
-# wall-clock gaps are not yet under 100 ms where Worker threads run Python beside the GUI thread
-# (opening the pair, the result arriving, Apply fix: see the module doc); a second is their
-# guard, the size of the freezes this issue measured (1.05-6.8 s), far above what a loaded 2-core
-# machine adds.
+# before each try); Apply fix too since this round (97-157 ms at its start, 58-73 now). The
+# wall-clock gap (what the user sees, and what the issue measured) is under 100 ms too on a quiet
+# machine since Worker threads give way to the window (`core.give_way`: 41-87 ms, three runs);
+# it is held to 1.5x the bound, the room a loaded 2-core CI machine takes (its scheduler delays a
+# timer now and then whatever the app does).
 NOT_YET: dict[str, float] = {}
-WALL_GUARD_MS = 1000.0
+WALL_FACTOR = 1.5
 walls: dict[str, float] = {}  # the wall-clock gaps, reported beside the bound's figure
 bounds: dict[str, float] = {}  # each action's bound on this machine (`bound_ms`)
 RUN_MS = 120_000
@@ -125,7 +128,7 @@ def _measure(qtbot, name: str, gaps: dict[str, float], action) -> None:
         bound = bound_ms() * NOT_YET.get(name, 1.0)  # this machine's speed, measured while it is quiet
         with _watch(name, gaps, bound):
             action()
-        if gaps[name] < bounds[name]:
+        if gaps[name] < bounds[name] and walls[name] < WALL_FACTOR * bounds[name]:
             return
 
 
@@ -245,5 +248,5 @@ def test_a_1500_op_pair_never_blocks_the_window(qtbot, app_window):
     print("GUI thread CPU in the busiest gap (ms):", {k: round(v) for k, v in gaps.items()})
     print("wall-clock longest gap (ms):", {k: round(v) for k, v in walls.items()})
     assert not over, f"the event loop was blocked longer than the bound ({bounds}): {over} (all: {gaps})"
-    frozen = {k: round(v) for k, v in walls.items() if v >= WALL_GUARD_MS}
-    assert not frozen, f"wall-clock gaps of a second or more (the freezes this issue measured): {frozen}"
+    late = {k: round(v) for k, v in walls.items() if v >= WALL_FACTOR * bounds[k]}
+    assert not late, f"wall-clock gaps over {WALL_FACTOR}x the bound ({bounds}): {late} (all: {walls})"
