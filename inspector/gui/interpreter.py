@@ -47,7 +47,7 @@ from inspector.core.give_way import Gate, set_gate
 GUI_SWITCH_INTERVAL_S = 0.00005
 COLLECT_CHECK_S = 1.0
 
-_collector: GarbageCollector | None = None
+_collector: _GuiCollector | None = None
 _gate: Gate | None = None
 _busy: _Busy | None = None
 
@@ -66,12 +66,21 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
+class _GuiCollector(GarbageCollector):
+    """pyqtgraph's collector, turning automatic collection off again at each check: code that
+    turned it back on (a library, a helper that restores "on") would let a Worker thread collect."""
+
+    def check(self) -> None:
+        gc.disable()
+        super().check()
+
+
 def collect_on_a_gui_timer() -> None:
     """Automatic cyclic collection off; the GUI thread collects on a timer instead (called by
     every main window, on the GUI thread; once per process)."""
     global _collector
     if _collector is None:
-        _collector = GarbageCollector(interval=COLLECT_CHECK_S)
+        _collector = _GuiCollector(interval=COLLECT_CHECK_S)
 
 
 def collect_automatically_again() -> None:

@@ -103,3 +103,15 @@ def test_a_workers_long_loop_waits_while_the_window_handles_an_event(window, qtb
     done.set()
     qtbot.waitUntil(lambda: w.is_done, timeout=10_000)
     assert seen[0] <= 2 * EVERY, seen  # the loop stopped at its next checkpoint (it ran freely before)
+
+
+def test_automatic_collection_turned_back_on_is_turned_off_again(window, qtbot):
+    """Code that turns automatic collection back on (a helper restoring "on": the watchdog's
+    `machine_scale` did, and the next GUI test deadlocked in a Worker thread's collection) is
+    undone at the collector's next check."""
+    assert not gc.isenabled()
+    gc.enable()
+    try:
+        qtbot.waitUntil(lambda: not gc.isenabled(), timeout=3000)
+    finally:
+        gc.disable()
