@@ -75,9 +75,14 @@ class DiagnosisFeature(QObject):
         # comparison features have filled the columns from the comparison alone)
         self.compare.result_changed.connect(lambda _r: self.refresh_causes())
         self.compare.result_changed.connect(self.strip.set_result)
+        controller.pair_changed.connect(self._pair_changed)
         self.parity = parity  # the ParityController
         self.parity.result_changed.connect(lambda _r: self.refresh_causes())
         self.rq.failed.connect(lambda _m: setattr(self, "pending", None))
+
+    def _pair_changed(self) -> None:
+        if self.controller.models["A"] is None or self.controller.models["B"] is None:
+            self.strip.release_room()  # no result can follow: the strip's kept room goes
 
     # ------------------------------------------------------------------ menus
     def _install_menu(self) -> None:

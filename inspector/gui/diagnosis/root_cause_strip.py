@@ -106,6 +106,13 @@ class RootCauseStrip(QFrame):
         note = [result.blame_note] if result is not None else []
         self.label.setToolTip(html.escape("\n".join(lines + note)).replace("\n", "<br>"))
 
+    def release_room(self) -> None:
+        """No result will come to fill the room kept (a model closed): give it back to the window."""
+        policy = self.sizePolicy()
+        if self.isHidden() and policy.retainSizeWhenHidden():
+            policy.setRetainSizeWhenHidden(False)
+            self.setSizePolicy(policy)
+
     @property
     def text(self) -> str:
         parent = self.parentWidget()

@@ -73,3 +73,22 @@ def test_a_fix_that_lowers_the_output_is_said_and_can_be_reverted(qtbot, window,
     qtbot.waitUntil(lambda: same_file(window.controller.models["B"].path, v0.path), timeout=RUN_MS)
     assert not feats.strip.revert.isVisible()
     assert [v.path for v in window.features.requantize.versions] == [v0.path, v1.path]
+
+
+def test_closing_model_b_gives_the_strips_room_back(qtbot, window):
+    """A result dropped while the strip is shown keeps its room for the next result (the window
+    does not jump twice); with model B closed no result follows, and an empty band stayed above
+    the output summary (28 px)."""
+    window.settings.setValue(AUTORUN_KEY, True)
+    act = next(a for a in window.ui.menu("File").actions() if a.text().replace("&", "") == "Open the example pair")
+    with qtbot.waitSignal(window.features.compare.result_changed, timeout=RUN_MS, check_params_cb=lambda r: r is not None):
+        act.trigger()
+    strip = window.features.diagnosis_features.strip
+    qtbot.waitUntil(strip.isVisible, timeout=5000)
+    summary = window.features.compare_features.summary
+    top = lambda w: w.mapTo(window, w.rect().topLeft()).y()  # noqa: E731
+    assert top(summary) > top(strip)
+    window.controller.close_model("B")
+    qtbot.wait(100)
+    assert not strip.isVisible() and not strip.sizePolicy().retainSizeWhenHidden()
+    assert top(summary) <= top(strip) + 2  # the summary moved up into the strip's place
