@@ -29,7 +29,7 @@ never within a handler or a Worker.
 Background threads give way. A Worker thread running Python took the lock from the GUI thread
 every 0.05 ms, so whatever the window did meanwhile took about twice its CPU time (a 1,500-op
 pair: 60 ms of a handler's CPU, 110-200 ms of the user's wait). Core's long loops call
-`core.give_way` every few dozen items; the window's gate (`give_way_to_the_window`) holds them
+`core.progress.give_way` every few dozen items; the window's gate (`give_way_to_the_window`) holds them
 while the GUI thread handles events, so the window's work runs alone, and lets them go on once it
 waits for events again (or after 0.1 s of one busy stretch): opening the 1,500-op pair, longest
 wall-clock gap 100-200 -> 60-74 ms; Apply fix 108-157 -> 71-92 ms."""
@@ -42,7 +42,7 @@ import sys
 from pyqtgraph.util.garbage_collector import GarbageCollector
 from PySide6.QtCore import QAbstractEventDispatcher, QCoreApplication, QEvent, QObject, Qt, QThread
 
-from inspector.core.give_way import Gate, set_gate
+from inspector.core.progress import Gate, set_gate
 
 GUI_SWITCH_INTERVAL_S = 0.00005
 COLLECT_CHECK_S = 1.0

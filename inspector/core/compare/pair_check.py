@@ -43,7 +43,7 @@ from inspector.core.compare.weights import (
     weight_fake_quant,
     weight_tensor_of,
 )
-from inspector.core.give_way import paced
+from inspector.core.progress import paced
 from inspector.core.quantmath.float16 import ulp_errors
 from inspector.core.tflite.dtypes import INT_LIMITS
 from inspector.core.tflite.model import Model, Op, Subgraph, load_model

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from inspector.core.give_way import paced
+from inspector.core.progress import paced
 from inspector.core.tflite.model import Model, Subgraph, Tensor
 
 KINDS = ("op", "input", "output")

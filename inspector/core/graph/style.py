@@ -16,7 +16,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inspector.core.compare.result import ComparisonResult, LayerResult
-from inspector.core.give_way import paced
 from inspector.core.graph.metric_names import METRICS
 from inspector.core.graph.scales import (
     CAUSE_FILLS,
@@ -31,6 +30,7 @@ from inspector.core.graph.scales import (
     ramp_colour,
 )
 from inspector.core.graph.structure import ModelGraph
+from inspector.core.progress import paced
 from inspector.core.quantmath.opmath import fixed_output_params
 from inspector.core.stats.ranking import worst
 from inspector.core.tflite.model import Model

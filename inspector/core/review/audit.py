@@ -14,7 +14,7 @@ from typing import Any
 from inspector.core.codec.json_record import JsonRecord, json_field
 from inspector.core.compare.clip_threshold import CLIP_RATE
 from inspector.core.compare.result import ComparisonResult
-from inspector.core.give_way import paced
+from inspector.core.progress import paced
 from inspector.core.quantmath.kernel_path import classify
 from inspector.core.quantmath.opmath import compared_subgraph, fixed_output_params
 from inspector.core.review import audit_rules

@@ -21,7 +21,7 @@ import tflite
 from ai_edge_litert import schema_py_generated as schema
 
 from inspector.core.errors import ModelFormatError
-from inspector.core.give_way import paced
+from inspector.core.progress import paced
 from inspector.core.tflite.dtypes import PACKED_INT_TYPES, TYPE_NAMES, numpy_dtype_name
 from inspector.core.tflite.litertlm import map_range
 from inspector.core.tflite.op_options import op_options

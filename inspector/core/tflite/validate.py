@@ -17,7 +17,7 @@ import numpy as np
 import tflite
 
 from inspector.core.errors import ModelFormatError
-from inspector.core.give_way import paced
+from inspector.core.progress import paced
 from inspector.core.tflite.dtypes import TYPE_NAMES
 from inspector.core.tflite.validate_sparse import DimMeta, sparse_value_count
 from inspector.core.tflite.verifier import Buffer, Reader, Table, Trace

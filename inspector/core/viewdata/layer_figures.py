@@ -15,7 +15,7 @@ from typing import TypeVar, cast
 
 from inspector.core.compare.inside import part_verdict, worst_part_db
 from inspector.core.compare.result import ComparisonResult
-from inspector.core.give_way import give_way, paced
+from inspector.core.progress import give_way, paced
 
 
 @dataclass(frozen=True)

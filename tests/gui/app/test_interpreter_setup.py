@@ -66,7 +66,7 @@ def test_cyclic_collections_run_on_the_gui_thread_only(window, qtbot):
 
 
 def test_a_workers_long_loop_waits_while_the_window_handles_an_event(window, qtbot):
-    """Core's long loops give way (`core.give_way.paced`) while the GUI thread's event loop is
+    """Core's long loops give way (`core.progress.paced`) while the GUI thread's event loop is
     awake: a Worker thread reading a model beside a 60 ms handler made that handler take about
     twice its time (the threads took the interpreter lock in turns every 0.05 ms)."""
     import threading
@@ -74,7 +74,7 @@ def test_a_workers_long_loop_waits_while_the_window_handles_an_event(window, qtb
 
     from PySide6.QtCore import QTimer
 
-    from inspector.core.give_way import EVERY, paced
+    from inspector.core.progress import EVERY, paced
     from inspector.gui.workers import Worker
 
     done = threading.Event()

@@ -1,8 +1,9 @@
 """Nothing blocks the GUI thread for long (issue 27, item 13): an event-loop watchdog (a 10 ms
 timer recording the longest gap between its ticks) runs while an action goes to completion:
 Apply fix on a small model and on the bundled example, opening a saved session, runtime-parity
-results arriving. The bound is every watchdog's (`BOUND_MS`, 100 ms), on the GUI thread's own CPU
-time in its busiest gap (`longest_cpu_ms`): wall-clock gaps on a shared 2-core machine include
+results arriving. The bound is every watchdog's (`bound_ms()`: BOUND_MS, 100 ms, scaled to a slower
+or loaded machine by `machine_scale`, at most 2x, measured before each action), on the GUI thread's
+own CPU time in its busiest gap (`longest_cpu_ms`): wall-clock gaps on a shared 2-core machine include
 the scheduler's (measured 56, 123, 115-178 and 54 ms wall-clock when this bound was 500 ms of
 wall-clock time); the wall-clock gap is printed beside it. Apply fix on the example and opening a
 session are not under it yet (`NOT_YET_MS`).
@@ -24,7 +25,7 @@ from PySide6.QtCore import QSettings
 from inspector.core.compare.comparison import CompareOptions
 from inspector.core.samples.settings import SampleSettings
 from inspector.gui.main_window import MainWindow
-from tests.helpers.event_loop_watchdog import BOUND_MS, EventLoopWatchdog
+from tests.helpers.event_loop_watchdog import EventLoopWatchdog, bound_ms
 from tests.helpers.gui_helpers import click_enabled, open_wait
 
 RUN_MS = 120_000
@@ -36,17 +37,19 @@ NOT_YET_MS = 300.0
 
 @contextlib.contextmanager
 def _watch(name: str):
+    bound = bound_ms()  # this machine's speed, measured while it is quiet (a CI run measured 141 ms once)
     prof = cProfile.Profile() if os.environ.get("TQI_PROFILE_GUI") else None
     if prof is not None:
         prof.enable()
     with EventLoopWatchdog() as dog:
+        dog.bound = bound
         yield dog
     if prof is not None:
         prof.disable()
         out = io.StringIO()
         pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(35)
         print(f"\n=== {name}: {dog.report()}\n{out.getvalue()}")
-    print(f"{name}: {dog.report()}")
+    print(f"{name}: {dog.report()}; bound {bound:.0f} ms")
 
 
 def _settle(qtbot) -> None:
@@ -66,7 +69,7 @@ def test_apply_fix_does_not_block(qtbot, diagnosed):
             assert window.features.diagnosis_features.apply_fix(op) is not None
         qtbot.waitUntil(lambda: not window.features.requantize.running, timeout=RUN_MS)
     assert blocker.args[0].kind == "edited"  # the action went to completion
-    assert dog.longest_cpu_ms < BOUND_MS, dog.report()
+    assert dog.longest_cpu_ms < dog.bound, dog.report()
 
 
 def test_apply_fix_on_the_example_does_not_block(qtbot, window, example_pair):
@@ -106,7 +109,7 @@ def test_parity_results_arriving_do_not_block(qtbot, window, example_pair):
         result = _run_parity(qtbot, window)
         qtbot.wait(100)  # what the result's arrival queued runs too
     assert result is not None and window.features.parity.view.table.rowCount() == len(result.layers)
-    assert dog.longest_cpu_ms < BOUND_MS, dog.report()
+    assert dog.longest_cpu_ms < dog.bound, dog.report()
 
 
 def test_opening_a_session_does_not_block(qtbot, window, settings, example_pair, tmp_path):

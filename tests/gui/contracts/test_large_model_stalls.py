@@ -57,7 +57,7 @@ map: GUI-thread CPU, best try, five runs: Apply fix 60-83 ms, the result arrivin
 the pair 42-59, the others 26-61; wall-clock Apply fix 108-157 ms, opening the pair 100-200, the
 result arriving 91-147: there the GUI thread shared the interpreter lock in turns with Worker
 threads running Python (reading a 1,500-op model, the audit, the graph, the pair check). Then
-core's long loops give way while the GUI thread handles events (`core.give_way`, the window's
+core's long loops give way while the GUI thread handles events (`core.progress.give_way`, the window's
 gate in `gui/interpreter.py`): three runs, quiet machine, wall-clock opening the pair 49-67 ms,
 the result arriving 64-87, Apply fix 67-81, the others 41-78; GUI-thread CPU Apply fix 58-73,
 the others 31-77.
@@ -90,7 +90,7 @@ from tests.helpers.paths import REPO
 # machine class the issue measured on, scaled to a slower machine by `machine_scale`, measured
 # before each try); Apply fix too since this round (97-157 ms at its start, 58-73 now). The
 # wall-clock gap (what the user sees, and what the issue measured) is under 100 ms too on a quiet
-# machine since Worker threads give way to the window (`core.give_way`: 41-87 ms, three runs);
+# machine since Worker threads give way to the window (`core.progress.give_way`: 41-87 ms, three runs);
 # it is held to 1.5x the bound, the room a loaded 2-core CI machine takes (its scheduler delays a
 # timer now and then whatever the app does).
 NOT_YET: dict[str, float] = {}

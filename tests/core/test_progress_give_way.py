@@ -1,4 +1,4 @@
-"""`core.give_way`: long loops in background threads wait while the gated thread (a window's) is
+"""`core.progress.give_way`: long loops in background threads wait while the gated thread (a window's) is
 busy, at most `max_wait_s` per busy stretch; its owner never waits; no gate, no wait."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from inspector.core.give_way import EVERY, Gate, give_way, paced, set_gate
+from inspector.core.progress import EVERY, Gate, give_way, paced, set_gate
 
 
 def _in_thread(fn) -> float:
@@ -52,7 +52,7 @@ def test_a_long_busy_stretch_holds_a_loop_once_for_at_most_max_wait():
 
 
 def test_paced_gives_way_every_so_many_items_and_nothing_without_a_gate():
-    import inspector.core.give_way as gw
+    import inspector.core.progress as gw
 
     calls: list[int] = []
 
